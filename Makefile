@@ -1,0 +1,31 @@
+# `make demo` and `make test` do all the set-up on a fresh machine: their own venv, then the job.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test lint venv clean bench
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/gpuwrite demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check gpuwrite kernels
+	$(VENV)/bin/mypy gpuwrite
+
+test: $(STAMP) lint
+	$(PY) -m pytest -q tests
+
+bench: $(STAMP)
+	$(PY) bench/write_bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,16 @@
+"""gpuwrite: Parquet v2 files from columnar data, encoded by numba kernels, read by Spark as its own."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError  # noqa: E402
+from .options import WriteOptions  # noqa: E402
+from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary  # noqa: E402
+from .writer import ParquetWriter, write_table  # noqa: E402
+
+__all__ = [
+    "ChunkSummary", "FileResult", "FooterSummary", "GpuwriteError", "OptionError", "ParquetWriter",
+    "RowGroupSummary", "SchemaMismatchError", "UnsupportedTypeError", "WriteOptions", "__version__",
+    "write_table",
+]

@@ -1,0 +1,1 @@
+"""Host assembly: finished pages -> column chunks -> row groups -> file with footer, written atomically."""

@@ -1,0 +1,118 @@
+"""Footer structs as parquet-java fills them: schema elements, column metadata, row groups, FileMetaData."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .. import __version__
+from ..encode.chunk import EncodedChunk
+from ..encode.stats import PageStats, merge, to_thrift
+from ..format.enums import Encoding, FieldRepetitionType, PageType
+from ..format.structs import (
+    ColumnChunk,
+    ColumnMetaData,
+    ColumnOrder,
+    FileMetaData,
+    KeyValue,
+    LogicalType,
+    PageEncodingStats,
+    RowGroup,
+    SchemaElement,
+    SizeStatistics,
+)
+from ..schema import BYTE_ARRAY, FileSchema, Leaf
+
+ROOT_NAME = "spark_schema"
+CREATED_BY = f"gpuwrite version {__version__} (build {__version__})"
+SPARK_VERSION_KEY = "org.apache.spark.version"
+SPARK_ROW_METADATA_KEY = "org.apache.spark.sql.parquet.row.metadata"
+
+
+def _logical(leaf: Leaf) -> LogicalType | None:
+    """LogicalType union for a leaf's annotation."""
+    lg = leaf.logical
+    if lg is None:
+        return None
+    if lg.kind == "STRING":
+        return LogicalType.of("STRING")
+    if lg.kind == "DATE":
+        return LogicalType.of("DATE")
+    if lg.kind == "DECIMAL":
+        return LogicalType.decimal(lg.scale, lg.precision)
+    if lg.kind == "TIMESTAMP":
+        return LogicalType.timestamp(lg.adjusted_to_utc, lg.unit)
+    if lg.kind == "INTEGER":
+        return LogicalType.integer(lg.bit_width, True)
+    raise ValueError(f"unknown logical type {lg.kind}")
+
+
+def schema_elements(schema: FileSchema) -> list[SchemaElement]:
+    """Root `spark_schema` (no repetition) then one element per leaf, as parquet-java serialises them."""
+    out = [SchemaElement(name=ROOT_NAME, num_children=len(schema.leaves))]
+    for leaf in schema.leaves:
+        out.append(SchemaElement(
+            type=leaf.physical, type_length=leaf.type_length or None,
+            repetition_type=FieldRepetitionType.OPTIONAL if leaf.nullable else FieldRepetitionType.REQUIRED,
+            name=leaf.name, converted_type=leaf.converted,
+            scale=leaf.decimal_scale if leaf.is_decimal else None,
+            precision=leaf.decimal_precision if leaf.is_decimal else None,
+            logicalType=_logical(leaf)))
+    return out
+
+
+def column_metadata(leaf: Leaf, chunk: EncodedChunk, codec: int, start: int) -> tuple[ColumnMetaData, PageStats]:
+    """ColumnMetaData for a chunk whose first byte is at file offset `start`."""
+    encodings: list[int] = []
+    stats: list[PageEncodingStats] = []
+    dict_offset = None
+    pos = start
+    total_unc = total_comp = 0
+    if chunk.dictionary_header is not None:
+        assert chunk.dictionary_body is not None
+        dict_offset = start
+        encodings.append(Encoding.PLAIN)
+        stats.append(PageEncodingStats(page_type=PageType.DICTIONARY_PAGE, encoding=Encoding.PLAIN, count=1))
+        pos += len(chunk.dictionary_header) + len(chunk.dictionary_body)
+        total_unc += len(chunk.dictionary_header) + chunk.dictionary_uncompressed
+        total_comp += len(chunk.dictionary_header) + len(chunk.dictionary_body)
+    counts: dict[int, int] = {}
+    for page in chunk.pages:
+        counts[page.encoding] = counts.get(page.encoding, 0) + 1
+        total_unc += len(page.header) + page.uncompressed_size
+        total_comp += page.size
+    for enc, n in counts.items():
+        if enc not in encodings:
+            encodings.append(enc)
+        stats.append(PageEncodingStats(page_type=PageType.DATA_PAGE_V2, encoding=enc, count=n))
+    merged = merge([p.stats for p in chunk.pages])
+    size_stats = None
+    if leaf.physical == BYTE_ARRAY:
+        size_stats = SizeStatistics(
+            unencoded_byte_array_data_bytes=sum(p.byte_array_bytes or 0 for p in chunk.pages))
+    meta = ColumnMetaData(
+        type=leaf.physical, encodings=encodings, path_in_schema=list(leaf.path), codec=codec,
+        num_values=sum(p.num_values for p in chunk.pages), total_uncompressed_size=total_unc,
+        total_compressed_size=total_comp, data_page_offset=pos, dictionary_page_offset=dict_offset,
+        statistics=to_thrift(leaf, merged), encoding_stats=stats, size_statistics=size_stats)
+    return meta, merged
+
+
+def row_group(chunks: Sequence[ColumnChunk], num_rows: int, ordinal: int) -> RowGroup:
+    """RowGroup with parquet-java's totals and file_offset (first chunk's first page)."""
+    metas = [c.meta_data for c in chunks]
+    first = metas[0]
+    offset = first.dictionary_page_offset if first.dictionary_page_offset is not None else first.data_page_offset
+    return RowGroup(columns=list(chunks), total_byte_size=sum(m.total_uncompressed_size for m in metas),
+                    num_rows=num_rows, file_offset=offset,
+                    total_compressed_size=sum(m.total_compressed_size for m in metas), ordinal=ordinal)
+
+
+def file_metadata(schema: FileSchema, row_groups: list[RowGroup], num_rows: int,
+                  extra: dict[str, str], spark_version: str) -> FileMetaData:
+    """FileMetaData: version 1, Spark's two keys (in the order parquet-java's HashMap yields), TYPE_ORDER."""
+    kv = [KeyValue(key=SPARK_VERSION_KEY, value=spark_version),
+          KeyValue(key=SPARK_ROW_METADATA_KEY, value=schema.spark_row_metadata())]
+    kv += [KeyValue(key=k, value=v) for k, v in extra.items()]
+    return FileMetaData(version=1, schema=schema_elements(schema), num_rows=num_rows, row_groups=row_groups,
+                        key_value_metadata=kv, created_by=CREATED_BY,
+                        column_orders=[ColumnOrder.type_order() for _ in schema.leaves])

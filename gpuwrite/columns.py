@@ -1,0 +1,178 @@
+"""One leaf's rows as NumPy arrays in the physical representation the encoders take.
+
+Values are compacted (nulls removed); `valid` marks the rows that hold a value. Fixed-width kinds keep a
+1-D array (floats as their IEEE bits, booleans as 0/1 bytes); byte kinds (BINARY, FIXED_LEN_BYTE_ARRAY,
+INT96) keep `offsets` into `data`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import GpuwriteError
+from .schema import Leaf, value_type
+
+MICROS_PER_DAY = 86_400_000_000
+JULIAN_DAY_OF_EPOCH = 2_440_588
+_UNIT_TO_MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1}
+
+
+@dataclass
+class LeafData:
+    """A window of rows of one leaf, ready for the encoders."""
+
+    num_rows: int
+    valid: np.ndarray | None  # bool per row; None when every row holds a value
+    values: np.ndarray | None = None  # fixed kinds: compacted values
+    offsets: np.ndarray | None = None  # byte kinds: int64 offsets of compacted values into data
+    data: np.ndarray | None = None  # byte kinds: uint8
+
+    @property
+    def num_values(self) -> int:
+        """Number of non-null values."""
+        if self.offsets is not None:
+            return len(self.offsets) - 1
+        assert self.values is not None
+        return len(self.values)
+
+    def value_index(self, rows: np.ndarray | int) -> np.ndarray | int:
+        """Index of the first value at or after each row (prefix count of non-null rows)."""
+        if self.valid is None:
+            return rows
+        return self._prefix[rows]
+
+    def __post_init__(self) -> None:
+        self._levels: np.ndarray | None = None
+        self._prefix = None if self.valid is None else np.concatenate(([0], np.cumsum(self.valid, dtype=np.int64)))
+
+    @property
+    def def_levels(self) -> np.ndarray:
+        """Definition levels (0/1 per row) for a flat optional column."""
+        if self._levels is None:
+            self._levels = (np.ones(self.num_rows, dtype=np.uint8) if self.valid is None
+                            else self.valid.view(np.uint8))
+        return self._levels
+
+
+def _validity(arr: pa.Array) -> np.ndarray | None:
+    """Per-row validity as a bool array, or None when there are no nulls."""
+    if arr.null_count == 0:
+        return None
+    return arr.is_valid().to_numpy(zero_copy_only=False)
+
+
+def _fixed_values(arr: pa.Array, dtype: np.dtype) -> np.ndarray:
+    """Non-null values of a primitive array as a NumPy array (zero-copy where Arrow allows)."""
+    if arr.null_count:
+        arr = pc.drop_null(arr)
+    return arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+
+
+def _decimal_words(arr: pa.Array) -> np.ndarray:
+    """Non-null decimal128/256 values as little-endian 64-bit words, shape (n, 2 or 4)."""
+    if arr.null_count:
+        arr = pc.drop_null(arr)
+    width = arr.type.byte_width // 8
+    buf = arr.buffers()[1]
+    words = np.frombuffer(buf, dtype=np.int64, count=(arr.offset + len(arr)) * width)
+    return words.reshape(-1, width)[arr.offset:]
+
+
+def _decimal_big_endian(words: np.ndarray, length: int) -> np.ndarray:
+    """Two's-complement big-endian bytes of each value, sign-extended/cut to `length` bytes (n, length)."""
+    le = words[:, :2].copy().view(np.uint8).reshape(-1, 16)
+    return np.ascontiguousarray(le[:, ::-1][:, 16 - length:])
+
+
+def _timestamp_micros(arr: pa.Array, leaf: Leaf) -> np.ndarray:
+    """Non-null timestamp values as int64 microseconds since the epoch; refuses sub-microsecond loss."""
+    unit = arr.type.unit
+    raw = _fixed_values(arr.view(pa.int64()), np.int64)
+    if unit == "ns":
+        if np.any(raw % 1000):
+            raise GpuwriteError(f"column {leaf.name!r}: timestamp[ns] values with sub-microsecond parts cannot "
+                                "be written without loss (Spark stores microseconds); cast to timestamp[us]")
+        return raw // 1000
+    factor = _UNIT_TO_MICROS[unit]
+    if factor != 1:
+        limit = np.iinfo(np.int64).max // factor
+        if raw.size and (raw.max() > limit or raw.min() < -limit):
+            raise GpuwriteError(f"column {leaf.name!r}: timestamp[{unit}] value out of the microsecond range")
+        return raw * factor
+    return raw
+
+
+def int96_bytes(micros: np.ndarray) -> np.ndarray:
+    """Spark's INT96: 8-byte LE nanos of day then 4-byte LE Julian day, with Java's truncating division."""
+    shifted = micros + np.int64(JULIAN_DAY_OF_EPOCH * MICROS_PER_DAY)
+    day = shifted // MICROS_PER_DAY
+    rem = shifted % MICROS_PER_DAY
+    neg = (shifted < 0) & (rem != 0)
+    day = np.where(neg, day + 1, day)
+    rem = np.where(neg, rem - MICROS_PER_DAY, rem)
+    out = np.empty((len(micros), 12), dtype=np.uint8)
+    out[:, :8] = (rem * 1000).astype("<i8").view(np.uint8).reshape(-1, 8)
+    out[:, 8:] = day.astype("<i4").view(np.uint8).reshape(-1, 4)
+    return out
+
+
+def _fixed_bytes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets and data for a (n, width) byte matrix."""
+    n, width = matrix.shape
+    return np.arange(n + 1, dtype=np.int64) * width, np.ascontiguousarray(matrix).reshape(-1)
+
+
+def _binary(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (int64) and data of the non-null values of a string/binary array."""
+    t = arr.type
+    if pa.types.is_string_view(t) or pa.types.is_string(t):
+        arr = arr.cast(pa.large_string())
+    elif pa.types.is_binary_view(t) or pa.types.is_binary(t):
+        arr = arr.cast(pa.large_binary())
+    if arr.null_count:
+        arr = pc.drop_null(arr)
+    bufs = arr.buffers()
+    offsets = np.frombuffer(bufs[1], dtype=np.int64, count=arr.offset + len(arr) + 1)[arr.offset:]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, timestamp_type: str) -> LeafData:
+    """Convert one window of a column (chunks are combined only within the window) to LeafData."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(arr.type):
+        arr = arr.dictionary_decode()
+    if arr.type != value_type(leaf.arrow_type) and not pa.types.is_dictionary(leaf.arrow_type):
+        raise GpuwriteError(f"column {leaf.name!r}: got {arr.type}, expected {leaf.arrow_type}")
+    out = LeafData(num_rows=len(arr), valid=_validity(arr))
+    kind = leaf.kind
+    if kind == "bool":
+        out.values = _fixed_values(arr, np.uint8)
+    elif kind in ("float", "double"):
+        out.values = _fixed_values(arr, np.float32 if kind == "float" else np.float64)
+    elif leaf.is_decimal and kind in ("int32", "int64"):
+        out.values = _decimal_words(arr)[:, 0].astype(np.int32 if kind == "int32" else np.int64)
+    elif leaf.is_decimal:
+        out.offsets, out.data = _fixed_bytes(_decimal_big_endian(_decimal_words(arr), leaf.type_length))
+    elif pa.types.is_timestamp(arr.type):
+        micros = _timestamp_micros(arr, leaf)
+        if kind == "int96":
+            out.offsets, out.data = _fixed_bytes(int96_bytes(micros))
+        elif leaf.logical is not None and leaf.logical.unit == "MILLIS":
+            out.values = micros // 1000
+        else:
+            out.values = micros
+    elif kind == "int32":
+        src = arr.view(pa.int32()) if pa.types.is_date32(arr.type) else arr
+        out.values = _fixed_values(src, np.int32)
+    elif kind == "int64":
+        out.values = _fixed_values(arr, np.int64)
+    elif kind == "bytes":
+        out.offsets, out.data = _binary(arr)
+    else:
+        raise GpuwriteError(f"column {leaf.name!r}: no conversion for kind {kind}")
+    return out

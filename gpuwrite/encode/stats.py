@@ -1,0 +1,117 @@
+"""Page and chunk statistics with parquet-java's comparators and its rules for which fields are written."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64
+from gpuwrite.kernels.stats import bytes_minmax, total_order_minmax32, total_order_minmax64
+
+from ..columns import LeafData
+from ..format.structs import Statistics
+from ..schema import BOOLEAN, DOUBLE, FLOAT, INT32, INT64, INT96, Leaf
+
+MAX_STATS_SIZE = 4096  # SPEC: ParquetMetadataConverter.MAX_STATS_SIZE
+
+
+@dataclass
+class PageStats:
+    """Statistics of one page: null count, and min/max as comparable keys plus their PLAIN bytes."""
+
+    null_count: int
+    num_values: int
+    min_key: object = None
+    max_key: object = None
+    min_bytes: bytes = b""
+    max_bytes: bytes = b""
+    all_same: bool = True  # every non-null value identical (INT96 only writes min/max then)
+
+    @property
+    def has_values(self) -> bool:
+        """Whether the page holds at least one non-null value."""
+        return self.num_values > 0
+
+
+def _float_key(bits: int, width: int) -> int:
+    """Java Float/Double.compare order as a signed integer key of canonical bits."""
+    sign = 1 << (width - 1)
+    signed = bits - (1 << width) if bits & sign else bits
+    return signed if signed >= 0 else signed ^ (sign - 1)
+
+
+def page_stats(leaf: Leaf, data: LeafData, va: int, vb: int, nulls: int) -> PageStats:
+    """Min/max of values va..vb of `data` with the leaf's comparator."""
+    st = PageStats(null_count=nulls, num_values=vb - va)
+    if vb <= va:
+        return st
+    if leaf.physical in (INT32, INT64, BOOLEAN):
+        vals = data.values[va:vb]
+        lo, hi = int(vals.min()), int(vals.max())
+        fmt = {INT32: "<i", INT64: "<q", BOOLEAN: "<B"}[leaf.physical]
+        st.min_key, st.max_key = lo, hi
+        st.min_bytes, st.max_bytes = struct.pack(fmt, lo), struct.pack(fmt, hi)
+    elif leaf.physical in (FLOAT, DOUBLE):
+        width = 32 if leaf.physical == FLOAT else 64
+        if width == 32:
+            bits = canonical_float_bits32(data.values[va:vb].view(np.int32))
+            imin, imax = total_order_minmax32(bits, 0, len(bits))
+        else:
+            bits = canonical_float_bits64(data.values[va:vb].view(np.int64))
+            imin, imax = total_order_minmax64(bits, 0, len(bits))
+        udt = np.uint32 if width == 32 else np.uint64
+        lo, hi = int(bits[imin:imin + 1].view(udt)[0]), int(bits[imax:imax + 1].view(udt)[0])
+        st.min_key, st.max_key = _float_key(lo, width), _float_key(hi, width)
+        st.min_bytes, st.max_bytes = lo.to_bytes(width // 8, "little"), hi.to_bytes(width // 8, "little")
+    else:
+        imin, imax, same = bytes_minmax(data.offsets, data.data, va, vb, leaf.is_decimal)
+        off, raw = data.offsets, data.data
+        st.min_bytes = raw[off[imin]:off[imin + 1]].tobytes()
+        st.max_bytes = raw[off[imax]:off[imax + 1]].tobytes()
+        st.all_same = bool(same)
+        if leaf.is_decimal:
+            st.min_key = int.from_bytes(st.min_bytes, "big", signed=True)
+            st.max_key = int.from_bytes(st.max_bytes, "big", signed=True)
+        else:
+            st.min_key, st.max_key = st.min_bytes, st.max_bytes
+    return st
+
+
+def merge(pages: list[PageStats]) -> PageStats:
+    """Chunk statistics: the merge of its pages' statistics."""
+    out = PageStats(null_count=sum(p.null_count for p in pages), num_values=sum(p.num_values for p in pages))
+    filled = [p for p in pages if p.has_values]
+    if not filled:
+        return out
+    lo = min(filled, key=lambda p: p.min_key)
+    hi = max(filled, key=lambda p: p.max_key)
+    out.min_key, out.min_bytes = lo.min_key, lo.min_bytes
+    out.max_key, out.max_bytes = hi.max_key, hi.max_bytes
+    out.all_same = all(p.all_same for p in filled) and len({p.min_bytes for p in filled}) == 1
+    return out
+
+
+def _signed_legacy_order(leaf: Leaf) -> bool:
+    """Whether the deprecated min/max fields apply (legacy sort order SIGNED)."""
+    if leaf.is_decimal or leaf.physical == INT96:
+        return False
+    return leaf.physical in (BOOLEAN, INT32, INT64, FLOAT, DOUBLE)
+
+
+def to_thrift(leaf: Leaf, st: PageStats) -> Statistics:
+    """The ColumnMetaData.statistics parquet-java writes for these chunk statistics."""
+    if not st.has_values:
+        return Statistics(null_count=st.null_count)
+    if len(st.min_bytes) + len(st.max_bytes) >= MAX_STATS_SIZE:
+        return Statistics()
+    if leaf.physical == INT96 and not st.all_same:
+        return Statistics(null_count=st.null_count)
+    equal = st.min_bytes == st.max_bytes
+    out = Statistics(null_count=st.null_count)
+    if _signed_legacy_order(leaf) or equal:
+        out.min, out.max = st.min_bytes, st.max_bytes
+    if leaf.physical != INT96 or equal:
+        out.min_value, out.max_value = st.min_bytes, st.max_bytes
+    return out

@@ -1,0 +1,19 @@
+"""Errors raised by gpuwrite: one base class so callers can catch everything we raise on purpose."""
+
+from __future__ import annotations
+
+
+class GpuwriteError(Exception):
+    """Base of every error gpuwrite raises for bad data, bad options or a failed write."""
+
+
+class UnsupportedTypeError(GpuwriteError, TypeError):
+    """A column's Arrow type has no Parquet mapping in gpuwrite (the message names column and type)."""
+
+
+class OptionError(GpuwriteError, ValueError):
+    """An unknown option, or a known option with a bad value (the message names the option)."""
+
+
+class SchemaMismatchError(GpuwriteError, ValueError):
+    """A streamed batch whose schema differs from the writer's schema."""

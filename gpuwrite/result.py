@@ -1,0 +1,106 @@
+"""What a write produced: the file, its row count and size, and a readable summary of its footer."""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+from .format.enums import Encoding
+from .format.structs import FileMetaData, Statistics
+from .schema import BOOLEAN, DOUBLE, FLOAT, INT32, INT64, PHYSICAL_NAMES, Leaf
+
+
+@dataclass(frozen=True)
+class ChunkSummary:
+    """One column chunk: what Iceberg-style metrics and tests need without re-reading the file."""
+
+    path: str
+    physical_type: str
+    encodings: tuple[str, ...]
+    num_values: int
+    null_count: int | None
+    min: Any
+    max: Any
+    compressed_size: int
+    uncompressed_size: int
+    page_count: int
+    has_dictionary_page: bool
+    data_page_offset: int
+    dictionary_page_offset: int | None
+    bloom_filter_offset: int | None = None
+
+
+@dataclass(frozen=True)
+class RowGroupSummary:
+    """One row group: its rows, sizes and column chunks."""
+
+    num_rows: int
+    total_byte_size: int
+    total_compressed_size: int
+    columns: tuple[ChunkSummary, ...]
+
+
+@dataclass(frozen=True)
+class FooterSummary:
+    """The footer as written: row groups, key/value metadata and the writer name."""
+
+    num_rows: int
+    created_by: str
+    key_value_metadata: dict[str, str]
+    row_groups: tuple[RowGroupSummary, ...]
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """A written file: where, how many rows, bytes on disk, and its footer."""
+
+    path: str
+    num_rows: int
+    size: int
+    footer: FooterSummary
+    metadata: FileMetaData = field(repr=False)
+
+
+def decode_stat(leaf: Leaf, raw: bytes | None) -> Any:
+    """A statistics value as a Python value (ints, floats, bools; bytes for byte arrays and INT96)."""
+    if raw is None:
+        return None
+    if leaf.is_decimal:
+        unscaled = (int.from_bytes(raw, "little", signed=True) if leaf.physical in (INT32, INT64)
+                    else int.from_bytes(raw, "big", signed=True))
+        from decimal import Decimal
+        return Decimal(unscaled).scaleb(-leaf.decimal_scale)
+    fmt = {INT32: "<i", INT64: "<q", FLOAT: "<f", DOUBLE: "<d", BOOLEAN: "<?"}.get(leaf.physical)
+    return struct.unpack(fmt, raw)[0] if fmt else raw
+
+
+def _stat_value(st: Statistics | None, leaf: Leaf, which: str) -> Any:
+    """min or max from min_value/max_value, else the legacy field."""
+    if st is None:
+        return None
+    raw = getattr(st, f"{which}_value") or getattr(st, which)
+    return decode_stat(leaf, raw)
+
+
+def summarize(meta: FileMetaData, leaves: tuple[Leaf, ...], page_counts: list[list[int]]) -> FooterSummary:
+    """Readable footer summary from the FileMetaData we wrote and each chunk's data page count."""
+    groups = []
+    for rg, counts in zip(meta.row_groups, page_counts, strict=True):
+        chunks = []
+        for cc, leaf, pages in zip(rg.columns, leaves, counts, strict=True):
+            m = cc.meta_data
+            assert m is not None
+            st = m.statistics
+            chunks.append(ChunkSummary(
+                path=".".join(m.path_in_schema), physical_type=PHYSICAL_NAMES[m.type],
+                encodings=tuple(Encoding(e).name for e in m.encodings), num_values=m.num_values,
+                null_count=st.null_count if st is not None else None, min=_stat_value(st, leaf, "min"),
+                max=_stat_value(st, leaf, "max"), compressed_size=m.total_compressed_size,
+                uncompressed_size=m.total_uncompressed_size, page_count=pages,
+                has_dictionary_page=m.dictionary_page_offset is not None, data_page_offset=m.data_page_offset,
+                dictionary_page_offset=m.dictionary_page_offset, bloom_filter_offset=m.bloom_filter_offset))
+        groups.append(RowGroupSummary(rg.num_rows, rg.total_byte_size, rg.total_compressed_size or 0,
+                                      tuple(chunks)))
+    kv = {k.key: k.value or "" for k in meta.key_value_metadata or []}
+    return FooterSummary(meta.num_rows, meta.created_by or "", kv, tuple(groups))

@@ -1,0 +1,221 @@
+"""The front door: `ParquetWriter` (streaming, bounded memory) and `write_table` (one call)."""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+
+from .assemble.footer import column_metadata, file_metadata, row_group
+from .assemble.sink import MAGIC, FileSink
+from .columns import LeafData, leaf_data
+from .encode.chunk import ChunkEncoder, serialize
+from .encode.compress import CODEC_IDS, compressor
+from .errors import GpuwriteError, SchemaMismatchError
+from .format.structs import ColumnChunk, RowGroup
+from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
+from .options import WriteOptions, resolve_options
+from .plan import RowGroupBuilder
+from .result import FileResult, summarize
+from .schema import FileSchema
+
+
+def _check_device(opts: WriteOptions) -> None:
+    """Only the CPU backend exists so far: device='gpu' is an error that says so."""
+    if opts.device == "gpu":
+        raise GpuwriteError("device='gpu' was requested, but gpuwrite's GPU backend is not available "
+                            "(not implemented yet); use device='cpu' or 'auto'")
+
+
+class ParquetWriter:
+    """Writes one Parquet v2 file from a stream of Arrow batches; row groups are flushed as they fill.
+
+    Nothing appears at `path` until close() succeeds; on an exception inside a `with` block, or abort(),
+    the temporary file is removed.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
+                 options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> None:
+        self.options = resolve_options(options, keywords)
+        _check_device(self.options)
+        if not isinstance(schema, pa.Schema):
+            raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
+        self.schema = FileSchema.from_arrow(schema, self.options)
+        self._compress = compressor(self.options.compression, self.options.compression_level)
+        self._codec = CODEC_IDS[self.options.compression]
+        self._sink = FileSink(path)
+        self._pending: list[ArrowPiece] = []
+        self._pending_rows = 0
+        self._row_groups: list[RowGroup] = []
+        self._page_counts: list[list[int]] = []
+        self._num_rows = 0
+        self._builder: RowGroupBuilder | None = None
+        self._window: list[LeafData] | None = None
+        self._window_rows = 0
+        self._target_rows = 0
+        self.result: FileResult | None = None
+
+    # -- input -------------------------------------------------------------------------------------
+
+    def write(self, data: Any) -> None:
+        """Append rows (an Arrow table/batch, pandas DataFrame or Arrow C stream) with the writer's schema."""
+        self._check_open()
+        try:
+            piece = as_arrow_piece(data)
+            self._check_schema(piece)
+            if piece.num_rows == 0:
+                return
+            self._pending.append(piece)
+            self._pending_rows += piece.num_rows
+            self._drive(final=False)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _check_schema(self, piece: ArrowPiece) -> None:
+        """Refuse a batch whose columns differ from the schema by name, type or forbidden nulls."""
+        expected = self.schema.arrow
+        got = piece.schema
+        if got.names != expected.names:
+            raise SchemaMismatchError(f"batch columns {got.names} differ from the writer's schema {expected.names}")
+        for f_exp, f_got, col in zip(expected, got, piece.columns, strict=True):
+            if f_got.type != f_exp.type:
+                raise SchemaMismatchError(f"column {f_exp.name!r}: batch has type {f_got.type}, the writer's "
+                                          f"schema has {f_exp.type}")
+            if not f_exp.nullable and col.null_count:
+                raise SchemaMismatchError(f"column {f_exp.name!r} is declared non-nullable but the batch holds "
+                                          f"{col.null_count} null(s)")
+
+    # -- row groups --------------------------------------------------------------------------------
+
+    def _new_builder(self) -> RowGroupBuilder:
+        """Fresh chunk encoders for a new row group (parquet-java starts every row group afresh)."""
+        o = self.options
+        encoders = [ChunkEncoder(leaf, use_dictionary=o.dictionary_enabled(leaf.dotted),
+                                 dictionary_limit=o.dictionary_page_size, compress=self._compress,
+                                 codec_is_identity=o.compression == "uncompressed", checksum=o.page_checksum)
+                    for leaf in self.schema.leaves]
+        return RowGroupBuilder(self.schema.leaves, encoders, o)
+
+    def _initial_target(self) -> int:
+        """Rows to convert at first: about two row groups' worth by Arrow size, at least one page's rows."""
+        nbytes = sum(p.nbytes for p in self._pending) or 1
+        per_row = max(1, nbytes // max(1, self._pending_rows))
+        return max(self.options.page_row_count_limit, 2 * self.options.block_size // per_row, 1024)
+
+    def _convert_window(self, rows: int) -> None:
+        """Convert the first `rows` pending rows (the open row group's rows) to LeafData."""
+        table = _concat(self._pending).slice(0, rows)
+        ts = self.options.timestamp_type
+        self._window = [leaf_data(table.column(leaf.index), leaf, ts) for leaf in self.schema.leaves]
+        self._window_rows = rows
+
+    def _drive(self, final: bool) -> None:
+        """Encode and write every row group that is complete (all of them when `final`)."""
+        while self._pending_rows > 0:
+            if self._builder is None:
+                self._builder = self._new_builder()
+                self._window, self._window_rows = None, 0
+                self._target_rows = self._initial_target()
+            if self._window_rows < min(self._target_rows, self._pending_rows):
+                self._convert_window(min(self._target_rows, self._pending_rows))
+            assert self._window is not None
+            at_end = self._window_rows == self._pending_rows
+            cut = self._builder.advance(self._window, self._window_rows, final and at_end)
+            if cut is None:
+                if at_end:
+                    return
+                self._target_rows *= 2
+                continue
+            self._emit_row_group(cut)
+
+    def _emit_row_group(self, rows: int) -> None:
+        """Write the finished row group's chunks and drop its rows from the pending input."""
+        assert self._builder is not None
+        chunks = self._builder.finish()
+        columns = []
+        counts = []
+        for leaf, chunk in zip(self.schema.leaves, chunks, strict=True):
+            meta, _ = column_metadata(leaf, chunk, self._codec, self._sink.pos)
+            if chunk.dictionary_header is not None:
+                self._sink.write(chunk.dictionary_header)
+                self._sink.write(chunk.dictionary_body or b"")
+            for page in chunk.pages:
+                self._sink.write(page.header)
+                self._sink.write(page.body)
+            columns.append(ColumnChunk(file_offset=0, meta_data=meta))
+            counts.append(len(chunk.pages))
+        self._row_groups.append(row_group(columns, rows, len(self._row_groups)))
+        self._page_counts.append(counts)
+        self._num_rows += rows
+        rest = _concat(self._pending).slice(rows)
+        self._pending = [rest] if rest.num_rows else []
+        self._pending_rows -= rows
+        self._builder = None
+        self._window = None
+
+    # -- finish ------------------------------------------------------------------------------------
+
+    def close(self) -> FileResult:
+        """Write the remaining rows and the footer, then move the file into place; returns the result."""
+        if self.result is not None:
+            return self.result
+        self._check_open()
+        try:
+            self._drive(final=True)
+            meta = file_metadata(self.schema, self._row_groups, self._num_rows, {}, self.options.spark_version)
+            footer = serialize(meta)
+            self._sink.write(footer)
+            self._sink.write(struct.pack("<I", len(footer)))
+            self._sink.write(MAGIC)
+            size = self._sink.commit()
+        except BaseException:
+            self.abort()
+            raise
+        self.result = FileResult(self._sink.path, self._num_rows, size,
+                                 summarize(meta, self.schema.leaves, self._page_counts), meta)
+        return self.result
+
+    def abort(self) -> None:
+        """Give up: remove the temporary file; nothing is left at the path."""
+        self._sink.abort()
+        self._pending = []
+
+    def _check_open(self) -> None:
+        """Refuse use after abort or close."""
+        if self._sink.closed:
+            raise GpuwriteError(f"writer for {self._sink.path!r} is already closed or aborted")
+
+    def __enter__(self) -> ParquetWriter:
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+        elif self.result is None:
+            self.close()
+
+
+def _concat(pieces: list[ArrowPiece]) -> pa.Table:
+    """Pending pieces as one table without copying column data."""
+    tables = [p if isinstance(p, pa.Table) else pa.Table.from_batches([p]) for p in pieces]
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
+
+def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOptions | dict[str, Any] | None = None,
+                progress: Callable[[int], None] | None = None, **keywords: Any) -> FileResult:
+    """Write `data` (Arrow, pandas, or any Arrow C stream such as polars or DuckDB) to one Parquet v2 file."""
+    schema, pieces = open_input(data)
+    writer = ParquetWriter(path, schema, options=options, **keywords)
+    try:
+        for piece in pieces:
+            writer.write(piece)
+            if progress is not None:
+                progress(piece.num_rows)
+    except BaseException:
+        writer.abort()
+        raise
+    return writer.close()

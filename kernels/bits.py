@@ -1,0 +1,66 @@
+"""Scalar helpers shared by the encoders: bit widths, zigzag, ULEB128 and LSB-first bit packing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit
+
+
+@jit
+def bit_width_u64(v: np.uint64) -> int:
+    """Number of bits needed for the unsigned value v (0 for 0)."""
+    n = 0
+    while v != 0:
+        v = v >> np.uint64(1)
+        n += 1
+    return n
+
+
+@jit
+def write_uleb(out: np.ndarray, pos: int, v: np.uint64) -> int:
+    """Write v as unsigned LEB128 at out[pos:]; return the new position."""
+    while True:
+        b = v & np.uint64(0x7F)
+        v = v >> np.uint64(7)
+        if v != 0:
+            out[pos] = np.uint8(b | np.uint64(0x80))
+            pos += 1
+        else:
+            out[pos] = np.uint8(b)
+            return pos + 1
+
+
+@jit
+def zigzag64(v: np.int64) -> np.uint64:
+    """Zigzag-map a signed 64-bit value (same result as 32-bit zigzag for values in int32 range)."""
+    return np.uint64((np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63)))
+
+
+@jit
+def pack_lsb(vals: np.ndarray, start: int, count: int, width: int, out: np.ndarray, pos: int) -> int:
+    """Bit-pack vals[start:start+count] (uint64) at `width` bits each, LSB first; return the new position.
+
+    count * width must be a multiple of 8 (groups of 8 values, or miniblocks of 32).
+    """
+    if width == 0:
+        return pos
+    nbytes = (count * width) // 8
+    for i in range(nbytes):
+        out[pos + i] = 0
+    bit = 0
+    for i in range(count):
+        v = vals[start + i]
+        remaining = width
+        while remaining > 0:
+            byte_idx = bit >> 3
+            shift = bit & 7
+            take = 8 - shift
+            if take > remaining:
+                take = remaining
+            chunk = np.uint8((v & np.uint64((1 << take) - 1)) << np.uint64(shift))
+            out[pos + byte_idx] |= chunk
+            v = v >> np.uint64(take)
+            bit += take
+            remaining -= take
+    return pos + nbytes

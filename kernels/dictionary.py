@@ -1,0 +1,131 @@
+"""Hash-based dictionary build in first-occurrence order, page by page, with parquet-java's byte accounting.
+
+Ids are assigned in the order values are first seen (parquet-java's linked hash maps do the same), so the
+dictionary is deterministic. Insertion stops at the value whose new entry pushes the dictionary's byte size
+past the limit: that is where parquet-java falls back, and no later id is ever needed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@jit
+def hash_u64(k: np.uint64) -> np.uint64:
+    """Mix a 64-bit key (splitmix64 finaliser)."""
+    k = (k ^ (k >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    k = (k ^ (k >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return k ^ (k >> np.uint64(31))
+
+
+@jit
+def hash_bytes(data: np.ndarray, start: int, end: int) -> np.uint64:
+    """FNV-1a over data[start:end], finalised with hash_u64."""
+    h = np.uint64(0xCBF29CE484222325)
+    for i in range(start, end):
+        h = (h ^ np.uint64(data[i])) * np.uint64(0x100000001B3)
+    return hash_u64(h ^ np.uint64(end - start))
+
+
+@jit
+def fixed_insert(keys: np.ndarray, start: int, end: int, table: np.ndarray, entry_keys: np.ndarray,
+                 n_entries: int, entry_size: int, dict_bytes: int, limit: int, ids: np.ndarray) -> tuple:
+    """Insert keys[start:end] (int64) and write their ids to ids[0:end-start].
+
+    Returns (n_entries, dict_bytes, overflow): overflow is the offset of the value whose new entry made
+    dict_bytes exceed `limit` (insertion stops there), or -1.
+    """
+    mask = np.uint64(table.shape[0] - 1)
+    for i in range(start, end):
+        k = keys[i]
+        slot = hash_u64(np.uint64(k)) & mask
+        while True:
+            e = table[slot]
+            if e < 0:
+                table[slot] = n_entries
+                entry_keys[n_entries] = k
+                ids[i - start] = n_entries
+                n_entries += 1
+                dict_bytes += entry_size
+                if dict_bytes > limit:
+                    return n_entries, dict_bytes, i - start
+                break
+            if entry_keys[e] == k:
+                ids[i - start] = e
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return n_entries, dict_bytes, -1
+
+
+@jit
+def fixed_rehash(entry_keys: np.ndarray, n_entries: int, table: np.ndarray) -> None:
+    """Rebuild an empty (all -1) table from the first n_entries keys."""
+    mask = np.uint64(table.shape[0] - 1)
+    for e in range(n_entries):
+        slot = hash_u64(np.uint64(entry_keys[e])) & mask
+        while table[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = e
+
+
+@jit
+def _bytes_equal(a: np.ndarray, a0: int, a1: int, b: np.ndarray, b0: int, b1: int) -> bool:
+    """Whether a[a0:a1] and b[b0:b1] hold the same bytes."""
+    if a1 - a0 != b1 - b0:
+        return False
+    for j in range(a1 - a0):
+        if a[a0 + j] != b[b0 + j]:
+            return False
+    return True
+
+
+@jit
+def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, table: np.ndarray,
+                 entry_hash: np.ndarray, entry_offsets: np.ndarray, entry_data: np.ndarray,
+                 n_entries: int, size_overhead: int, dict_bytes: int, limit: int, ids: np.ndarray) -> tuple:
+    """Byte-string version of fixed_insert: values are data[offsets[i]:offsets[i+1]].
+
+    New entries are appended to entry_data / entry_offsets (the caller sizes them); each costs its length
+    plus `size_overhead` (4 for BINARY's length prefix, 0 for FIXED_LEN_BYTE_ARRAY and INT96).
+    """
+    mask = np.uint64(table.shape[0] - 1)
+    for i in range(start, end):
+        s = offsets[i]
+        t = offsets[i + 1]
+        h = hash_bytes(data, s, t)
+        slot = h & mask
+        while True:
+            e = table[slot]
+            if e < 0:
+                table[slot] = n_entries
+                entry_hash[n_entries] = h
+                p = entry_offsets[n_entries]
+                for j in range(t - s):
+                    entry_data[p + j] = data[s + j]
+                entry_offsets[n_entries + 1] = p + (t - s)
+                ids[i - start] = n_entries
+                n_entries += 1
+                dict_bytes += (t - s) + size_overhead
+                if dict_bytes > limit:
+                    return n_entries, dict_bytes, i - start
+                break
+            if entry_hash[e] == h and _bytes_equal(entry_data, entry_offsets[e], entry_offsets[e + 1], data, s, t):
+                ids[i - start] = e
+                break
+            slot = (slot + np.uint64(1)) & mask
+    return n_entries, dict_bytes, -1
+
+
+@jit
+def bytes_rehash(entry_hash: np.ndarray, n_entries: int, table: np.ndarray) -> None:
+    """Rebuild an empty (all -1) table from the stored hashes of the first n_entries entries."""
+    mask = np.uint64(table.shape[0] - 1)
+    for e in range(n_entries):
+        slot = entry_hash[e] & mask
+        while table[slot] >= 0:
+            slot = (slot + np.uint64(1)) & mask
+        table[slot] = e

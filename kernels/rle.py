@@ -1,0 +1,148 @@
+"""RLE / bit-packed hybrid encoder, mirroring parquet-java's RunLengthBitPackingHybridEncoder run by run.
+
+Used for v2 repetition/definition levels (no length prefix) and dictionary indices (after a bit-width byte).
+The run choices are parquet-java's exactly (runs of 8+ repeats counted from a group boundary, bit-packed runs
+of at most 63 groups, zero padding of the last group), so our level and index bytes equal its bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit
+from .bits import pack_lsb, write_uleb
+
+
+def rle_max_size(n: int, width: int) -> int:
+    """Upper bound on the encoded size of n values at `width` bits (for sizing output buffers)."""
+    return (n // 8 + 2) * (max(width, 9) + 2) + 16
+
+
+@jit
+def _end_bitpacked(out: np.ndarray, header_pos: int, groups: int) -> None:
+    """Fill in the header byte of the open bit-packed run."""
+    if header_pos >= 0:
+        out[header_pos] = np.uint8((groups << 1) | 1)
+
+
+@jit
+def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.ndarray, pos: int) -> int:
+    """Encode values[start:end] at `width` bits into out[pos:]; return the end position."""
+    buf = np.zeros(8, dtype=np.uint64)
+    nbuf = 0
+    previous = np.uint64(0)
+    repeat = 0
+    header_pos = -1
+    groups = 0
+    value_bytes = (width + 7) // 8
+    for i in range(start, end):
+        v = np.uint64(values[i])
+        if v == previous:
+            repeat += 1
+            if repeat >= 8:
+                continue
+        else:
+            if repeat >= 8:
+                _end_bitpacked(out, header_pos, groups)
+                header_pos = -1
+                groups = 0
+                pos = write_uleb(out, pos, np.uint64(repeat << 1))
+                for k in range(value_bytes):
+                    out[pos] = np.uint8((previous >> np.uint64(8 * k)) & np.uint64(0xFF))
+                    pos += 1
+                nbuf = 0
+            repeat = 1
+            previous = v
+        buf[nbuf] = v
+        nbuf += 1
+        if nbuf == 8:
+            if groups >= 63:
+                _end_bitpacked(out, header_pos, groups)
+                header_pos = -1
+                groups = 0
+            if header_pos == -1:
+                out[pos] = 0
+                header_pos = pos
+                pos += 1
+            pos = pack_lsb(buf, 0, 8, width, out, pos)
+            nbuf = 0
+            repeat = 0
+            groups += 1
+    if repeat >= 8:
+        _end_bitpacked(out, header_pos, groups)
+        pos = write_uleb(out, pos, np.uint64(repeat << 1))
+        for k in range(value_bytes):
+            out[pos] = np.uint8((previous >> np.uint64(8 * k)) & np.uint64(0xFF))
+            pos += 1
+    elif nbuf > 0:
+        for k in range(nbuf, 8):
+            buf[k] = 0
+        if groups >= 63:
+            _end_bitpacked(out, header_pos, groups)
+            header_pos = -1
+            groups = 0
+        if header_pos == -1:
+            out[pos] = 0
+            header_pos = pos
+            pos += 1
+        pos = pack_lsb(buf, 0, 8, width, out, pos)
+        groups += 1
+        _end_bitpacked(out, header_pos, groups)
+    else:
+        _end_bitpacked(out, header_pos, groups)
+    return pos
+
+
+@jit
+def rle_emitted_size(values: np.ndarray, start: int, end: int, width: int, state: np.ndarray) -> int:
+    """Feed values[start:end] to a simulated parquet-java encoder; return the bytes it has emitted so far.
+
+    This is what its level writers report as buffered size during page-size checks: flushed RLE runs and
+    bit-packed groups (with their header byte), not the up to 8 values still pending. `state` (int64[6],
+    zeros for a fresh encoder) carries the encoder between calls, so a page is scanned once.
+    """
+    previous = np.uint64(state[0])
+    repeat = state[1]
+    nbuf = state[2]
+    open_run = state[3]
+    groups = state[4]
+    size = state[5]
+    value_bytes = (width + 7) // 8
+    for i in range(start, end):
+        v = np.uint64(values[i])
+        if v == previous:
+            repeat += 1
+            if repeat >= 8:
+                continue
+        else:
+            if repeat >= 8:
+                open_run = 0
+                groups = 0
+                r = np.uint64(repeat << 1)
+                size += 1
+                while r >= np.uint64(0x80):
+                    r = r >> np.uint64(7)
+                    size += 1
+                size += value_bytes
+                nbuf = 0
+            repeat = 1
+            previous = v
+        nbuf += 1
+        if nbuf == 8:
+            if groups >= 63:
+                open_run = 0
+                groups = 0
+            if open_run == 0:
+                size += 1
+                open_run = 1
+            size += width
+            nbuf = 0
+            repeat = 0
+            groups += 1
+    state[0] = np.int64(previous)
+    state[1] = repeat
+    state[2] = nbuf
+    state[3] = open_run
+    state[4] = groups
+    state[5] = size
+    return size

@@ -1,0 +1,82 @@
+"""Min/max kernels with parquet-java's comparators: Java float order, unsigned or signed byte order."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit
+
+
+@jit
+def total_order_minmax32(bits: np.ndarray, start: int, end: int) -> tuple:
+    """Indices of min and max of canonical float bits under Java's Float.compare (-0.0 < 0.0 < ... < NaN)."""
+    imin = start
+    imax = start
+    kmin = np.int64(0)
+    kmax = np.int64(0)
+    for i in range(start, end):
+        b = np.int64(bits[i])
+        k = b if b >= 0 else b ^ np.int64(0x7FFFFFFF)
+        if i == start or k < kmin:
+            kmin = k
+            imin = i
+        if i == start or k > kmax:
+            kmax = k
+            imax = i
+    return imin, imax
+
+
+@jit
+def total_order_minmax64(bits: np.ndarray, start: int, end: int) -> tuple:
+    """Indices of min and max of canonical double bits under Java's Double.compare."""
+    imin = start
+    imax = start
+    kmin = np.int64(0)
+    kmax = np.int64(0)
+    for i in range(start, end):
+        b = np.int64(bits[i])
+        k = b if b >= 0 else b ^ np.int64(0x7FFFFFFFFFFFFFFF)
+        if i == start or k < kmin:
+            kmin = k
+            imin = i
+        if i == start or k > kmax:
+            kmax = k
+            imax = i
+    return imin, imax
+
+
+@jit
+def _compare(data: np.ndarray, a0: int, a1: int, b0: int, b1: int, signed_first: bool) -> int:
+    """Lexicographic compare of two byte ranges; the first byte is signed when signed_first (decimals)."""
+    la = a1 - a0
+    lb = b1 - b0
+    n = min(la, lb)
+    for j in range(n):
+        x = np.int32(data[a0 + j])
+        y = np.int32(data[b0 + j])
+        if j == 0 and signed_first:
+            x = x ^ 0x80
+            y = y ^ 0x80
+        if x != y:
+            return -1 if x < y else 1
+    if la == lb:
+        return 0
+    return -1 if la < lb else 1
+
+
+@jit
+def bytes_minmax(offsets: np.ndarray, data: np.ndarray, start: int, end: int, signed_first: bool) -> tuple:
+    """Indices of min and max values among start..end, and whether all values are identical."""
+    imin = start
+    imax = start
+    same = True
+    for i in range(start + 1, end):
+        s = offsets[i]
+        t = offsets[i + 1]
+        if _compare(data, s, t, offsets[imin], offsets[imin + 1], signed_first) < 0:
+            imin = i
+        if _compare(data, s, t, offsets[imax], offsets[imax + 1], signed_first) > 0:
+            imax = i
+        if same and _compare(data, s, t, offsets[start], offsets[start + 1], False) != 0:
+            same = False
+    return imin, imax, same
