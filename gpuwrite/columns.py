@@ -21,6 +21,9 @@ JULIAN_DAY_OF_EPOCH = 2_440_588
 _UNIT_TO_MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1}
 
 
+_BLOCK = 4096
+
+
 @dataclass
 class LeafData:
     """A window of rows of one leaf, ready for the encoders."""
@@ -31,6 +34,10 @@ class LeafData:
     offsets: np.ndarray | None = None  # byte kinds: int64 offsets of compacted values into data
     data: np.ndarray | None = None  # byte kinds: uint8
 
+    def __post_init__(self) -> None:
+        self._levels: np.ndarray | None = None
+        self._block_prefix: np.ndarray | None = None
+
     @property
     def num_values(self) -> int:
         """Number of non-null values."""
@@ -39,15 +46,16 @@ class LeafData:
         assert self.values is not None
         return len(self.values)
 
-    def value_index(self, rows: np.ndarray | int) -> np.ndarray | int:
-        """Index of the first value at or after each row (prefix count of non-null rows)."""
+    def value_index(self, row: int) -> int:
+        """Index of the first value at or after `row`: the number of non-null rows before it."""
         if self.valid is None:
-            return rows
-        return self._prefix[rows]
-
-    def __post_init__(self) -> None:
-        self._levels: np.ndarray | None = None
-        self._prefix = None if self.valid is None else np.concatenate(([0], np.cumsum(self.valid, dtype=np.int64)))
+            return row
+        if self._block_prefix is None:
+            full = (self.num_rows // _BLOCK) * _BLOCK
+            counts = np.count_nonzero(self.valid[:full].reshape(-1, _BLOCK), axis=1)
+            self._block_prefix = np.concatenate(([0], np.cumsum(counts)))
+        block = row // _BLOCK
+        return int(self._block_prefix[block]) + int(np.count_nonzero(self.valid[block * _BLOCK:row]))
 
     @property
     def def_levels(self) -> np.ndarray:
@@ -57,29 +65,58 @@ class LeafData:
                             else self.valid.view(np.uint8))
         return self._levels
 
+    @staticmethod
+    def concat(parts: list[LeafData]) -> LeafData:
+        """Rows of several windows one after the other (byte offsets rebased)."""
+        if len(parts) == 1:
+            return parts[0]
+        rows = sum(p.num_rows for p in parts)
+        valid = None
+        if any(p.valid is not None for p in parts):
+            valid = np.concatenate([p.valid if p.valid is not None else np.ones(p.num_rows, dtype=bool)
+                                    for p in parts])
+        if parts[0].offsets is None:
+            return LeafData(rows, valid, values=np.concatenate([p.values for p in parts]))
+        datas, offsets, base = [], [np.zeros(1, dtype=np.int64)], 0
+        for p in parts:
+            assert p.offsets is not None and p.data is not None
+            datas.append(p.data[p.offsets[0]:p.offsets[-1]])
+            offsets.append(p.offsets[1:] - p.offsets[0] + base)
+            base += int(p.offsets[-1] - p.offsets[0])
+        return LeafData(rows, valid, offsets=np.concatenate(offsets), data=np.concatenate(datas))
+
 
 def _validity(arr: pa.Array) -> np.ndarray | None:
-    """Per-row validity as a bool array, or None when there are no nulls."""
+    """Per-row validity as a bool array (unpacked from Arrow's bitmap), or None when there are no nulls."""
     if arr.null_count == 0:
         return None
-    return arr.is_valid().to_numpy(zero_copy_only=False)
+    bitmap = arr.buffers()[0]
+    if bitmap is None:
+        return arr.is_valid().to_numpy(zero_copy_only=False)
+    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
+    return bits[arr.offset:arr.offset + len(arr)].view(np.bool_)
 
 
-def _fixed_values(arr: pa.Array, dtype: np.dtype) -> np.ndarray:
-    """Non-null values of a primitive array as a NumPy array (zero-copy where Arrow allows)."""
-    if arr.null_count:
-        arr = pc.drop_null(arr)
-    return arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None) -> np.ndarray:
+    """Non-null values of a primitive array as a NumPy array (nulls dropped with the validity mask)."""
+    if valid is None or pa.types.is_boolean(arr.type):
+        if arr.null_count:
+            arr = pc.drop_null(arr)
+        return arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
+    np_type = np.dtype(arr.type.to_pandas_dtype())
+    raw = np.frombuffer(arr.buffers()[1], dtype=np_type, count=arr.offset + len(arr))[arr.offset:]
+    return raw[valid].astype(dtype, copy=False)
 
 
-def _decimal_words(arr: pa.Array) -> np.ndarray:
-    """Non-null decimal128/256 values as little-endian 64-bit words, shape (n, 2 or 4)."""
-    if arr.null_count:
-        arr = pc.drop_null(arr)
+def _decimal_words(arr: pa.Array, valid: np.ndarray | None, count: int) -> np.ndarray:
+    """Non-null decimal128/256 values as their `count` low little-endian 64-bit words, shape (n, count)."""
     width = arr.type.byte_width // 8
     buf = arr.buffers()[1]
     words = np.frombuffer(buf, dtype=np.int64, count=(arr.offset + len(arr)) * width)
-    return words.reshape(-1, width)[arr.offset:]
+    words = words.reshape(-1, width)[arr.offset:, :count]
+    if valid is not None:
+        return np.stack([words[:, k][valid] for k in range(count)], axis=1)
+    return words
 
 
 def _decimal_big_endian(words: np.ndarray, length: int) -> np.ndarray:
@@ -88,10 +125,10 @@ def _decimal_big_endian(words: np.ndarray, length: int) -> np.ndarray:
     return np.ascontiguousarray(le[:, ::-1][:, 16 - length:])
 
 
-def _timestamp_micros(arr: pa.Array, leaf: Leaf) -> np.ndarray:
+def _timestamp_micros(arr: pa.Array, leaf: Leaf, valid: np.ndarray | None) -> np.ndarray:
     """Non-null timestamp values as int64 microseconds since the epoch; refuses sub-microsecond loss."""
     unit = arr.type.unit
-    raw = _fixed_values(arr.view(pa.int64()), np.int64)
+    raw = _fixed_values(arr.view(pa.int64()), np.int64, valid)
     if unit == "ns":
         if np.any(raw % 1000):
             raise GpuwriteError(f"column {leaf.name!r}: timestamp[ns] values with sub-microsecond parts cannot "
@@ -151,15 +188,15 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, timestamp_type: st
     out = LeafData(num_rows=len(arr), valid=_validity(arr))
     kind = leaf.kind
     if kind == "bool":
-        out.values = _fixed_values(arr, np.uint8)
+        out.values = _fixed_values(arr, np.uint8, out.valid)
     elif kind in ("float", "double"):
-        out.values = _fixed_values(arr, np.float32 if kind == "float" else np.float64)
+        out.values = _fixed_values(arr, np.float32 if kind == "float" else np.float64, out.valid)
     elif leaf.is_decimal and kind in ("int32", "int64"):
-        out.values = _decimal_words(arr)[:, 0].astype(np.int32 if kind == "int32" else np.int64)
+        out.values = _decimal_words(arr, out.valid, 1)[:, 0].astype(np.int32 if kind == "int32" else np.int64)
     elif leaf.is_decimal:
-        out.offsets, out.data = _fixed_bytes(_decimal_big_endian(_decimal_words(arr), leaf.type_length))
+        out.offsets, out.data = _fixed_bytes(_decimal_big_endian(_decimal_words(arr, out.valid, 2), leaf.type_length))
     elif pa.types.is_timestamp(arr.type):
-        micros = _timestamp_micros(arr, leaf)
+        micros = _timestamp_micros(arr, leaf, out.valid)
         if kind == "int96":
             out.offsets, out.data = _fixed_bytes(int96_bytes(micros))
         elif leaf.logical is not None and leaf.logical.unit == "MILLIS":
@@ -168,9 +205,9 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, timestamp_type: st
             out.values = micros
     elif kind == "int32":
         src = arr.view(pa.int32()) if pa.types.is_date32(arr.type) else arr
-        out.values = _fixed_values(src, np.int32)
+        out.values = _fixed_values(src, np.int32, out.valid)
     elif kind == "int64":
-        out.values = _fixed_values(arr, np.int64)
+        out.values = _fixed_values(arr, np.int64, out.valid)
     elif kind == "bytes":
         out.offsets, out.data = _binary(arr)
     else:

@@ -101,16 +101,22 @@ class ParquetWriter:
         return RowGroupBuilder(self.schema.leaves, encoders, o)
 
     def _initial_target(self) -> int:
-        """Rows to convert at first: about two row groups' worth by Arrow size, at least one page's rows."""
+        """Rows to convert for a new row group: a bit more than the last one, else 8 blocks by Arrow size."""
+        if self._row_groups:
+            return max(1024, self._row_groups[-1].num_rows * 5 // 4)
         nbytes = sum(p.nbytes for p in self._pending) or 1
         per_row = max(1, nbytes // max(1, self._pending_rows))
-        return max(self.options.page_row_count_limit, 2 * self.options.block_size // per_row, 1024)
+        return max(self.options.page_row_count_limit, 8 * self.options.block_size // per_row, 1024)
 
-    def _convert_window(self, rows: int) -> None:
-        """Convert the first `rows` pending rows (the open row group's rows) to LeafData."""
-        table = _concat(self._pending).slice(0, rows)
+    def _extend_window(self, rows: int) -> None:
+        """Convert pending rows window_rows..rows (the open row group's next rows) and append them."""
+        table = _concat(self._pending).slice(self._window_rows, rows - self._window_rows)
         ts = self.options.timestamp_type
-        self._window = [leaf_data(table.column(leaf.index), leaf, ts) for leaf in self.schema.leaves]
+        fresh = [leaf_data(table.column(leaf.index), leaf, ts) for leaf in self.schema.leaves]
+        if self._window is None:
+            self._window = fresh
+        else:
+            self._window = [LeafData.concat([old, new]) for old, new in zip(self._window, fresh, strict=True)]
         self._window_rows = rows
 
     def _drive(self, final: bool) -> None:
@@ -120,8 +126,11 @@ class ParquetWriter:
                 self._builder = self._new_builder()
                 self._window, self._window_rows = None, 0
                 self._target_rows = self._initial_target()
-            if self._window_rows < min(self._target_rows, self._pending_rows):
-                self._convert_window(min(self._target_rows, self._pending_rows))
+            want = min(self._target_rows, self._pending_rows)
+            if not final and want < self._target_rows:
+                return  # wait for more input before converting a partial window
+            if self._window_rows < want:
+                self._extend_window(want)
             assert self._window is not None
             at_end = self._window_rows == self._pending_rows
             cut = self._builder.advance(self._window, self._window_rows, final and at_end)

@@ -45,22 +45,22 @@ def pack_lsb(vals: np.ndarray, start: int, count: int, width: int, out: np.ndarr
     """
     if width == 0:
         return pos
-    nbytes = (count * width) // 8
-    for i in range(nbytes):
-        out[pos + i] = 0
-    bit = 0
+    acc = np.uint64(0)
+    nbits = 0
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF) if width == 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
     for i in range(count):
-        v = vals[start + i]
-        remaining = width
-        while remaining > 0:
-            byte_idx = bit >> 3
-            shift = bit & 7
-            take = 8 - shift
-            if take > remaining:
-                take = remaining
-            chunk = np.uint8((v & np.uint64((1 << take) - 1)) << np.uint64(shift))
-            out[pos + byte_idx] |= chunk
-            v = v >> np.uint64(take)
-            bit += take
-            remaining -= take
-    return pos + nbytes
+        v = np.uint64(vals[start + i]) & mask
+        left = width
+        while left > 0:
+            take = min(left, 32)
+            part = v & ((np.uint64(1) << np.uint64(take)) - np.uint64(1))
+            acc |= part << np.uint64(nbits)
+            nbits += take
+            v = v >> np.uint64(take) if take < 64 else np.uint64(0)
+            left -= take
+            while nbits >= 8:
+                out[pos] = np.uint8(acc & np.uint64(0xFF))
+                pos += 1
+                acc = acc >> np.uint64(8)
+                nbits -= 8
+    return pos

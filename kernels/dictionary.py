@@ -32,6 +32,15 @@ def hash_bytes(data: np.ndarray, start: int, end: int) -> np.uint64:
 
 
 @jit
+def _log2(n: int) -> int:
+    """log2 of a power of two."""
+    k = 0
+    while (1 << k) < n:
+        k += 1
+    return k
+
+
+@jit
 def fixed_insert(keys: np.ndarray, start: int, end: int, table: np.ndarray, entry_keys: np.ndarray,
                  n_entries: int, entry_size: int, dict_bytes: int, limit: int, ids: np.ndarray) -> tuple:
     """Insert keys[start:end] (int64) and write their ids to ids[0:end-start].
@@ -40,9 +49,10 @@ def fixed_insert(keys: np.ndarray, start: int, end: int, table: np.ndarray, entr
     dict_bytes exceed `limit` (insertion stops there), or -1.
     """
     mask = np.uint64(table.shape[0] - 1)
+    shift = np.uint64(64 - _log2(table.shape[0]))
     for i in range(start, end):
         k = keys[i]
-        slot = hash_u64(np.uint64(k)) & mask
+        slot = (np.uint64(k) * _GOLDEN) >> shift
         while True:
             e = table[slot]
             if e < 0:
@@ -65,8 +75,9 @@ def fixed_insert(keys: np.ndarray, start: int, end: int, table: np.ndarray, entr
 def fixed_rehash(entry_keys: np.ndarray, n_entries: int, table: np.ndarray) -> None:
     """Rebuild an empty (all -1) table from the first n_entries keys."""
     mask = np.uint64(table.shape[0] - 1)
+    shift = np.uint64(64 - _log2(table.shape[0]))
     for e in range(n_entries):
-        slot = hash_u64(np.uint64(entry_keys[e])) & mask
+        slot = (np.uint64(entry_keys[e]) * _GOLDEN) >> shift
         while table[slot] >= 0:
             slot = (slot + np.uint64(1)) & mask
         table[slot] = e

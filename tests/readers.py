@@ -350,14 +350,16 @@ def _show(arr: pa.Array, i: int) -> str:
 
 
 def _column_mismatch(
-    name: str, actual: pa.Array, expected: pa.Array, reader_name: str, ignore_tz: bool, nan_as_null: bool
+    name: str, actual_col: pa.ChunkedArray, expected_col: pa.ChunkedArray, reader_name: str, ignore_tz: bool,
+    nan_as_null: bool,
 ) -> str | None:
     """Why one column differs, naming reader, column and first differing row; None when equal."""
-    atype, etype = actual.type, expected.type
-    if not _kinds_compatible(atype, etype):
+    atype, etype = actual_col.type, expected_col.type
+    actual, expected = _flatten(actual_col), _flatten(expected_col)
+    if not _kinds_compatible(actual.type, expected.type):
         return f"{reader_name}: column {name!r} has type {atype}, expected {etype}"
     if (not ignore_tz and _kind(atype) == _kind(etype) == "timestamp"
-            and (atype.tz is None) != (etype.tz is None)):
+            and (actual.type.tz is None) != (expected.type.tz is None)):
         return (f"{reader_name}: column {name!r} has type {atype}, expected {etype} "
                 "(zoned vs zone-less: isAdjustedToUTC differs)")
     avalid = actual.is_valid().to_numpy(zero_copy_only=False)
@@ -388,8 +390,8 @@ def table_mismatches(
     tz_exempt = set(expected.column_names) if ignore_tz is True else set(ignore_tz or ())
     problems = []
     for name in expected.column_names:
-        problem = _column_mismatch(name, _flatten(actual.column(name)), _flatten(expected.column(name)),
-                                   reader_name, name in tz_exempt, nan_as_null)
+        problem = _column_mismatch(name, actual.column(name), expected.column(name), reader_name,
+                                   name in tz_exempt, nan_as_null)
         if problem is not None:
             problems.append(problem)
     return problems

@@ -219,7 +219,7 @@ def test_assert_tables_equal_accepts_legitimate_changes() -> None:
     for name, col in changed.items():
         actual = actual.set_column(actual.column_names.index(name), name, col)
     assert_tables_equal(actual, expected, "somereader")
-    modern = pa.table({"t": pa.array(TIMES[2:7], pa.timestamp("us", tz="UTC"))})
+    modern = pa.table({"t": pa.array([TIMES[i] for i in (2, 3, 4, 6)], pa.timestamp("us", tz="UTC"))})
     as_ns = pa.table({"t": modern["t"].cast(pa.timestamp("ns", tz="America/New_York"))})
     assert_tables_equal(as_ns, modern, "somereader")
 

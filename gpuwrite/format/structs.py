@@ -495,11 +495,14 @@ class ColumnMetaData:
 
 @dataclass(slots=True, kw_only=True)
 class ColumnChunk:
-    """A column chunk's place in the file plus its metadata and page-index locations (no encryption)."""
+    """A column chunk's metadata and page-index locations (no encryption).
+
+    ``meta_data`` is optional in the IDL, but the spec says writers MUST set it, so it is required here.
+    """
 
     file_path: str | None = None
     file_offset: int = 0
-    meta_data: ColumnMetaData | None = None
+    meta_data: ColumnMetaData
     offset_index_offset: int | None = None
     offset_index_length: int | None = None
     column_index_offset: int | None = None
@@ -511,8 +514,7 @@ class ColumnChunk:
         if self.file_path is not None:
             w.field_string(1, self.file_path)
         w.field_i64(2, self.file_offset)
-        if self.meta_data is not None:
-            w.field_struct(3, self.meta_data)
+        w.field_struct(3, self.meta_data)
         if self.offset_index_offset is not None:
             w.field_i64(4, self.offset_index_offset)
         if self.offset_index_length is not None:

@@ -36,6 +36,8 @@ _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 _DOUBLE = struct.Struct("<d")
 
+Buffer = bytes | bytearray | memoryview
+
 
 class ThriftDecodeError(GpuwriteError, ValueError):
     """Bytes that are not a well-formed compact-protocol struct (truncated, or an unknown type code)."""
@@ -72,6 +74,7 @@ class CompactWriter:
         self._stack: list[int] = []
 
     def __len__(self) -> int:
+        """Bytes written so far (a page header's length once it is written)."""
         return len(self.buf)
 
     def getvalue(self) -> bytes:
@@ -173,7 +176,7 @@ class CompactWriter:
         self._header(fid, CT_DOUBLE)
         self.buf += _DOUBLE.pack(value)
 
-    def field_binary(self, fid: int, value: bytes | bytearray | memoryview) -> None:
+    def field_binary(self, fid: int, value: Buffer) -> None:
         """Write a binary field: varint length, then the bytes."""
         self._header(fid, CT_BINARY)
         self._binary(value)
@@ -210,7 +213,7 @@ class CompactWriter:
                 raise _out_of_range("i64", v)
             _put_varint(buf, (v << 1) ^ (v >> 63))
 
-    def field_list_binary(self, fid: int, values: Sequence[bytes | bytearray | memoryview]) -> None:
+    def field_list_binary(self, fid: int, values: Sequence[Buffer]) -> None:
         """Write a list<binary>."""
         self._list_header(fid, CT_BINARY, len(values))
         for v in values:
@@ -237,7 +240,7 @@ class CompactWriter:
             self.buf.append(0xF0 | elem_type)
             _put_varint(self.buf, size)
 
-    def _binary(self, value: bytes | bytearray | memoryview) -> None:
+    def _binary(self, value: Buffer) -> None:
         """Append a varint byte length and the bytes."""
         data = value.cast("B") if isinstance(value, memoryview) else value
         _put_varint(self.buf, len(data))
@@ -249,9 +252,6 @@ def serialize(value: Writable) -> bytes:
     w = CompactWriter()
     value.write(w)
     return w.getvalue()
-
-
-Buffer = bytes | bytearray | memoryview
 
 
 def read_varint(buf: Buffer, pos: int) -> tuple[int, int]:
@@ -300,7 +300,7 @@ def _read_list(buf: Buffer, pos: int) -> tuple[list[Any], int]:
 
 
 def _read_map(buf: Buffer, pos: int) -> tuple[dict[Any, Any], int]:
-    """Read a map: varint size, then (if non-empty) a key/value type byte and the pairs."""
+    """Read a map: varint size, then a key/value type byte and the pairs; container keys become reprs."""
     size, pos = read_varint(buf, pos)
     if size == 0:
         return {}, pos
