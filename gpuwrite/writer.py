@@ -12,10 +12,11 @@ import pyarrow as pa
 from .assemble.footer import column_metadata, file_metadata, row_group
 from .assemble.sink import MAGIC, FileSink
 from .columns import LeafData, leaf_data
-from .encode.chunk import ChunkEncoder, serialize
+from .encode.chunk import ChunkEncoder
 from .encode.compress import CODEC_IDS, compressor
 from .errors import GpuwriteError, SchemaMismatchError
 from .format.structs import ColumnChunk, RowGroup
+from .format.thrift import serialize
 from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
 from .options import WriteOptions, resolve_options
 from .plan import RowGroupBuilder

@@ -20,7 +20,7 @@ from gpuwrite.kernels.rle import rle_emitted_size, rle_encode, rle_max_size
 from ..columns import LeafData
 from ..format.enums import Encoding, PageType
 from ..format.structs import DataPageHeaderV2, DictionaryPageHeader, PageHeader
-from ..format.thrift import CompactWriter
+from ..format.thrift import serialize
 from ..schema import BYTE_ARRAY, Leaf
 from .dictionary import Dictionary
 from .stats import PageStats, page_stats
@@ -32,13 +32,6 @@ _RAW_WIDTH = {"int32": 4, "float": 4, "int64": 8, "double": 8}
 FALLBACK = {"bool": Encoding.PLAIN, "int32": Encoding.DELTA_BINARY_PACKED, "int64": Encoding.DELTA_BINARY_PACKED,
             "float": Encoding.PLAIN, "double": Encoding.PLAIN, "int96": Encoding.PLAIN,
             "bytes": Encoding.DELTA_BYTE_ARRAY, "flba": Encoding.DELTA_BYTE_ARRAY}
-
-
-def serialize(obj: object) -> bytes:
-    """Thrift compact bytes of a format struct."""
-    w = CompactWriter()
-    obj.write(w)  # type: ignore[attr-defined]
-    return w.getvalue()
 
 
 @dataclass
