@@ -22,14 +22,12 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A local[2] SparkSession in UTC, shared by all tests; skipped only when no `java` is on PATH."""
     if shutil.which("java") is None:
         pytest.skip("no `java` on PATH: PySpark needs a JVM to read files back")
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
-        from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    session = (
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("gpuwrite-tests")
         .config("spark.sql.session.timeZone", "UTC")
@@ -40,8 +38,10 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.warehouse.dir", str(warehouse))
-        .getOrCreate()
     )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+        session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
     yield session
     session.stop()

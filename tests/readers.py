@@ -417,8 +417,11 @@ def _check_fastparquet(path: PathLike, expected: pa.Table) -> tuple[str, list[st
     if table is None:
         return f"failed: {reason}", [f"fastparquet: {reason} (file uses only encodings it supports)"]
     problems = table_mismatches(table, expected.select(names), "fastparquet", ignore_tz=True, nan_as_null=True)
-    status = "ok" if not unsupported else f"partial: compared {len(names)} of {expected.num_columns} columns; {skipped}"
-    return status, problems
+    if problems:
+        return "mismatch", problems
+    if unsupported:
+        return f"partial: compared {len(names)} of {expected.num_columns} columns; {skipped}", []
+    return "ok", []
 
 
 def assert_readers_agree(
