@@ -8,6 +8,7 @@ INT96) keep `offsets` into `data`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,9 +31,9 @@ class LeafData:
 
     num_rows: int
     valid: np.ndarray | None  # bool per row; None when every row holds a value
-    values: np.ndarray | None = None  # fixed kinds: compacted values
-    offsets: np.ndarray | None = None  # byte kinds: int64 offsets of compacted values into data
-    data: np.ndarray | None = None  # byte kinds: uint8
+    values: Any = None  # fixed kinds: np.ndarray of compacted values
+    offsets: Any = None  # byte kinds: np.ndarray of int64 offsets of compacted values into data
+    data: Any = None  # byte kinds: np.ndarray of uint8
 
     def __post_init__(self) -> None:
         self._levels: np.ndarray | None = None

@@ -134,6 +134,17 @@ def test_all_types_spark(tmp_parquet: Path, spark: Any) -> None:
 
 
 @pytest.mark.spark
+def test_wrong_value_reported_by_every_reader(tmp_parquet: Path, spark: Any) -> None:
+    """A file that does not hold the expected values fails in every reader, each one named."""
+    expected = all_types_table()
+    write_v2(expected, tmp_parquet, use_dictionary=False, column_encoding={"b": "PLAIN"}, store_schema=False)
+    with pytest.raises(AssertionError) as info:
+        assert_readers_agree(tmp_parquet, with_value(expected, "d18", 4, Decimal("0.0257")), spark=spark)
+    for reader in ALL_READERS:
+        assert f"{reader}: column 'd18' differs at row 4" in str(info.value)
+
+
+@pytest.mark.spark
 def test_dictionary_and_delta_spark(tmp_parquet: Path, spark: Any) -> None:
     """Spark's two readers decode dictionary, RLE-boolean and DELTA_* v2 pages like the rest."""
     expected = all_types_table()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -23,8 +24,8 @@ class PageStats:
 
     null_count: int
     num_values: int
-    min_key: object = None
-    max_key: object = None
+    min_key: Any = None
+    max_key: Any = None
     min_bytes: bytes = b""
     max_bytes: bytes = b""
     all_same: bool = True  # every non-null value identical (INT96 only writes min/max then)

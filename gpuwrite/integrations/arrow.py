@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 
-ArrowPiece = pa.Table | pa.RecordBatch
+ArrowPiece: TypeAlias = "pa.Table | pa.RecordBatch"
 
 
 def _from_pandas(df: Any) -> pa.Table:
