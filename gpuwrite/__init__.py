@@ -4,13 +4,15 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from .dataset import DatasetResult, write_dataset  # noqa: E402
 from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError  # noqa: E402
+from .inspect import inspect  # noqa: E402
 from .options import WriteOptions  # noqa: E402
 from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary  # noqa: E402
 from .writer import ParquetWriter, write_table  # noqa: E402
 
 __all__ = [
-    "ChunkSummary", "FileResult", "FooterSummary", "GpuwriteError", "OptionError", "ParquetWriter",
-    "RowGroupSummary", "SchemaMismatchError", "UnsupportedTypeError", "WriteOptions", "__version__",
-    "write_table",
+    "ChunkSummary", "DatasetResult", "FileResult", "FooterSummary", "GpuwriteError", "OptionError",
+    "ParquetWriter", "RowGroupSummary", "SchemaMismatchError", "UnsupportedTypeError", "WriteOptions", "__version__",
+    "inspect", "write_dataset", "write_table",
 ]

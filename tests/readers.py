@@ -30,10 +30,12 @@ _FASTPARQUET_SCRIPT = r'''
 import json
 import sys
 
-import fastparquet
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+
+pd.options.future.infer_string = False
+import fastparquet
 from fastparquet import parquet_thrift as pt
 
 path, out, wanted = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
@@ -84,10 +86,17 @@ def decimal_array(s, precision, scale, physical, type_length):
     else:
         vals = as_bytes(s, type_length)
         valid = np.array([b is not None for b in vals], dtype=bool)
-        for i, b in enumerate(vals):
-            if b is not None:
-                data[i] = np.frombuffer(int.from_bytes(b, "big", signed=True).to_bytes(width, "little", signed=True),
-                                        dtype=np.uint8)
+        present = [b for b in vals if b is not None]
+        if present and type_length and type_length <= width:
+            big = np.frombuffer(b"".join(present), dtype=np.uint8).reshape(len(present), type_length)
+            full = np.where(big[:, :1] >= 128, np.uint8(255), np.uint8(0)).repeat(width, axis=1)
+            full[:, width - type_length:] = big
+            data[valid] = full[:, ::-1]
+        else:
+            for i, b in enumerate(vals):
+                if b is not None:
+                    data[i] = np.frombuffer(
+                        int.from_bytes(b, "big", signed=True).to_bytes(width, "little", signed=True), dtype=np.uint8)
     bits = np.packbits(valid, bitorder="little").tobytes()
     return pa.Array.from_buffers(typ, n, [pa.py_buffer(bits), pa.py_buffer(data.tobytes())])
 
@@ -164,7 +173,7 @@ def read_polars(path: PathLike) -> pa.Table:
         schema = dict(pl.read_parquet_schema(str(path)))
         for name in int96:
             schema[name] = pl.Datetime("us")
-    return pl.read_parquet(str(path), schema=schema).to_arrow()
+    return pl.read_parquet(str(path), schema=schema, glob=False).to_arrow()
 
 
 def fastparquet_unsupported_columns(path: PathLike) -> dict[str, str]:
@@ -389,9 +398,9 @@ def table_mismatches(
         return [f"{reader_name}: {actual.num_rows} rows, expected {expected.num_rows}"]
     tz_exempt = set(expected.column_names) if ignore_tz is True else set(ignore_tz or ())
     problems = []
-    for name in expected.column_names:
-        problem = _column_mismatch(name, actual.column(name), expected.column(name), reader_name,
-                                   name in tz_exempt, nan_as_null)
+    for i, name in enumerate(expected.column_names):
+        problem = _column_mismatch(name, actual.column(i), expected.column(i), reader_name, name in tz_exempt,
+                                   nan_as_null)
         if problem is not None:
             problems.append(problem)
     return problems

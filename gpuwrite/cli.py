@@ -1,0 +1,506 @@
+"""The `gpuwrite` command: write a file as Parquet v2, inspect a Parquet file, or run the demo benchmark."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import pyarrow as pa
+
+from . import __version__
+from .demo_data import DEMO_ROWS, store_sales_table
+from .errors import GpuwriteError, OptionError
+from .inspect import format_inspect, inspect
+from .options import TIMESTAMP_TYPES, WriteOptions
+from .result import FileResult
+from .writer import ParquetWriter, write_table
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+HANDLED_ERRORS = (GpuwriteError, TypeError, ValueError, OSError, pa.ArrowException)
+PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+IPC_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")
+CSV_SUFFIXES = (".csv", ".tsv")
+COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".lz4")
+IPC_STREAM_MARKER = b"\xff\xff\xff\xff"
+PARQUET_BATCH_ROWS = 128 * 1024
+CSV_BLOCK_BYTES = 8 << 20
+TIMED_RUNS = 3
+
+
+class CliError(GpuwriteError):
+    """A usage problem found by the command itself (bad size, unreadable input kind); exits with 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the gpuwrite command line with `argv` (default sys.argv[1:]); returns the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        status: int = args.run(args)
+        return status
+    except KeyboardInterrupt:
+        print("gpuwrite: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except HANDLED_ERRORS as exc:
+        print(f"gpuwrite: error: {_error_message(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _error_message(exc: BaseException) -> str:
+    """One line for an error: 'path: reason' for OS errors, else the exception's own message."""
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc).strip() or type(exc).__name__
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The argument parser with the write, inspect and demo subcommands."""
+    parser = argparse.ArgumentParser(prog="gpuwrite", description="Parquet v2 files that Spark reads as its own.")
+    parser.add_argument("--version", action="version", version=f"gpuwrite {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    w = sub.add_parser("write", help="write a Parquet, Arrow IPC or CSV file as Parquet v2",
+                       description="Stream IN (Parquet, Arrow IPC/Feather or CSV, chosen by extension, else by its "
+                                   "magic bytes) into a Parquet v2 file at OUT. Flags win over --option keys.")
+    w.add_argument("input", metavar="IN", help="input file: .parquet, .arrow/.feather/.ipc or .csv")
+    w.add_argument("output", metavar="OUT", help="Parquet file to write (appears only when complete)")
+    w.add_argument("--compression", metavar="C", help="uncompressed, snappy (default), gzip, zstd or lz4_raw")
+    w.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
+                   help="a Spark / parquet-java key such as parquet.page.size=1048576 (repeatable)")
+    w.add_argument("--row-group-size", metavar="BYTES", type=_size, help="row group size (parquet.block.size); "
+                   "K, M, G suffixes allowed")
+    w.add_argument("--page-size", metavar="BYTES", type=_size, help="page size (parquet.page.size)")
+    w.add_argument("--no-dictionary", action="store_true", help="do not dictionary-encode any column")
+    w.add_argument("--timestamp-type", metavar="T", type=str.upper,
+                   help=f"timestamp physical type: {', '.join(TIMESTAMP_TYPES)} (default INT96, as Spark)")
+    w.add_argument("--quiet", action="store_true", help="print nothing on success")
+    w.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a TTY")
+    w.set_defaults(run=_cmd_write)
+
+    i = sub.add_parser("inspect", help="describe a Parquet file: footer, row groups, chunks and pages",
+                       description="Describe any Parquet file, down to every page header.")
+    i.add_argument("file", metavar="FILE")
+    i.add_argument("--json", action="store_true", help="print the description as JSON")
+    i.set_defaults(run=_cmd_inspect)
+
+    d = sub.add_parser("demo", help="write TPC-DS store_sales, verify it, and compare with pyarrow's writer",
+                       description="Generate store_sales, write it with gpuwrite, read it back with pyarrow and "
+                                   "check every value, then time gpuwrite and pyarrow's own writer.")
+    d.add_argument("--rows", metavar="N", type=_positive_int, default=DEMO_ROWS,
+                   help=f"rows to generate (default {DEMO_ROWS:,}, TPC-DS scale factor 1)")
+    d.add_argument("--compression", metavar="C", default="snappy", help="codec for both writers (default snappy)")
+    d.add_argument("--out", metavar="PATH", help="write gpuwrite's file here and keep it (default: a temp file)")
+    d.add_argument("--keep", action="store_true", help="keep gpuwrite's temporary file and print its path")
+    d.set_defaults(run=_cmd_demo)
+    return parser
+
+
+def _size(text: str) -> int:
+    """Parse a byte size: an integer with an optional K, M or G suffix (powers of 1024)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([kmg]?)(i?b)?\s*", text, re.IGNORECASE)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size in bytes (e.g. 1048576, 512K, 128M, 1G)")
+    return int(match.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[match.group(2).lower()]
+
+
+def _positive_int(text: str) -> int:
+    """Parse a positive integer (underscores and commas allowed, as in 2_880_404)."""
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+# -- write --------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Source:
+    """An opened input: its schema, its batches (read lazily), its row count if known, and what it is."""
+
+    schema: pa.Schema
+    batches: Iterator[pa.RecordBatch]
+    total_rows: int | None
+    kind: str
+
+
+def _write_options(args: argparse.Namespace) -> WriteOptions:
+    """WriteOptions from --option keys, then the flags (which win), validated before any input is read."""
+    conf: dict[str, str] = {}
+    for item in args.option:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise OptionError(f"--option {item!r} is not KEY=VALUE")
+        conf[key.strip()] = value.strip()
+    keywords: dict[str, Any] = {"compression": args.compression, "block_size": args.row_group_size,
+                                "page_size": args.page_size, "timestamp_type": args.timestamp_type}
+    if args.no_dictionary:
+        keywords["enable_dictionary"] = False
+    return WriteOptions.from_conf(conf, **{k: v for k, v in keywords.items() if v is not None})
+
+
+def input_kind(path: str) -> str:
+    """'parquet', 'ipc' or 'csv' for an input path: by extension, else by the file's magic bytes."""
+    name = path.lower()
+    for suffix in COMPRESSION_SUFFIXES:
+        if name.endswith(tuple(s + suffix for s in CSV_SUFFIXES)):
+            name = name.removesuffix(suffix)
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    if name.endswith(IPC_SUFFIXES):
+        return "ipc"
+    if name.endswith(CSV_SUFFIXES):
+        return "csv"
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"ARROW1") or head.startswith(IPC_STREAM_MARKER):
+        return "ipc"
+    raise CliError(f"cannot tell what kind of file {path!r} is (no PAR1 or ARROW1 magic): name it .parquet, "
+                   ".arrow/.feather/.ipc or .csv")
+
+
+def open_source(path: str, stack: contextlib.ExitStack) -> Source:
+    """Open `path` as a stream of record batches; files it opens are closed by `stack`."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(2, "No such file or directory", path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "Is a directory (give one file)", path)
+    kind = input_kind(path)
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        pf = stack.enter_context(pq.ParquetFile(path))
+        return Source(pf.schema_arrow, pf.iter_batches(batch_size=PARQUET_BATCH_ROWS), pf.metadata.num_rows,
+                      "Parquet")
+    if kind == "ipc":
+        source = stack.enter_context(pa.memory_map(path))
+        if source.read(6) == b"ARROW1":
+            source.seek(0)
+            reader = pa.ipc.open_file(source)
+            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
+            return Source(reader.schema, batches, reader.count_rows(), "Arrow IPC file")
+        source.seek(0)
+        stream = stack.enter_context(pa.ipc.open_stream(source))
+        return Source(stream.schema, iter(stream), None, "Arrow IPC stream")
+    import pyarrow.csv as csv
+
+    delimiter = "\t" if ".tsv" in os.path.basename(path).lower() else ","
+    reader = stack.enter_context(csv.open_csv(path, read_options=csv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+                                              parse_options=csv.ParseOptions(delimiter=delimiter)))
+    return Source(reader.schema, iter(reader), None, "CSV")
+
+
+class Progress:
+    """A progress bar on stderr: rows read (of the total when known), rate and elapsed time.
+
+    On a terminal it redraws one line ten times a second; elsewhere (--progress into a log) it prints a
+    line a second.
+    """
+
+    WIDTH = 24
+
+    def __init__(self, total: int | None, stream: TextIO, enabled: bool, delay_s: float) -> None:
+        self.total = total
+        self.stream = stream
+        self.enabled = enabled
+        self.delay_s = delay_s
+        self.rows = 0
+        self.start = time.perf_counter()
+        self._last_draw = 0.0
+        self._drawn = 0
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.interval_s = 0.1 if self.tty else 1.0
+
+    def update(self, rows: int) -> None:
+        """Count `rows` more rows; redraw at most ten times a second, once `delay_s` has passed."""
+        self.rows += rows
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if now - self.start >= self.delay_s and now - self._last_draw >= self.interval_s:
+            self._last_draw = now
+            self._draw(now - self.start, "")
+
+    def note(self, text: str) -> None:
+        """Show what is happening now (after the last batch) on a bar that is already on screen."""
+        if self._drawn:
+            self._draw(time.perf_counter() - self.start, text)
+
+    def _draw(self, elapsed: float, note: str) -> None:
+        """Write the bar over the previous one."""
+        rate = self.rows / elapsed if elapsed > 0 else 0.0
+        if self.total:
+            done = min(1.0, self.rows / self.total)
+            filled = int(done * self.WIDTH)
+            bar = "#" * filled + "-" * (self.WIDTH - filled)
+            text = f"[{bar}] {done:6.1%}  {self.rows:,}/{self.total:,} rows read"
+        else:
+            text = f"{self.rows:,} rows read"
+        text += f"  {_rate(rate)} rows/s  {elapsed:.1f} s"
+        if note:
+            text += f"  {note}"
+        self.stream.write("\r" + text.ljust(self._drawn) if self.tty else text + "\n")
+        self.stream.flush()
+        self._drawn = max(1, len(text))
+
+    def finish(self) -> None:
+        """Draw the final state and end the bar's line, if a bar is on screen."""
+        if self._drawn:
+            self._draw(time.perf_counter() - self.start, "done")
+            if self.tty:
+                self.stream.write("\n")
+                self.stream.flush()
+
+
+def _rate(per_second: float) -> str:
+    """A rate with a k/M suffix, e.g. 812k or 1.25M."""
+    if per_second >= 1e6:
+        return f"{per_second / 1e6:.2f}M"
+    if per_second >= 1e3:
+        return f"{per_second / 1e3:.0f}k"
+    return f"{per_second:.0f}"
+
+
+def _cmd_write(args: argparse.Namespace) -> int:
+    """`gpuwrite write IN OUT`: stream IN through ParquetWriter into OUT and print a one-line summary."""
+    options = _write_options(args)
+    start = time.perf_counter()
+    arrow_bytes = 0
+    with contextlib.ExitStack() as stack:
+        source = open_source(args.input, stack)
+        show = args.progress or (not args.quiet and sys.stderr.isatty())
+        progress = Progress(source.total_rows, sys.stderr, show, delay_s=0.0 if args.progress else 0.5)
+        try:
+            with ParquetWriter(args.output, source.schema, options=options) as writer:
+                for batch in source.batches:
+                    writer.write(batch)
+                    arrow_bytes += batch.nbytes
+                    progress.update(batch.num_rows)
+                progress.note("writing the last row group and the footer")
+                result = writer.close()
+        finally:
+            progress.finish()
+    seconds = time.perf_counter() - start
+    if not args.quiet:
+        print(f"wrote {result.num_rows:,} rows from {source.kind} {args.input} to {args.output}: "
+              f"{result.size:,} bytes in {seconds:.2f} s ({arrow_bytes / 1e6 / seconds:.1f} MB/s of Arrow input, "
+              f"{result.size / 1e6 / seconds:.1f} MB/s written)")
+    return EXIT_OK
+
+
+# -- inspect ------------------------------------------------------------------------------------------------
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    """`gpuwrite inspect FILE`: print the file's description as text or JSON."""
+    if not os.path.exists(args.file):
+        raise FileNotFoundError(2, "No such file or directory", args.file)
+    try:
+        info = inspect(args.file)
+    except GpuwriteError as exc:
+        raise CliError(f"{args.file}: not a readable Parquet file: {exc}") from exc
+    print(json.dumps(info, indent=2, allow_nan=False) if args.json else format_inspect(info))
+    return EXIT_OK
+
+
+# -- demo ---------------------------------------------------------------------------------------------------
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Run fn once after a garbage collection; return (seconds, its result)."""
+    gc.collect()
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def _numba_cache_counts() -> tuple[int, int]:
+    """(signatures loaded from numba's disk cache, signatures compiled) so far over gpuwrite's kernels."""
+    try:
+        from numba.core.dispatcher import Dispatcher
+    except ImportError:
+        return 0, 0
+    seen: dict[int, Any] = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith("gpuwrite.kernels") and module is not None:
+            for value in vars(module).values():
+                if isinstance(value, Dispatcher):
+                    seen[id(value)] = value
+    hits = misses = 0
+    for dispatcher in seen.values():
+        stats = getattr(dispatcher, "stats", None)
+        hits += len(getattr(stats, "cache_hits", ()) or ())
+        misses += len(getattr(stats, "cache_misses", ()) or ())
+    return hits, misses
+
+
+def _pyarrow_codec(codec: str) -> str:
+    """pyarrow's name for one of gpuwrite's codecs."""
+    return {"uncompressed": "none"}.get(codec, codec)
+
+
+def _mb(n: float) -> str:
+    """Bytes as decimal megabytes."""
+    return f"{n / 1e6:,.1f} MB"
+
+
+def _row(label: str, text: str) -> None:
+    """Print one aligned line of the demo report."""
+    print(f"  {label:<20} {text}")
+
+
+def _runs(times: list[float]) -> str:
+    """The timed runs, for the record."""
+    return ", ".join(f"{t:.2f}" for t in times) + " s"
+
+
+def _chunk_table(result: FileResult, pyarrow_path: str) -> list[str]:
+    """Per column: type, gpuwrite's encodings, pages and bytes, next to pyarrow's encodings and bytes."""
+    import pyarrow.parquet as pq
+
+    meta = pq.ParquetFile(pyarrow_path).metadata
+    rows = [["column", "type", "gpuwrite encodings", "data pages", "bytes", "pyarrow encodings", "bytes"]]
+    groups = result.footer.row_groups
+    for j, first in enumerate(groups[0].columns if groups else ()):
+        encodings: dict[str, None] = {}
+        pages = size = 0
+        for rg in groups:
+            chunk = rg.columns[j]
+            encodings.update(dict.fromkeys(chunk.encodings))
+            pages += chunk.page_count
+            size += chunk.compressed_size
+        pa_encodings: dict[str, None] = {}
+        pa_size = 0
+        for i in range(meta.num_row_groups):
+            col = meta.row_group(i).column(j)
+            pa_encodings.update(dict.fromkeys(col.encodings))
+            pa_size += col.total_compressed_size
+        rows.append([first.path, first.physical_type, ", ".join(encodings), f"{pages:,}", f"{size:,}",
+                     ", ".join(pa_encodings), f"{pa_size:,}"])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    right = {3, 4, 6}
+    return ["  " + "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+                             for i, c in enumerate(r)).rstrip() for r in rows]
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    """`gpuwrite demo`: write store_sales with gpuwrite, verify it with pyarrow, and time pyarrow's writer."""
+    import pyarrow.parquet as pq
+
+    codec = WriteOptions.from_conf(None, compression=args.compression).compression
+    tmpdir = tempfile.mkdtemp(prefix="gpuwrite-demo-")
+    path = os.path.abspath(args.out) if args.out else os.path.join(tmpdir, "store_sales.gpuwrite.parquet")
+    pa_path = os.path.join(tmpdir, "store_sales.pyarrow.parquet")
+    keep_tmpdir = args.keep and not args.out
+    try:
+        gen_s, table = _timed(lambda: store_sales_table(args.rows))
+        arrow_bytes = table.nbytes
+        print(f"gpuwrite demo: TPC-DS store_sales, {table.num_rows:,} rows x {table.num_columns} columns, "
+              f"{_mb(arrow_bytes)} as Arrow (generated in {gen_s:.1f} s), compression {codec}")
+        print(f"Each writer is timed as the median of {TIMED_RUNS} runs after one warm-up run "
+              f"({os.cpu_count()} CPU cores here); GB/s counts Arrow input bytes.")
+        print()
+
+        def gpuwrite_once() -> FileResult:
+            return write_table(table, path, compression=codec)
+
+        hits0, misses0 = _numba_cache_counts()
+        cold_s, result = _timed(gpuwrite_once)
+        hits1, misses1 = _numba_cache_counts()
+        gw_times = [_timed(gpuwrite_once)[0] for _ in range(TIMED_RUNS)]
+        gw_s = statistics.median(gw_times)
+        compiled, loaded = misses1 - misses0, hits1 - hits0
+        if compiled:
+            jit_note = (f"numba compiled {compiled} kernel signature(s) on first use"
+                        + (f" and loaded {loaded} from its disk cache" if loaded else "")
+                        + "; they are cached on disk, so later runs skip the compile")
+        elif loaded:
+            jit_note = f"numba loaded {loaded} compiled kernel signature(s) from its disk cache (compiled earlier)"
+        else:
+            jit_note = "numba compiles kernels on first use and caches them on disk"
+        data_pages = sum(c.page_count for rg in result.footer.row_groups for c in rg.columns)
+        print(f"gpuwrite {__version__} (numba kernels on the CPU)")
+        _row("first write (cold)", f"{cold_s:.2f} s   {jit_note}")
+        _row("warm write (median)", f"{gw_s:.2f} s   {arrow_bytes / 1e9 / gw_s:.3f} GB/s   (runs {_runs(gw_times)})")
+        _row("file", f"{_mb(result.size)} ({result.size:,} bytes), {len(result.footer.row_groups)} row group(s), "
+                     f"{data_pages:,} data pages")
+
+        back = pq.read_table(path)
+        ok = back.equals(table)
+        if not ok:
+            bad = [name for name in table.column_names
+                   if name not in back.column_names or not back.column(name).equals(table.column(name))]
+            _row("verified", f"NO: pyarrow reads back {back.num_rows:,} rows that differ from the input "
+                             f"(schema equal: {back.schema.equals(table.schema)}; columns differing: "
+                             f"{', '.join(bad) or 'none'})")
+            return EXIT_FAILED
+        _row("verified", f"yes: pyarrow read back all {back.num_rows:,} rows x {back.num_columns} columns and "
+                         "every value equals the input (Table.equals)")
+        del back
+        print()
+
+        def pyarrow_once() -> None:
+            pq.write_table(table, pa_path, data_page_version="2.0", compression=_pyarrow_codec(codec))
+
+        _timed(pyarrow_once)
+        pa_times = [_timed(pyarrow_once)[0] for _ in range(TIMED_RUNS)]
+        pa_s = statistics.median(pa_times)
+        pa_size = os.path.getsize(pa_path)
+        print(f'pyarrow {pa.__version__} (pq.write_table, data_page_version="2.0", '
+              f'compression="{_pyarrow_codec(codec)}")')
+        _row("warm write (median)", f"{pa_s:.2f} s   {arrow_bytes / 1e9 / pa_s:.3f} GB/s   (runs {_runs(pa_times)})")
+        _row("file", f"{_mb(pa_size)} ({pa_size:,} bytes)")
+        print()
+
+        speed = pa_s / gw_s
+        faster = f"{speed:.2f}x faster than" if speed >= 1 else f"{1 / speed:.2f}x slower than"
+        print(f"gpuwrite vs pyarrow: gpuwrite is {faster} pyarrow (warm medians {gw_s:.2f} s vs {pa_s:.2f} s); "
+              f"its file is {result.size / pa_size:.2f}x the size of pyarrow's")
+        print()
+        print("per column (bytes are compressed column chunk sizes):")
+        for line in _chunk_table(result, pa_path):
+            print(line)
+        print()
+        if args.out or keep_tmpdir:
+            print(f"gpuwrite's file is kept at {path}")
+        else:
+            print("temporary files removed")
+        return EXIT_OK
+    finally:
+        if keep_tmpdir:
+            with contextlib.suppress(OSError):
+                os.remove(pa_path)
+        else:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

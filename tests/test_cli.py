@@ -1,0 +1,179 @@
+"""The gpuwrite command: write from Parquet, Arrow IPC and CSV, inspect, errors without tracebacks, the demo."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+from gpuwrite.cli import CSV_BLOCK_BYTES, main
+from gpuwrite.demo_data import store_sales_table
+
+REPO = Path(__file__).resolve().parents[1]
+GPUWRITE = REPO / ".venv" / "bin" / "gpuwrite"
+
+
+@pytest.fixture(scope="module")
+def table() -> pa.Table:
+    """A small store_sales table: nullable ints, non-nullable keys and decimals."""
+    return store_sales_table(30_000)
+
+
+def _files(folder: Path) -> set[str]:
+    """Names in a folder, hidden temporary files included."""
+    return {p.name for p in folder.iterdir()}
+
+
+def test_write_from_parquet(tmp_path: Path, table: pa.Table, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Parquet input read batch by batch comes back equal, and the summary line names rows and bytes."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src, row_group_size=7_000)
+    assert main(["write", str(src), str(out)]) == 0
+    assert pq.read_table(out).equals(table)
+    summary = capsys.readouterr().out
+    assert "wrote 30,000 rows" in summary and f"{out.stat().st_size:,} bytes" in summary and "MB/s" in summary
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["ipc-file", "ipc-stream"])
+def test_write_from_arrow_ipc(tmp_path: Path, table: pa.Table, stream: bool,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Arrow IPC files and streams (by extension) come back equal; --progress draws the bar on stderr."""
+    src, out = tmp_path / ("in.arrows" if stream else "in.arrow"), tmp_path / "out.parquet"
+    opener = pa.ipc.new_stream if stream else pa.ipc.new_file
+    with opener(src, table.schema) as w:
+        w.write_table(table, max_chunksize=4_000)
+    assert main(["write", str(src), str(out), "--progress", "--compression", "zstd"]) == 0
+    assert pq.read_table(out).equals(table)
+    assert pq.ParquetFile(out).metadata.row_group(0).column(0).compression == "ZSTD"
+    err = capsys.readouterr().err
+    assert "rows read" in err and "30,000" in err
+
+
+def test_write_sniffs_magic_without_extension(tmp_path: Path, table: pa.Table) -> None:
+    """With no known extension the input's magic bytes decide: PAR1 is Parquet, ARROW1 is IPC."""
+    parquet_src, ipc_src = tmp_path / "parquet.bin", tmp_path / "ipc.bin"
+    pq.write_table(table, parquet_src)
+    with pa.ipc.new_file(ipc_src, table.schema) as w:
+        w.write_table(table)
+    for src in (parquet_src, ipc_src):
+        out = tmp_path / f"{src.stem}.parquet"
+        assert main(["write", str(src), str(out), "--quiet"]) == 0
+        assert pq.read_table(out).equals(table)
+
+
+def test_write_from_csv_with_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """CSV is read as pyarrow infers it; flags set the codec, page size and dictionary use."""
+    src, out = tmp_path / "in.csv", tmp_path / "out.parquet"
+    n = 5_000
+    data = pa.table({"id": pa.array(range(n), pa.int64()), "price": pa.array([i / 4 for i in range(n)]),
+                     "name": pa.array([f"item {i % 37}" if i % 11 else None for i in range(n)])})
+    pacsv.write_csv(data, src)
+    expected = pacsv.read_csv(src)
+    argv = ["write", str(src), str(out), "--quiet", "--compression", "gzip", "--page-size", "4K",
+            "--no-dictionary", "--option", "parquet.page.row.count.limit=1000"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out == ""
+    assert pq.read_table(out).equals(expected)
+    col = pq.ParquetFile(out).metadata.row_group(0).column(0)
+    assert col.compression == "GZIP" and not col.has_dictionary_page
+
+
+def test_bad_option_is_an_error_and_leaves_nothing(tmp_path: Path, table: pa.Table,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A v1 writer version exits 2 with one line naming the option, no traceback, and no file at OUT."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src)
+    before = _files(tmp_path)
+    assert main(["write", str(src), str(out), "--option", "parquet.writer.version=v1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuwrite: error: ") and "parquet.writer.version" in err
+    assert "Traceback" not in err and err.count("\n") == 1
+    assert not out.exists() and _files(tmp_path) == before
+
+
+def test_missing_input_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A missing input exits 2 naming the file, and writes nothing."""
+    out = tmp_path / "out.parquet"
+    assert main(["write", str(tmp_path / "missing.csv"), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuwrite: error: ") and "missing.csv" in err and "No such file" in err
+    assert _files(tmp_path) == set()
+
+
+def test_unknown_input_kind_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An input with neither a known extension nor Parquet/Arrow magic exits 2."""
+    src = tmp_path / "data.bin"
+    src.write_bytes(b"hello, world\n")
+    assert main(["write", str(src), str(tmp_path / "out.parquet")]) == 2
+    assert "cannot tell what kind of file" in capsys.readouterr().err
+    assert _files(tmp_path) == {"data.bin"}
+
+
+def test_failure_mid_stream_leaves_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A CSV whose later block does not fit the inferred type fails after rows were written: no file at OUT."""
+    src, out = tmp_path / "late.csv", tmp_path / "out.parquet"
+    rows = CSV_BLOCK_BYTES // 2 + 1_000
+    src.write_bytes(b"n\n" + b"7\n" * rows + b"not a number\n")
+    assert main(["write", str(src), str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuwrite: error: ") and "Traceback" not in err
+    assert _files(tmp_path) == {"late.csv"}
+
+
+def test_inspect_text_and_json(tmp_path: Path, table: pa.Table, capsys: pytest.CaptureFixture[str]) -> None:
+    """inspect prints one line per page; --json prints the same description as parseable JSON."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src)
+    assert main(["write", str(src), str(out), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["inspect", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "DATA_PAGE_V2" in text and "ss_ticket_number" in text and "created by gpuwrite" in text
+    assert main(["inspect", str(out), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["footer"]["num_rows"] == table.num_rows
+    chunks = [c for rg in info["row_groups"] for c in rg["columns"]]
+    assert len(chunks) == table.num_columns * len(info["row_groups"])
+    assert {p["type"] for c in chunks for p in c["pages"]} <= {"DATA_PAGE_V2", "DICTIONARY_PAGE"}
+    assert sum(len(c["pages"]) for c in chunks) == text.count("DATA_PAGE_V2  ") + text.count("DICTIONARY_PAGE  ")
+
+
+def test_inspect_not_parquet(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """inspect on a file that is not Parquet exits 2 with a one-line message."""
+    src = tmp_path / "x.csv"
+    src.write_text("a,b\n1,2\n")
+    assert main(["inspect", str(src)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpuwrite: error: ") and "not a readable Parquet file" in err
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """No command, or a malformed size, is a usage error (exit 2) rather than an exception."""
+    assert main([]) == 2
+    assert main(["write", "a.csv", "b.parquet", "--page-size", "12x"]) == 2
+    assert "not a size in bytes" in capsys.readouterr().err
+
+
+def test_demo_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """demo writes, verifies against pyarrow and compares; --out keeps gpuwrite's file."""
+    out = tmp_path / "demo.parquet"
+    assert main(["demo", "--rows", "20000", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "verified             yes" in text and "every value equals the input" in text
+    assert "first write (cold)" in text and "warm write (median)" in text and "pyarrow" in text
+    assert "RLE_DICTIONARY" in text
+    assert pq.read_table(out).equals(store_sales_table(20_000))
+
+
+def test_demo_console_script(tmp_path: Path) -> None:
+    """The installed `gpuwrite` script runs the demo end to end and exits 0."""
+    if not GPUWRITE.exists():
+        pytest.skip(f"{GPUWRITE} is not installed")
+    done = subprocess.run([str(GPUWRITE), "demo", "--rows", "5000"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "verified             yes" in done.stdout

@@ -1,0 +1,104 @@
+"""write_dataset: Spark's file names, maxRecordsPerFile rolling (checked against Spark), modes, atomicity."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import gpuwrite
+from gpuwrite import GpuwriteError
+
+NAME = re.compile(r"^part-00000-[0-9a-f-]{36}-c(\d{3})\.snappy\.parquet$")
+
+
+def _data_files(directory):
+    """Data files of a table directory, sorted by name (Spark's hidden and marker files excluded)."""
+    return sorted(f for f in os.listdir(directory) if not f.startswith(("_", ".")))
+
+
+def test_file_names_success_and_rolling(tmp_path):
+    """maxRecordsPerFile rolls files mid-batch, names follow Spark, _SUCCESS marks the commit."""
+    table = pa.table({"a": pa.array(range(2_500), pa.int64())})
+    batches = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=700))
+    out = tmp_path / "t"
+    result = gpuwrite.write_dataset(batches, out, max_records_per_file=1_000)
+    files = _data_files(out)
+    assert [NAME.match(f).group(1) for f in files] == ["000", "001", "002"]
+    assert len({f.split("-c")[0] for f in files}) == 1
+    assert [pq.read_metadata(out / f).num_rows for f in files] == [1_000, 1_000, 500]
+    assert (out / "_SUCCESS").read_bytes() == b""
+    assert result.num_rows == 2_500 and [f.num_rows for f in result.files] == [1_000, 1_000, 500]
+    assert pq.read_table(out).column("a").to_pylist() == list(range(2_500))
+
+
+def test_modes(tmp_path):
+    """error refuses an existing table, ignore keeps it, append adds files, overwrite replaces them."""
+    out = tmp_path / "m"
+    t = pa.table({"a": [1, 2]})
+    gpuwrite.write_dataset(t, out)
+    with pytest.raises(GpuwriteError, match="already exists"):
+        gpuwrite.write_dataset(t, out)
+    gpuwrite.write_dataset(pa.table({"a": [9]}), out, mode="ignore")
+    assert pq.read_table(out).num_rows == 2
+    gpuwrite.write_dataset(t, out, mode="append")
+    assert len(_data_files(out)) == 2 and pq.read_table(out).num_rows == 4
+    gpuwrite.write_dataset(pa.table({"a": [7]}), out, mode="overwrite")
+    assert pq.read_table(out).column("a").to_pylist() == [7]
+    with pytest.raises(GpuwriteError, match="mode"):
+        gpuwrite.write_dataset(t, out, mode="replace")
+
+
+def test_failure_half_way_leaves_target_as_it_was(tmp_path):
+    """A source failing after some files: no new file in the target, no staging directory left."""
+    out = tmp_path / "f"
+    gpuwrite.write_dataset(pa.table({"a": pa.array([1], pa.int64())}), out)
+    before = sorted(os.listdir(out))
+    schema = pa.schema([("a", pa.int64())])
+
+    def batches():
+        for i in range(4):
+            if i == 2:
+                raise RuntimeError("boom")
+            yield pa.record_batch([pa.array(range(100), pa.int64())], schema=schema)
+
+    with pytest.raises(RuntimeError, match="boom"):
+        gpuwrite.write_dataset(pa.RecordBatchReader.from_batches(schema, batches()), out, mode="overwrite",
+                               max_records_per_file=50)
+    assert sorted(os.listdir(out)) == before
+    assert sorted(os.listdir(tmp_path)) == ["f"]
+    gpuwrite.write_dataset(pa.table({"a": pa.array([5], pa.int64())}), out, mode="overwrite")
+    assert pq.read_table(out).column("a").to_pylist() == [5]
+
+
+def test_empty_input_writes_one_footer_only_file(tmp_path):
+    """As Spark's task 0: an empty write still produces one file."""
+    out = tmp_path / "e"
+    gpuwrite.write_dataset(pa.table({"a": pa.array([], pa.int32())}), out)
+    files = _data_files(out)
+    assert len(files) == 1 and pq.read_metadata(out / files[0]).num_rows == 0
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("rows, limit", [(2_500, 1_000), (3_000, 1_000), (10, 0), (10, 3)])
+def test_max_records_per_file_matches_spark(tmp_path, spark, rows, limit):
+    """Same number of files and rows per file as Spark's maxRecordsPerFile for one task."""
+    table = pa.table({"id": pa.array(range(rows), pa.int64())})
+    ours = tmp_path / "ours"
+    gpuwrite.write_dataset(table, ours, max_records_per_file=limit)
+    theirs = tmp_path / "spark"
+    df = spark.range(rows).coalesce(1)
+    writer = df.write.option("parquet.writer.version", "v2")
+    if limit:
+        writer = writer.option("maxRecordsPerFile", limit)
+    writer.parquet(str(theirs))
+    spark_counts = [pq.read_metadata(theirs / f).num_rows for f in _data_files(theirs)]
+    our_counts = [pq.read_metadata(ours / f).num_rows for f in _data_files(ours)]
+    assert our_counts == spark_counts
+    counter = re.compile(r"-c(\d{3})\.snappy\.parquet$")
+    assert [counter.search(f).group(1) for f in _data_files(ours)] == \
+        [counter.search(f).group(1) for f in _data_files(theirs)]
+    assert spark.read.parquet(str(ours)).count() == rows
