@@ -227,13 +227,13 @@ class Progress:
 
     WIDTH = 24
 
-    def __init__(self, total: int | None, stream: TextIO, enabled: bool, delay_s: float) -> None:
+    def __init__(self, total: int | None, stream: TextIO, enabled: bool, delay_s: float, start: float) -> None:
         self.total = total
         self.stream = stream
         self.enabled = enabled
         self.delay_s = delay_s
         self.rows = 0
-        self.start = time.perf_counter()
+        self.start = start
         self._last_draw = 0.0
         self._drawn = 0
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
@@ -271,10 +271,10 @@ class Progress:
         self.stream.flush()
         self._drawn = max(1, len(text))
 
-    def finish(self) -> None:
-        """Draw the final state and end the bar's line, if a bar is on screen."""
+    def finish(self, outcome: str) -> None:
+        """Draw the final state with its outcome and end the bar's line, if a bar is on screen."""
         if self._drawn:
-            self._draw(time.perf_counter() - self.start, "done")
+            self._draw(time.perf_counter() - self.start, outcome)
             if self.tty:
                 self.stream.write("\n")
                 self.stream.flush()
@@ -297,7 +297,8 @@ def _cmd_write(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         source = open_source(args.input, stack)
         show = args.progress or (not args.quiet and sys.stderr.isatty())
-        progress = Progress(source.total_rows, sys.stderr, show, delay_s=0.0 if args.progress else 0.5)
+        progress = Progress(source.total_rows, sys.stderr, show, 0.0 if args.progress else 0.5, start)
+        outcome = "failed"
         try:
             with ParquetWriter(args.output, source.schema, options=options) as writer:
                 for batch in source.batches:
@@ -306,8 +307,9 @@ def _cmd_write(args: argparse.Namespace) -> int:
                     progress.update(batch.num_rows)
                 progress.note("writing the last row group and the footer")
                 result = writer.close()
+            outcome = "done"
         finally:
-            progress.finish()
+            progress.finish(outcome)
     seconds = time.perf_counter() - start
     if not args.quiet:
         print(f"wrote {result.num_rows:,} rows from {source.kind} {args.input} to {args.output}: "

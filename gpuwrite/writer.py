@@ -149,7 +149,8 @@ class ParquetWriter:
         columns = []
         counts = []
         for leaf, chunk in zip(self.schema.leaves, chunks, strict=True):
-            meta, _ = column_metadata(leaf, chunk, self._codec, self._sink.pos)
+            meta, _ = column_metadata(leaf, chunk, self._codec, self._sink.pos,
+                                      self.options.statistics_truncate_length)
             if chunk.dictionary_header is not None:
                 self._sink.write(chunk.dictionary_header)
                 self._sink.write(chunk.dictionary_body or b"")

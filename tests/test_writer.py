@@ -270,3 +270,30 @@ def test_statistics_as_parquet_java(tmp_path):
     assert int(cols["d"].min) == -2 and int(cols["d"].max) == 3
     stats = pq.ParquetFile(str(tmp_path / "st.parquet")).metadata.row_group(0).column(0).statistics
     assert (stats.min, stats.max, stats.null_count) == (-3, 7, 1)
+
+
+def test_statistics_size_limit_and_truncation(tmp_path):
+    """min+max >= 4096 bytes drops the statistics; parquet.statistics.truncate.length rescues them,
+    cutting UTF-8 at a character boundary and bumping the max so it still bounds the values."""
+    long_a, long_z = "a" * 3000, "é" * 1500 + "z"
+    table = pa.table({"s": pa.array([long_a, long_z, None])})
+    dropped = gpuwrite.write_table(table, tmp_path / "d.parquet").metadata.row_groups[0].columns[0]
+    st = dropped.meta_data.statistics
+    assert st.null_count is None and st.min_value is None and st.max_value is None
+    cut = gpuwrite.write_table(table, tmp_path / "t.parquet",
+                               options={"parquet.statistics.truncate.length": "5"}).metadata
+    st = cut.row_groups[0].columns[0].meta_data.statistics
+    assert st.null_count == 1
+    assert st.min_value == b"aaaaa"
+    assert st.max_value == "éê".encode()  # 'é' (2 bytes) fits twice in 5 bytes; the last one is bumped
+    assert st.min_value <= long_a.encode() and st.max_value >= long_z.encode()
+    assert pq.read_table(tmp_path / "t.parquet").equals(table)
+
+
+def test_truncate_max_of_non_utf8_and_all_ff():
+    """Byte strings that are not UTF-8 are bumped bytewise; all-0xFF prefixes keep the full value."""
+    from gpuwrite.encode.truncate import truncate_max, truncate_min
+    assert truncate_max(b"\xff\xfe\x80\x01", 2) == b"\xff\xff"
+    assert truncate_max(b"\xff\xff\x01", 2) == b"\xff\xff\x01"
+    assert truncate_min(b"\xc3\x28abc", 2) == b"\xc3\x28"
+    assert truncate_max("a\U0010ffff\U0010ffffb".encode(), 9) == b"b"

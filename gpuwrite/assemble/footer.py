@@ -60,7 +60,8 @@ def schema_elements(schema: FileSchema) -> list[SchemaElement]:
     return out
 
 
-def column_metadata(leaf: Leaf, chunk: EncodedChunk, codec: int, start: int) -> tuple[ColumnMetaData, PageStats]:
+def column_metadata(leaf: Leaf, chunk: EncodedChunk, codec: int, start: int,
+                    truncate_length: int) -> tuple[ColumnMetaData, PageStats]:
     """ColumnMetaData for a chunk whose first byte is at file offset `start`."""
     encodings: list[int] = []
     stats: list[PageEncodingStats] = []
@@ -93,7 +94,7 @@ def column_metadata(leaf: Leaf, chunk: EncodedChunk, codec: int, start: int) -> 
         type=leaf.physical, encodings=encodings, path_in_schema=list(leaf.path), codec=codec,
         num_values=sum(p.num_values for p in chunk.pages), total_uncompressed_size=total_unc,
         total_compressed_size=total_comp, data_page_offset=pos, dictionary_page_offset=dict_offset,
-        statistics=to_thrift(leaf, merged), encoding_stats=stats, size_statistics=size_stats)
+        statistics=to_thrift(leaf, merged, truncate_length), encoding_stats=stats, size_statistics=size_stats)
     return meta, merged
 
 

@@ -13,7 +13,9 @@ from gpuwrite.kernels.stats import bytes_minmax, total_order_minmax32, total_ord
 
 from ..columns import LeafData
 from ..format.structs import Statistics
-from ..schema import BOOLEAN, DOUBLE, FLOAT, INT32, INT64, INT96, Leaf
+from ..options import INT_MAX
+from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, INT96, Leaf
+from .truncate import truncate_max, truncate_min
 
 MAX_STATS_SIZE = 4096  # SPEC: ParquetMetadataConverter.MAX_STATS_SIZE
 
@@ -101,18 +103,29 @@ def _signed_legacy_order(leaf: Leaf) -> bool:
     return leaf.physical in (BOOLEAN, INT32, INT64, FLOAT, DOUBLE)
 
 
-def to_thrift(leaf: Leaf, st: PageStats) -> Statistics:
-    """The ColumnMetaData.statistics parquet-java writes for these chunk statistics."""
+def truncatable(leaf: Leaf) -> bool:
+    """Whether BinaryTruncator shortens this leaf's values (byte arrays without DECIMAL; never INT96)."""
+    return leaf.physical in (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY) and not leaf.is_decimal
+
+
+def to_thrift(leaf: Leaf, st: PageStats, truncate_length: int = INT_MAX) -> Statistics:
+    """The ColumnMetaData.statistics parquet-java writes (ParquetMetadataConverter.toParquetStatistics)."""
     if not st.has_values:
         return Statistics(null_count=st.null_count)
-    if len(st.min_bytes) + len(st.max_bytes) >= MAX_STATS_SIZE:
+    lo, hi = st.min_bytes, st.max_bytes
+    binary = leaf.physical in (BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY)
+    cut = binary and truncate_length != INT_MAX
+    size = (min(len(lo), truncate_length) + min(len(hi), truncate_length)) if cut else len(lo) + len(hi)
+    if size >= MAX_STATS_SIZE:
         return Statistics()
     if leaf.physical == INT96 and not st.all_same:
         return Statistics(null_count=st.null_count)
-    equal = st.min_bytes == st.max_bytes
+    if cut and truncatable(leaf):
+        lo, hi = truncate_min(lo, truncate_length), truncate_max(hi, truncate_length)
+    equal = lo == hi
     out = Statistics(null_count=st.null_count)
     if _signed_legacy_order(leaf) or equal:
-        out.min, out.max = st.min_bytes, st.max_bytes
+        out.min, out.max = lo, hi
     if leaf.physical != INT96 or equal:
-        out.min_value, out.max_value = st.min_bytes, st.max_bytes
+        out.min_value, out.max_value = lo, hi
     return out
