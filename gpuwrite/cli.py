@@ -219,11 +219,7 @@ def open_source(path: str, stack: contextlib.ExitStack) -> Source:
 
 
 class Progress:
-    """A progress bar on stderr: rows read (of the total when known), rate and elapsed time.
-
-    On a terminal it redraws one line ten times a second; elsewhere (--progress into a log) it prints a
-    line a second.
-    """
+    """Rows read (of the total when known), rate and time on stderr: one redrawn line on a TTY, else a line/s."""
 
     WIDTH = 24
 
@@ -385,11 +381,12 @@ def _runs(times: list[float]) -> str:
 
 
 def _chunk_table(result: FileResult, pyarrow_path: str) -> list[str]:
-    """Per column: type, gpuwrite's encodings, pages and bytes, next to pyarrow's encodings and bytes."""
+    """Per column: type, gpuwrite's encodings, pages and bytes, next to pyarrow's type, encodings and bytes."""
     import pyarrow.parquet as pq
 
     meta = pq.ParquetFile(pyarrow_path).metadata
-    rows = [["column", "type", "gpuwrite encodings", "data pages", "bytes", "pyarrow encodings", "bytes"]]
+    rows = [["column", "type", "gpuwrite encodings", "data pages", "bytes", "pyarrow type", "pyarrow encodings",
+             "bytes"]]
     groups = result.footer.row_groups
     for j, first in enumerate(groups[0].columns if groups else ()):
         encodings: dict[str, None] = {}
@@ -405,10 +402,11 @@ def _chunk_table(result: FileResult, pyarrow_path: str) -> list[str]:
             col = meta.row_group(i).column(j)
             pa_encodings.update(dict.fromkeys(col.encodings))
             pa_size += col.total_compressed_size
-        rows.append([first.path, first.physical_type, ", ".join(encodings), f"{pages:,}", f"{size:,}",
+        pa_type = meta.row_group(0).column(j).physical_type if meta.num_row_groups else "-"
+        rows.append([first.path, first.physical_type, ", ".join(encodings), f"{pages:,}", f"{size:,}", pa_type,
                      ", ".join(pa_encodings), f"{pa_size:,}"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    right = {3, 4, 6}
+    right = {3, 4, 7}
     return ["  " + "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
                              for i, c in enumerate(r)).rstrip() for r in rows]
 

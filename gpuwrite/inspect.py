@@ -206,11 +206,7 @@ def _column_chunk(f: IO[bytes], raw: dict[int, Any], cc: dict[str, Any],
 
 def _pages(f: IO[bytes], raw: dict[int, Any], cc: dict[str, Any], physical: Any,
            logical: Any) -> tuple[list[dict[str, Any]], str | None]:
-    """Walk a chunk's page headers; a malformed chunk keeps the pages read so far and an error message.
-
-    The walk starts at the lower of the data and dictionary page offsets that point past the magic, as
-    some writers leave one of them 0 (a dictionary offset of 0, or a data offset of 0 with no data page).
-    """
+    """Walk a chunk's page headers from its lowest offset past the magic (writers leave some 0); keep errors."""
     if cc.get("file_path"):
         return [], f"column chunk data is in another file ({_text(cc['file_path'])})"
     if not isinstance(raw.get(3), dict):

@@ -9,12 +9,12 @@ encoded as the schedule reaches them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from .columns import LeafData
-from .encode.chunk import ChunkEncoder, EncodedChunk, LevelMeter, raw_value_bytes
+from .encode.chunk import ChunkEncoder, EncodedChunk, EncodedPage, LevelMeter, raw_value_bytes
 from .options import WriteOptions
 from .schema import Leaf
 
@@ -22,6 +22,19 @@ MIN_RECORDS_FOR_BLOCK_CHECK = 100  # SPEC: InternalParquetRecordWriter.MINIMUM_R
 MAX_RECORDS_FOR_BLOCK_CHECK = 10_000  # SPEC: InternalParquetRecordWriter.MAXIMUM_RECORD_COUNT_FOR_CHECK
 THRESHOLD_TOLERANCE_RATIO = 0.1  # SPEC: ColumnWriteStoreBase.THRESHOLD_TOLERANCE_RATIO
 LONG_MAX = 2**63 - 1
+
+
+Runner = Callable[[Callable[..., EncodedPage], list[tuple]], list[EncodedPage]]
+
+
+def serial(fn: Callable[..., EncodedPage], jobs: list[tuple]) -> list[EncodedPage]:
+    """Run the page jobs one after the other."""
+    return [fn(*job) for job in jobs]
+
+
+def _encode(encoder: ChunkEncoder, data: LeafData, start: int, row: int) -> EncodedPage:
+    """One page job: encoder writes rows start..row of data."""
+    return encoder.encode_page(data, start, row)
 
 
 def _java_long_add(a: int, b: int) -> int:
@@ -33,7 +46,9 @@ def _java_long_add(a: int, b: int) -> int:
 class RowGroupBuilder:
     """Replays parquet-java's page and row-group checks for one row group over a window of rows."""
 
-    def __init__(self, leaves: Sequence[Leaf], encoders: Sequence[ChunkEncoder], opts: WriteOptions) -> None:
+    def __init__(self, leaves: Sequence[Leaf], encoders: Sequence[ChunkEncoder], opts: WriteOptions,
+                 run: Runner = serial) -> None:
+        self.run = run
         self.leaves = list(leaves)
         self.encoders = list(encoders)
         self.opts = opts
@@ -51,29 +66,32 @@ class RowGroupBuilder:
         va, vb = int(data.value_index(start)), int(data.value_index(row))
         return levels + raw_value_bytes(self.leaves[c], data, va, vb)
 
-    def _write_page(self, c: int, data: LeafData, row: int) -> None:
-        """Column c writes its open page, rows page_start..row."""
-        page = self.encoders[c].encode_page(data, self.page_start[c], row)
-        self.produced[c] += page.size
-        self.page_start[c] = row
-        self.meters[c].reset(row)
+    def _write_pages(self, columns: list[int], datas: Sequence[LeafData], row: int) -> None:
+        """Each listed column writes its open page, rows page_start..row (columns encode concurrently)."""
+        jobs = [(self.encoders[c], datas[c], self.page_start[c], row) for c in columns]
+        for c, page in zip(columns, self.run(_encode, jobs), strict=True):
+            self.produced[c] += page.size
+            self.page_start[c] = row
+            self.meters[c].reset(row)
 
     def _size_check(self, datas: Sequence[LeafData], row: int) -> None:
         """SPEC: ColumnWriteStoreBase.sizeCheck at record count `row`."""
         o = self.opts
         min_wait = LONG_MAX
         next_row_count_check = row + o.page_row_count_limit
+        flush = []
         for c, data in enumerate(datas):
             used = self._buffered(c, data, row)
             rows = row - self.page_start[c]
             remaining = o.page_size - used
             if remaining <= self.tolerance or rows >= o.page_row_count_limit or rows >= o.page_value_count_threshold:
-                self._write_page(c, data, row)
+                flush.append(c)
                 remaining = o.page_size
             else:
                 next_row_count_check = min(next_row_count_check, self.page_start[c] + o.page_row_count_limit)
             to_fill = o.page_size_check_max if used == 0 else (rows * remaining) // used
             min_wait = min(min_wait, to_fill)
+        self._write_pages(flush, datas, row)
         if min_wait == LONG_MAX:
             min_wait = o.page_size_check_min
         if o.page_size_check_estimate:
@@ -118,9 +136,7 @@ class RowGroupBuilder:
 
     def _flush(self, datas: Sequence[LeafData], row: int) -> None:
         """Every column with open rows writes its last page (ColumnWriteStoreBase.flush)."""
-        for c, data in enumerate(datas):
-            if self.page_start[c] < row:
-                self._write_page(c, data, row)
+        self._write_pages([c for c in range(len(datas)) if self.page_start[c] < row], datas, row)
 
     def finish(self) -> list[EncodedChunk]:
         """The finished chunks of this row group, in schema order."""

@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
 
 from .assemble.footer import column_metadata, file_metadata, row_group
+from .assemble.indexes import column_index, offset_index
 from .assemble.sink import MAGIC, FileSink
 from .columns import LeafData, leaf_data
-from .encode.chunk import ChunkEncoder
+from .encode.chunk import ChunkEncoder, EncodedPage
 from .encode.compress import CODEC_IDS, compressor
 from .errors import GpuwriteError, SchemaMismatchError
 from .format.structs import ColumnChunk, RowGroup
@@ -21,7 +23,7 @@ from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
 from .options import WriteOptions, resolve_options
 from .plan import RowGroupBuilder
 from .result import FileResult, summarize
-from .schema import FileSchema
+from .schema import FileSchema, Leaf
 
 
 def _check_device(opts: WriteOptions) -> None:
@@ -52,12 +54,20 @@ class ParquetWriter:
         self._pending_rows = 0
         self._row_groups: list[RowGroup] = []
         self._page_counts: list[list[int]] = []
+        self._index_pending: list[tuple[ColumnChunk, Leaf, list[EncodedPage], list[int]]] = []
         self._num_rows = 0
         self._builder: RowGroupBuilder | None = None
         self._window: list[LeafData] | None = None
         self._window_rows = 0
         self._target_rows = 0
         self.result: FileResult | None = None
+        self._pool = _page_pool(len(self.schema.leaves))
+
+    def _run(self, fn: Callable[..., Any], jobs: list[tuple]) -> list[Any]:
+        """Encode independent columns' pages on the worker threads (kernels release the GIL)."""
+        if self._pool is None or len(jobs) < 2:
+            return [fn(*job) for job in jobs]
+        return list(self._pool.map(lambda job: fn(*job), jobs))
 
     # -- input -------------------------------------------------------------------------------------
 
@@ -99,7 +109,7 @@ class ParquetWriter:
                                  dictionary_limit=o.dictionary_page_size, compress=self._compress,
                                  codec_is_identity=o.compression == "uncompressed", checksum=o.page_checksum)
                     for leaf in self.schema.leaves]
-        return RowGroupBuilder(self.schema.leaves, encoders, o)
+        return RowGroupBuilder(self.schema.leaves, encoders, o, run=self._run)
 
     def _initial_target(self) -> int:
         """Rows to convert for a new row group: a bit more than the last one, else 8 blocks by Arrow size."""
@@ -154,10 +164,14 @@ class ParquetWriter:
             if chunk.dictionary_header is not None:
                 self._sink.write(chunk.dictionary_header)
                 self._sink.write(chunk.dictionary_body or b"")
+            offsets = []
             for page in chunk.pages:
+                offsets.append(self._sink.pos)
                 self._sink.write(page.header)
                 self._sink.write(page.body)
-            columns.append(ColumnChunk(file_offset=0, meta_data=meta))
+            column = ColumnChunk(file_offset=0, meta_data=meta)
+            columns.append(column)
+            self._index_pending.append((column, leaf, chunk.pages, offsets))
             counts.append(len(chunk.pages))
         self._row_groups.append(row_group(columns, rows, len(self._row_groups)))
         self._page_counts.append(counts)
@@ -177,12 +191,14 @@ class ParquetWriter:
         self._check_open()
         try:
             self._drive(final=True)
+            self._write_page_indexes()
             meta = file_metadata(self.schema, self._row_groups, self._num_rows, {}, self.options.spark_version)
             footer = serialize(meta)
             self._sink.write(footer)
             self._sink.write(struct.pack("<I", len(footer)))
             self._sink.write(MAGIC)
             size = self._sink.commit()
+            self._shutdown()
         except BaseException:
             self.abort()
             raise
@@ -190,10 +206,32 @@ class ParquetWriter:
                                  summarize(meta, self.schema.leaves, self._page_counts), meta)
         return self.result
 
+    def _write_page_indexes(self) -> None:
+        """All column indexes, then all offset indexes, after the row groups (parquet-java's order)."""
+        truncate = self.options.column_index_truncate_length
+        for column, leaf, pages, _ in self._index_pending:
+            index = column_index(leaf, pages, truncate)
+            if index is not None:
+                data = serialize(index)
+                column.column_index_offset, column.column_index_length = self._sink.pos, len(data)
+                self._sink.write(data)
+        for column, leaf, pages, offsets in self._index_pending:
+            data = serialize(offset_index(leaf, pages, offsets))
+            column.offset_index_offset, column.offset_index_length = self._sink.pos, len(data)
+            self._sink.write(data)
+        self._index_pending = []
+
     def abort(self) -> None:
         """Give up: remove the temporary file; nothing is left at the path."""
         self._sink.abort()
         self._pending = []
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        """Stop the page-encoding threads."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def _check_open(self) -> None:
         """Refuse use after abort or close."""
@@ -208,6 +246,12 @@ class ParquetWriter:
             self.abort()
         elif self.result is None:
             self.close()
+
+
+def _page_pool(columns: int) -> ThreadPoolExecutor | None:
+    """Threads for page encoding: one per core (at most one per column); None on a single core."""
+    workers = min(os.cpu_count() or 1, columns)
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpuwrite") if workers > 1 else None
 
 
 def _concat(pieces: list[ArrowPiece]) -> pa.Table:
