@@ -101,7 +101,11 @@ def test_many_pages_and_row_groups_every_reader(tmp_path, spark, options):
     assert len(result.footer.row_groups) >= 2
     assert max(c.page_count for g in result.footer.row_groups for c in g.columns) >= 2
     status = assert_readers_agree(path, table, spark=spark)
-    assert all(status[r] == "ok" for r in ALL_READERS if r != "fastparquet"), status
+    # polars cannot decode DELTA_BYTE_ARRAY on FIXED_LEN_BYTE_ARRAY (what parquet-java writes for wide decimals
+    # after a dictionary fallback): only those columns may be left out, and only for polars.
+    assert all(status[r] == "ok" for r in ALL_READERS if r not in ("fastparquet", "polars")), status
+    polars = status["polars"]
+    assert polars == "ok" or (polars.startswith("partial: compared 11 of 12 columns; d_wide:")), status
 
 
 @pytest.mark.spark

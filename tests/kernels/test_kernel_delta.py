@@ -18,6 +18,8 @@ CANARY = 0x5A
 
 def _uleb(v: int) -> bytes:
     """Unsigned LEB128 bytes of v."""
+    if v < 0:
+        raise ValueError(f"ULEB128 of negative {v}")
     out = bytearray()
     while True:
         b = v & 0x7F
@@ -35,17 +37,21 @@ def _wrap(v: int, bits: int) -> int:
     return v - (1 << bits) if v >> (bits - 1) else v
 
 
+def _zigzag(v: int, bits: int) -> int:
+    """Zigzag mapping of a signed `bits`-bit integer."""
+    return ((v << 1) ^ (v >> (bits - 1))) & ((1 << bits) - 1)
+
+
 def java_delta(values: list[int], bits: int) -> bytes:
     """parquet-java's DeltaBinaryPackingValuesWriter bytes (128/4), stale widths and padding taken as zero."""
-    zigzag = lambda v: (v << 1) ^ (v >> (bits - 1)) & ((1 << bits) - 1)  # noqa: E731
     out = bytearray(_uleb(128) + _uleb(4) + _uleb(len(values)))
-    out += _uleb(zigzag(values[0]) if values else 0)
+    out += _uleb(_zigzag(values[0], bits) if values else 0)
     deltas = [_wrap(b - a, bits) for a, b in zip(values, values[1:])]
     for start in range(0, len(deltas), 128):
         block = deltas[start:start + 128]
         low = min(block)
         adjusted = [(d - low) & ((1 << bits) - 1) for d in block]
-        out += _uleb(zigzag(low))
+        out += _uleb(_zigzag(low, bits))
         minis = [adjusted[m:m + 32] for m in range(0, len(adjusted), 32)]
         widths = []
         for mini in minis:
