@@ -134,7 +134,7 @@ def decode_delta_byte_array(buf: bytes, pos: int = 0) -> tuple[list[bytes], int]
     suffixes, pos = decode_delta_length_byte_array(buf, len(prefixes), pos)
     out: list[bytes] = []
     prev = b""
-    for p, s in zip(prefixes, suffixes):
+    for p, s in zip(prefixes, suffixes, strict=False):
         if p < 0 or p > len(prev):
             raise ValueError(f"prefix length {p} longer than the previous value ({len(prev)})")
         prev = prev[:p] + s

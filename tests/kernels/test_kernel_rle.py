@@ -5,10 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from decoders import decode_rle_hybrid
+from gpuwrite.kernels.rle import rle_emitted_size, rle_encode, rle_max_size
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from gpuwrite.kernels.rle import rle_emitted_size, rle_encode, rle_max_size
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SPECIAL_LENGTHS = [1, 2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 503, 504, 505, 511, 512, 513, 1008, 1009]

@@ -1,0 +1,196 @@
+"""Dictionary kernels against a pure-Python model of parquet-java's linked-hash-map dictionary writers."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+from gpuwrite.kernels.dictionary import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash
+from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+UNLIMITED = 2**62
+
+
+class DictModel:
+    """parquet-java's dictionary: ids in first-occurrence order, bytes grow per new entry, stop once over limit."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.ids: dict[Hashable, int] = {}
+        self.first: list[int] = []
+        self.byte_size = 0
+
+    def insert(self, keys: Sequence[Hashable], costs: Sequence[int], base: int) -> tuple[list[int], int]:
+        """Ids of keys (up to and including the overflowing one) and the overflow offset or -1."""
+        out: list[int] = []
+        for i, (k, c) in enumerate(zip(keys, costs, strict=False)):
+            if k in self.ids:
+                out.append(self.ids[k])
+                continue
+            self.ids[k] = len(self.first)
+            self.first.append(base + i)
+            out.append(self.ids[k])
+            self.byte_size += c
+            if self.byte_size > self.limit:
+                return out, i
+        return out, -1
+
+
+def _pow2_at_least(n: int) -> int:
+    """Smallest power of two >= max(n, 2)."""
+    p = 2
+    while p < n:
+        p <<= 1
+    return p
+
+
+def run_fixed(keys: np.ndarray, cuts: list[int], entry_size: int, limit: int,
+              model_keys: Sequence[Hashable]) -> None:
+    """Insert `keys` page by page (tight, growing tables) and compare every page with DictModel."""
+    n = len(keys)
+    table = np.full(2, -1, dtype=np.int32)
+    entry_keys = np.zeros(max(n, 1), dtype=np.int64)
+    n_entries, dict_bytes = 0, 0
+    model = DictModel(limit)
+    bounds = sorted({min(c, n) for c in cuts} | {n})
+    start = 0
+    for end in bounds:
+        need = _pow2_at_least(n_entries + (end - start) + 1)
+        if need > len(table):
+            table = np.full(need, -1, dtype=np.int32)
+            fixed_rehash(entry_keys, n_entries, table)
+        ids = np.full(max(end - start, 1), -7, dtype=np.int32)
+        n_entries, dict_bytes, overflow = fixed_insert(keys, start, end, table, entry_keys, n_entries,
+                                                       entry_size, dict_bytes, limit, ids)
+        want_ids, want_overflow = model.insert(model_keys[start:end], [entry_size] * (end - start), start)
+        assert overflow == want_overflow
+        done = len(want_ids)
+        assert ids[:done].tolist() == want_ids
+        assert n_entries == len(model.first) and dict_bytes == model.byte_size
+        assert entry_keys[:n_entries].tolist() == [int(keys[i]) for i in model.first]
+        assert (entry_keys[ids[:done]] == keys[start:start + done]).all()
+        if overflow >= 0:
+            return
+        start = end
+
+
+cuts_strategy = st.lists(st.integers(0, 400), max_size=4)
+limits = st.integers(0, 400) | st.just(UNLIMITED)
+
+
+@SETTINGS
+@given(st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(-5, 5)
+                | st.sampled_from([-(2**63), 2**63 - 1, 2**31, -(2**31)]), max_size=400),
+       cuts_strategy, st.sampled_from([4, 8]), limits)
+def test_fixed_insert_int(values: list[int], cuts: list[int], entry_size: int, limit: int) -> None:
+    """Integer keys: ids, first-occurrence entry order, byte count and overflow offset equal the model."""
+    keys = np.asarray(values, dtype=np.int64)
+    run_fixed(keys, cuts, entry_size, limit, values)
+
+
+SPECIAL32 = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF,
+             0x7FBFFFFF, 0x3F800000, 0xBF800000, 0x00000001, 0x80000001]
+SPECIAL64 = [0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0xFFF8000000000000,
+             0x7FF0000000000001, 0xFFFFFFFFFFFFFFFF, 0x7FF7FFFFFFFFFFFF, 0x3FF0000000000000, 1]
+
+
+def _java_float_key(x: float) -> Hashable:
+    """Key equality of floatToIntBits / doubleToLongBits: NaNs all equal, -0.0 and +0.0 distinct."""
+    if math.isnan(x):
+        return "NaN"
+    return (x, math.copysign(1.0, x))
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 2**32 - 1) | st.sampled_from(SPECIAL32), max_size=300), cuts_strategy, limits)
+def test_fixed_insert_float(bits: list[int], cuts: list[int], limit: int) -> None:
+    """FLOAT keys (canonical bits, as the writer builds them): NaNs are one entry, -0.0 and +0.0 two."""
+    raw = np.asarray(bits, dtype=np.uint32)
+    keys = canonical_float_bits32(raw.view(np.int32)).astype(np.int64)
+    model_keys = [_java_float_key(float(x)) for x in raw.view(np.float32)]
+    run_fixed(keys, cuts, 4, limit, model_keys)
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 2**64 - 1) | st.sampled_from(SPECIAL64), max_size=300), cuts_strategy, limits)
+def test_fixed_insert_double(bits: list[int], cuts: list[int], limit: int) -> None:
+    """DOUBLE keys: NaNs of any payload or sign are one entry, -0.0 and +0.0 two."""
+    raw = np.asarray(bits, dtype=np.uint64)
+    keys = canonical_float_bits64(raw.view(np.int64))
+    model_keys = [_java_float_key(float(x)) for x in raw.view(np.float64)]
+    run_fixed(keys, cuts, 8, limit, model_keys)
+
+
+def test_float_nan_and_signed_zero_entries() -> None:
+    """A fixed example: three NaN payloads collapse to one entry, the two zeros stay apart."""
+    raw = np.array([0x7FC00000, 0x80000000, 0xFFC00001, 0x00000000, 0x7F800001, 0x80000000], dtype=np.uint32)
+    keys = canonical_float_bits32(raw.view(np.int32)).astype(np.int64)
+    table = np.full(16, -1, dtype=np.int32)
+    entry_keys = np.zeros(8, dtype=np.int64)
+    ids = np.zeros(6, dtype=np.int32)
+    n, size, overflow = fixed_insert(keys, 0, 6, table, entry_keys, 0, 4, 0, UNLIMITED, ids)
+    assert (n, size, overflow) == (3, 12, -1)
+    assert ids.tolist() == [0, 1, 0, 2, 0, 1]
+    assert entry_keys[:3].tolist() == [0x7FC00000, -(2**31), 0]
+
+
+def run_bytes(values: list[bytes], cuts: list[int], overhead: int, limit: int) -> None:
+    """Insert byte strings page by page (tight, growing tables) and compare every page with DictModel."""
+    n = len(values)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(v) for v in values])
+    data = np.frombuffer(b"".join(values) + b"\0", dtype=np.uint8).copy()
+    table = np.full(2, -1, dtype=np.int32)
+    entry_hash = np.zeros(n + 1, dtype=np.uint64)
+    entry_offsets = np.zeros(n + 2, dtype=np.int64)
+    entry_data = np.zeros(len(data) + 1, dtype=np.uint8)
+    n_entries, dict_bytes = 0, 0
+    model = DictModel(limit)
+    bounds = sorted({min(c, n) for c in cuts} | {n})
+    start = 0
+    for end in bounds:
+        need = _pow2_at_least(n_entries + (end - start) + 1)
+        if need > len(table):
+            table = np.full(need, -1, dtype=np.int32)
+            bytes_rehash(entry_hash, n_entries, table)
+        ids = np.full(max(end - start, 1), -7, dtype=np.int32)
+        n_entries, dict_bytes, overflow = bytes_insert(offsets, data, start, end, table, entry_hash,
+                                                       entry_offsets, entry_data, n_entries, overhead,
+                                                       dict_bytes, limit, ids)
+        page = values[start:end]
+        want_ids, want_overflow = model.insert(page, [len(v) + overhead for v in page], start)
+        assert overflow == want_overflow
+        done = len(want_ids)
+        assert ids[:done].tolist() == want_ids
+        assert n_entries == len(model.first) and dict_bytes == model.byte_size
+        entries = [entry_data[entry_offsets[e]:entry_offsets[e + 1]].tobytes() for e in range(n_entries)]
+        assert entries == [values[i] for i in model.first]
+        assert [entries[e] for e in ids[:done]] == page[:done]
+        if overflow >= 0:
+            return
+        start = end
+
+
+byte_values = st.binary(max_size=12) | st.sampled_from([b"", b"a", b"ab", b"\x00", b"\x00\x00", b"\xff"]) \
+    | st.text(max_size=5).map(lambda s: s.encode("utf-8"))
+
+
+@SETTINGS
+@given(st.lists(byte_values, max_size=300), cuts_strategy, st.sampled_from([0, 4]), limits)
+def test_bytes_insert(values: list[bytes], cuts: list[int], overhead: int, limit: int) -> None:
+    """Byte-string keys by content: ids, entry bytes in first-occurrence order, 4 + length accounting, overflow."""
+    run_bytes(values, cuts, overhead, limit)
+
+
+def test_overflow_is_strictly_greater() -> None:
+    """Reaching the limit exactly is allowed; the entry that passes it is the overflow."""
+    keys = np.array([1, 2, 1, 3, 4], dtype=np.int64)
+    table = np.full(16, -1, dtype=np.int32)
+    entry_keys = np.zeros(8, dtype=np.int64)
+    ids = np.zeros(5, dtype=np.int32)
+    assert fixed_insert(keys, 0, 5, table, entry_keys, 0, 4, 0, 12, ids) == (4, 16, 4)
+    assert ids.tolist() == [0, 1, 0, 2, 3]

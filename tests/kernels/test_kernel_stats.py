@@ -1,0 +1,131 @@
+"""Min/max kernels against Python's sorted() with parquet-java's comparators."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64
+from gpuwrite.kernels.stats import bytes_minmax, total_order_minmax32, total_order_minmax64
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SPECIAL32 = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0xFFFFFFFF,
+             0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x80000001, 0x3F800000, 0xBF800000]
+SPECIAL64 = [0, 1 << 63, 0x7FF0000000000000, 0xFFF0000000000000, 0x7FF8000000000000, 0xFFF8000000000000,
+             0x7FF0000000000001, 0xFFFFFFFFFFFFFFFF, 0x7FEFFFFFFFFFFFFF, 0xFFEFFFFFFFFFFFFF, 1, (1 << 63) | 1]
+
+
+def java_float_key(x: float) -> tuple[int, float, float]:
+    """Sort key of Float.compare / Double.compare: -0.0 < 0.0, every NaN equal and above +Infinity."""
+    if math.isnan(x):
+        return (1, 0.0, 0.0)
+    return (0, x, math.copysign(1.0, x))
+
+
+@st.composite
+def windows(draw: st.DrawFn, n: int) -> tuple[int, int]:
+    """A non-empty [start, end) inside range(n)."""
+    start = draw(st.integers(0, n - 1))
+    end = draw(st.integers(start + 1, n))
+    return start, end
+
+
+@SETTINGS
+@given(st.data(), st.lists(st.integers(0, 2**32 - 1) | st.sampled_from(SPECIAL32), min_size=1, max_size=200))
+def test_float_minmax(data: st.DataObject, bits: list[int]) -> None:
+    """FLOAT min/max over canonical bits equal sorted() under Java's Float.compare."""
+    raw = np.asarray(bits, dtype=np.uint32)
+    canon = canonical_float_bits32(raw.view(np.int32))
+    start, end = data.draw(windows(len(bits)))
+    imin, imax = total_order_minmax32(canon, start, end)
+    floats = [float(x) for x in raw.view(np.float32)[start:end]]
+    ordered = sorted(floats, key=java_float_key)
+    assert start <= imin < end and start <= imax < end
+    got = canon.view(np.float32)
+    assert java_float_key(float(got[imin])) == java_float_key(ordered[0])
+    assert java_float_key(float(got[imax])) == java_float_key(ordered[-1])
+
+
+@SETTINGS
+@given(st.data(), st.lists(st.integers(0, 2**64 - 1) | st.sampled_from(SPECIAL64), min_size=1, max_size=200))
+def test_double_minmax(data: st.DataObject, bits: list[int]) -> None:
+    """DOUBLE min/max over canonical bits equal sorted() under Java's Double.compare."""
+    raw = np.asarray(bits, dtype=np.uint64)
+    canon = canonical_float_bits64(raw.view(np.int64))
+    start, end = data.draw(windows(len(bits)))
+    imin, imax = total_order_minmax64(canon, start, end)
+    floats = [float(x) for x in raw.view(np.float64)[start:end]]
+    ordered = sorted(floats, key=java_float_key)
+    assert start <= imin < end and start <= imax < end
+    got = canon.view(np.float64)
+    assert java_float_key(float(got[imin])) == java_float_key(ordered[0])
+    assert java_float_key(float(got[imax])) == java_float_key(ordered[-1])
+
+
+def test_float_order_fixed() -> None:
+    """-0.0 is below 0.0, NaN (any payload, either sign) is above +Infinity."""
+    vals = np.array([0.0, -0.0, np.inf, -np.inf, 1.5], dtype=np.float32)
+    canon = canonical_float_bits32(vals.view(np.int32))
+    assert total_order_minmax32(canon, 0, 2) == (1, 0)
+    nan = np.array([0xFFC00001, 0x7F800000, 0x00000000], dtype=np.uint32)
+    canon = canonical_float_bits32(nan.view(np.int32))
+    imin, imax = total_order_minmax32(canon, 0, 3)
+    assert (imin, imax) == (2, 0)
+    dvals = np.array([-0.0, 0.0, -np.nan], dtype=np.float64)
+    canon64 = canonical_float_bits64(dvals.view(np.int64))
+    assert total_order_minmax64(canon64, 0, 2) == (0, 1)
+    assert total_order_minmax64(canon64, 0, 3) == (0, 2)
+
+
+def _pack(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """Arrow-style offsets and data for byte strings."""
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(v) for v in values])
+    data = np.frombuffer(b"".join(values) + b"\0", dtype=np.uint8).copy()
+    return offsets, data
+
+
+byte_values = st.binary(max_size=8) | st.sampled_from([b"", b"\x00", b"\x7f", b"\x80", b"\xff", b"\xff\x00"]) \
+    | st.text(max_size=4).map(lambda s: s.encode("utf-8"))
+
+
+@SETTINGS
+@given(st.data(), st.lists(byte_values, min_size=1, max_size=100))
+def test_bytes_minmax_unsigned(data: st.DataObject, values: list[bytes]) -> None:
+    """BINARY min/max: unsigned lexicographic bytes (a prefix sorts first); `same` iff all equal."""
+    offsets, raw = _pack(values)
+    start, end = data.draw(windows(len(values)))
+    imin, imax, same = bytes_minmax(offsets, raw, start, end, False)
+    part = values[start:end]
+    assert values[imin] == min(part)
+    assert values[imax] == max(part)
+    assert bool(same) == (len(set(part)) == 1)
+
+
+@SETTINGS
+@given(st.data(), st.integers(1, 17))
+def test_bytes_minmax_decimal(data: st.DataObject, width: int) -> None:
+    """FIXED_LEN_BYTE_ARRAY decimals: big-endian two's-complement order (signed first byte, rest unsigned)."""
+    lo, hi = -(1 << (8 * width - 1)), (1 << (8 * width - 1)) - 1
+    ints = data.draw(st.lists(st.integers(lo, hi) | st.sampled_from([lo, hi, 0, -1, 1]), min_size=1,
+                              max_size=60))
+    values = [v.to_bytes(width, "big", signed=True) for v in ints]
+    offsets, raw = _pack(values)
+    start, end = data.draw(windows(len(values)))
+    imin, imax, same = bytes_minmax(offsets, raw, start, end, True)
+    part = ints[start:end]
+    assert ints[imin] == min(part)
+    assert ints[imax] == max(part)
+    assert bool(same) == (len(set(part)) == 1)
+
+
+def test_bytes_minmax_fixed() -> None:
+    """Hand-picked: b'' < b'\\x00' < b'a' < b'\\xff'; decimal -1 (0xff) < 0 (0x00) < 127 (0x7f)."""
+    offsets, raw = _pack([b"a", b"\xff", b"", b"\x00"])
+    assert bytes_minmax(offsets, raw, 0, 4, False) == (2, 1, False)
+    offsets, raw = _pack([b"\x00", b"\xff", b"\x7f", b"\x80"])
+    assert bytes_minmax(offsets, raw, 0, 4, True) == (3, 2, False)
+    offsets, raw = _pack([b"xy", b"xy", b"xy"])
+    assert bytes_minmax(offsets, raw, 0, 3, False) == (0, 0, True)
