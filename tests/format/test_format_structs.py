@@ -54,7 +54,7 @@ from gpuwrite.format.structs import (
 )
 from gpuwrite.format.thrift import decode_struct, read_struct, serialize
 
-TESTING = Path("/work/shared/data/parquet-testing")
+TESTING = Path(__file__).resolve().parents[3] / "shared" / "data" / "parquet-testing"
 STRUCT_CLASSES = [
     cls for cls in vars(structs).values()
     if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == structs.__name__
