@@ -1,4 +1,4 @@
-"""DELTA_BINARY_PACKED and DELTA_BYTE_ARRAY kernels: independent round trips and parquet-java's block layout."""
+"""DELTA_BINARY_PACKED / DELTA_BYTE_ARRAY kernels: independent round trips, parquet-java's block layout."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def test_int64_round_trip(values: list[int]) -> None:
 @SETTINGS
 @given(st.sampled_from([32, 64]).flatmap(lambda b: st.tuples(st.just(b), int_column(b))))
 def test_layout_matches_parquet_java(case: tuple[int, list[int]]) -> None:
-    """Header, min deltas, miniblock widths and packing equal a parquet-java port (zeros for its stale bytes)."""
+    """Header, min deltas, miniblock widths and packing equal a parquet-java port (stale bytes as zeros)."""
     bits, values = case
     assert kernel_delta(values, bits == 32) == java_delta(values, bits)
 
@@ -140,9 +140,11 @@ def test_layout_matches_parquet_java(case: tuple[int, list[int]]) -> None:
 def test_fixed_cases() -> None:
     """Extremes and block-boundary lengths for both widths, hand-picked."""
     cases32 = [[], [0], [INT32_MIN], [INT32_MAX], [INT32_MIN, INT32_MAX] * 64, [INT32_MAX, INT32_MIN] * 65,
-               [INT32_MAX] + [INT32_MIN] * 128, list(range(1000)), [5] * 129, [INT32_MIN, INT32_MAX, INT32_MIN]]
+               [INT32_MAX] + [INT32_MIN] * 128, list(range(1000)), [5] * 129,
+               [INT32_MIN, INT32_MAX, INT32_MIN]]
     cases64 = [[], [INT64_MIN], [INT64_MAX], [INT64_MIN, INT64_MAX] * 64, [INT64_MAX, INT64_MIN] * 65,
-               [INT64_MAX] + [INT64_MIN] * 128 + [0], [_wrap(-(v * 7919) ** 3, 64) for v in range(1000)], [2**40] * 127]
+               [INT64_MAX] + [INT64_MIN] * 128 + [0], [_wrap(-(v * 7919) ** 3, 64) for v in range(1000)],
+               [2**40] * 127]
     for bits, cases in ((32, cases32), (64, cases64)):
         for values in cases:
             data = kernel_delta(values, bits == 32)
@@ -187,13 +189,13 @@ def _common_prefix(a: bytes, b: bytes) -> int:
 
 @st.composite
 def byte_strings(draw: st.DrawFn) -> list[bytes]:
-    """Byte strings that share prefixes (sorted keys, URL-like, extensions of each other), empties, unicode."""
+    """Byte strings sharing prefixes (sorted keys, extensions of each other), empty strings, unicode."""
     stems = draw(st.lists(st.binary(max_size=12), min_size=1, max_size=4))
     shared = st.tuples(st.sampled_from(stems), st.integers(0, 12), st.binary(max_size=6)).map(
         lambda t: t[0][:t[1]] + t[2])
     unicode = st.text(max_size=10).map(lambda s: s.encode("utf-8"))
-    prefixed_unicode = st.tuples(st.sampled_from(["", "ключ/", "键-", "🙂🙃", "e\u0301"]), st.text(max_size=6)).map(
-        lambda t: (t[0] + t[1]).encode("utf-8"))
+    stem = st.sampled_from(["", "ключ/", "键-", "🙂🙃", "e\u0301"])
+    prefixed_unicode = st.tuples(stem, st.text(max_size=6)).map(lambda t: (t[0] + t[1]).encode("utf-8"))
     elem = shared | unicode | prefixed_unicode | st.just(b"") | st.binary(max_size=40)
     n = draw(st.sampled_from([0, 1, 2, 127, 128, 129]) | st.integers(0, 60))
     values = draw(st.lists(elem, min_size=n, max_size=n))
@@ -235,7 +237,7 @@ def test_delta_byte_array_first_prefix_ignores_previous_window() -> None:
 
 @st.composite
 def arrow_table(draw: st.DrawFn) -> pa.Table:
-    """A small table of nullable int32, int64 and string columns with extremes, shared prefixes and unicode."""
+    """A small table of nullable int32, int64 and string columns: extremes, shared prefixes, unicode."""
     n = draw(st.sampled_from([0, 1, 127, 128, 129, 300]) | st.integers(0, 80))
     maybe = lambda s: st.none() | s | s  # noqa: E731
     i32 = draw(st.lists(maybe(st.integers(INT32_MIN, INT32_MAX) | st.sampled_from([INT32_MIN, INT32_MAX, 0])),
@@ -260,9 +262,11 @@ def test_pyarrow_reads_back(table: pa.Table, page_rows: int, dict_limit: int) ->
         meta = pq.ParquetFile(delta_path).metadata
         for rg in range(meta.num_row_groups):
             chunks = [meta.row_group(rg).column(c) for c in range(3)]
-            assert "DELTA_BINARY_PACKED" in chunks[0].encodings and "DELTA_BINARY_PACKED" in chunks[1].encodings
+            assert "DELTA_BINARY_PACKED" in chunks[0].encodings
+            assert "DELTA_BINARY_PACKED" in chunks[1].encodings
             assert "DELTA_BYTE_ARRAY" in chunks[2].encodings
             assert not any(c.has_dictionary_page for c in chunks)
         dict_path = os.path.join(tmp, "dict.parquet")
-        gpuwrite.write_table(table, dict_path, page_row_count_limit=page_rows, dictionary_page_size=dict_limit)
+        gpuwrite.write_table(table, dict_path, page_row_count_limit=page_rows,
+                             dictionary_page_size=dict_limit)
         assert pq.read_table(dict_path).equals(table)

@@ -16,7 +16,7 @@ UNLIMITED = 2**62
 
 
 class DictModel:
-    """parquet-java's dictionary: ids in first-occurrence order, bytes grow per new entry, stop once over limit."""
+    """parquet-java's dictionary: first-occurrence ids, bytes grow per new entry, stop once over the limit."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -82,12 +82,20 @@ cuts_strategy = st.lists(st.integers(0, 400), max_size=4)
 limits = st.integers(0, 400) | st.just(UNLIMITED)
 
 
+def limits_near(unit: int) -> st.SearchStrategy[int]:
+    """Byte limits at, just below and just above a multiple of one entry's cost, to pin the strict `>`."""
+    multiple = st.integers(1, 8) | st.integers(0, 60)
+    near = st.tuples(multiple, st.sampled_from([-1, 0, 1])).map(lambda t: max(0, t[0] * unit + t[1]))
+    return near | limits
+
+
 @SETTINGS
 @given(st.lists(st.integers(-(2**63), 2**63 - 1) | st.integers(-5, 5)
                 | st.sampled_from([-(2**63), 2**63 - 1, 2**31, -(2**31)]), max_size=400),
-       cuts_strategy, st.sampled_from([4, 8]), limits)
-def test_fixed_insert_int(values: list[int], cuts: list[int], entry_size: int, limit: int) -> None:
+       cuts_strategy, st.sampled_from([4, 8]).flatmap(lambda n: st.tuples(st.just(n), limits_near(n))))
+def test_fixed_insert_int(values: list[int], cuts: list[int], sized_limit: tuple[int, int]) -> None:
     """Integer keys: ids, first-occurrence entry order, byte count and overflow offset equal the model."""
+    entry_size, limit = sized_limit
     keys = np.asarray(values, dtype=np.int64)
     run_fixed(keys, cuts, entry_size, limit, values)
 
@@ -106,7 +114,8 @@ def _java_float_key(x: float) -> Hashable:
 
 
 @SETTINGS
-@given(st.lists(st.integers(0, 2**32 - 1) | st.sampled_from(SPECIAL32), max_size=300), cuts_strategy, limits)
+@given(st.lists(st.integers(0, 2**32 - 1) | st.sampled_from(SPECIAL32), max_size=300), cuts_strategy,
+       limits_near(4))
 def test_fixed_insert_float(bits: list[int], cuts: list[int], limit: int) -> None:
     """FLOAT keys (canonical bits, as the writer builds them): NaNs are one entry, -0.0 and +0.0 two."""
     raw = np.asarray(bits, dtype=np.uint32)
@@ -116,7 +125,8 @@ def test_fixed_insert_float(bits: list[int], cuts: list[int], limit: int) -> Non
 
 
 @SETTINGS
-@given(st.lists(st.integers(0, 2**64 - 1) | st.sampled_from(SPECIAL64), max_size=300), cuts_strategy, limits)
+@given(st.lists(st.integers(0, 2**64 - 1) | st.sampled_from(SPECIAL64), max_size=300), cuts_strategy,
+       limits_near(8))
 def test_fixed_insert_double(bits: list[int], cuts: list[int], limit: int) -> None:
     """DOUBLE keys: NaNs of any payload or sign are one entry, -0.0 and +0.0 two."""
     raw = np.asarray(bits, dtype=np.uint64)
@@ -175,14 +185,14 @@ def run_bytes(values: list[bytes], cuts: list[int], overhead: int, limit: int) -
         start = end
 
 
-byte_values = st.binary(max_size=12) | st.sampled_from([b"", b"a", b"ab", b"\x00", b"\x00\x00", b"\xff"]) \
-    | st.text(max_size=5).map(lambda s: s.encode("utf-8"))
+byte_values = (st.binary(max_size=12) | st.sampled_from([b"", b"a", b"ab", b"\x00", b"\x00\x00", b"\xff"])
+               | st.text(max_size=5).map(lambda s: s.encode("utf-8")))
 
 
 @SETTINGS
 @given(st.lists(byte_values, max_size=300), cuts_strategy, st.sampled_from([0, 4]), limits)
 def test_bytes_insert(values: list[bytes], cuts: list[int], overhead: int, limit: int) -> None:
-    """Byte-string keys by content: ids, entry bytes in first-occurrence order, 4 + length accounting, overflow."""
+    """Byte-string keys by content: ids, first-occurrence entries, length + overhead bytes, overflow."""
     run_bytes(values, cuts, overhead, limit)
 
 

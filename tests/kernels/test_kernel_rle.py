@@ -15,7 +15,7 @@ CANARY = 0xA5
 
 
 class JavaRleEncoder:
-    """Pure-Python port of parquet-java's RunLengthBitPackingHybridEncoder (writeInt, toBytes, getBufferedSize)."""
+    """Python port of parquet-java's RunLengthBitPackingHybridEncoder (writeInt, toBytes, getBufferedSize)."""
 
     def __init__(self, width: int) -> None:
         self.width = width

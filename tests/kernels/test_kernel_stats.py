@@ -87,8 +87,8 @@ def _pack(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-byte_values = st.binary(max_size=8) | st.sampled_from([b"", b"\x00", b"\x7f", b"\x80", b"\xff", b"\xff\x00"]) \
-    | st.text(max_size=4).map(lambda s: s.encode("utf-8"))
+byte_values = (st.binary(max_size=8) | st.sampled_from([b"", b"\x00", b"\x7f", b"\x80", b"\xff", b"\xff\x00"])
+               | st.text(max_size=4).map(lambda s: s.encode("utf-8")))
 
 
 @SETTINGS
