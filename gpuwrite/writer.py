@@ -13,6 +13,7 @@ import pyarrow as pa
 from .assemble.footer import column_metadata, file_metadata, row_group
 from .assemble.indexes import column_index, offset_index
 from .assemble.sink import MAGIC, FileSink
+from .backends import resolve_device
 from .columns import LeafData, leaf_data
 from .encode.chunk import ChunkEncoder, EncodedPage
 from .encode.compress import CODEC_IDS, compressor
@@ -26,13 +27,6 @@ from .result import FileResult, summarize
 from .schema import FileSchema, Leaf
 
 
-def _check_device(opts: WriteOptions) -> None:
-    """Only the CPU backend exists so far: device='gpu' is an error that says so."""
-    if opts.device == "gpu":
-        raise GpuwriteError("device='gpu' was requested, but gpuwrite's GPU backend is not available "
-                            "(not implemented yet); use device='cpu' or 'auto'")
-
-
 class ParquetWriter:
     """Writes one Parquet v2 file from a stream of Arrow batches; row groups are flushed as they fill.
 
@@ -43,7 +37,7 @@ class ParquetWriter:
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
                  options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> None:
         self.options = resolve_options(options, keywords)
-        _check_device(self.options)
+        self.device = resolve_device(self.options.device)
         if not isinstance(schema, pa.Schema):
             raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
         self.schema = FileSchema.from_arrow(schema, self.options)
