@@ -86,10 +86,12 @@ def column_metadata(leaf: Leaf, chunk: EncodedChunk, codec: int, start: int,
             encodings.append(enc)
         stats.append(PageEncodingStats(page_type=PageType.DATA_PAGE_V2, encoding=enc, count=n))
     merged = merge([p.stats for p in chunk.pages])
-    size_stats = None
+    # SPEC: parquet-java 1.16+ writes SizeStatistics for every chunk: unencoded bytes for BYTE_ARRAY only, no
+    # level histograms where the max level is 0 (repetition) or <= 1 (definition), so flat non-binary
+    # columns get an empty struct.
+    size_stats = SizeStatistics()
     if leaf.physical == BYTE_ARRAY:
-        size_stats = SizeStatistics(
-            unencoded_byte_array_data_bytes=sum(p.byte_array_bytes or 0 for p in chunk.pages))
+        size_stats.unencoded_byte_array_data_bytes = sum(p.byte_array_bytes or 0 for p in chunk.pages)
     meta = ColumnMetaData(
         type=leaf.physical, encodings=encodings, path_in_schema=list(leaf.path), codec=codec,
         num_values=sum(p.num_values for p in chunk.pages), total_uncompressed_size=total_unc,

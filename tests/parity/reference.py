@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -56,9 +58,16 @@ def compile_ref_writer(build_dir: Path) -> Path:
     return build_dir
 
 
-def write_with_parquet_java(class_dir: Path, input_path: str | os.PathLike[str],
-                            output_path: str | os.PathLike[str], options: dict[str, str]) -> Path:
+@functools.cache
+def _default_class_dir() -> Path:
+    """RefWriter compiled once per process into a temporary folder (when no fixture supplies one)."""
+    return compile_ref_writer(Path(tempfile.mkdtemp(prefix="refwriter-")))
+
+
+def write_with_parquet_java(input_path: str | os.PathLike[str], output_path: str | os.PathLike[str],
+                            options: dict[str, str], class_dir: Path | None = None) -> Path:
     """Re-write every record of input_path with parquet-java (v2 pages, same options); returns output_path."""
+    class_dir = class_dir or _default_class_dir()
     classpath = os.pathsep.join([str(class_dir), reference_jar_classpath()])
     args = [f"{k}={v}" for k, v in options.items()]
     cmd = [_tool("java"), *JVM_FLAGS, "-cp", classpath, MAIN_CLASS, str(input_path), str(output_path), *args]
