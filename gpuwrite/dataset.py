@@ -1,8 +1,9 @@
 """`write_dataset`: a directory of Parquet files laid out as Spark writes a table.
 
-So far: non-partitioned, non-bucketed output with Spark's file names, `maxRecordsPerFile` rolling (also in
-the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore, and a staging directory so a
-failed write leaves the target as it was.
+So far: Spark's file names, Hive partition directories (`partition_by`, rows ordered by the partition
+columns as Spark's V1Writes orders them, partition columns left out of the files), `maxRecordsPerFile`
+rolling (also in the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore, and a staging
+directory so a failed write leaves the target as it was. Buckets are not implemented yet.
 """
 
 from __future__ import annotations
@@ -14,13 +15,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import GpuwriteError
 from .integrations.arrow import ArrowPiece, open_input
 from .options import WriteOptions, resolve_options
 from .result import FileResult
 from .spark.naming import data_file_name
+from .spark.partitions import partition_fragment, spark_string
 from .writer import ParquetWriter
 
 MODES = ("error", "errorifexists", "overwrite", "append", "ignore")
@@ -80,8 +84,8 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
                   bucket_by: tuple[int, list[str]] | None = None,
                   options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> DatasetResult:
     """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded."""
-    if partition_by or bucket_by:
-        raise GpuwriteError("partition_by and bucket_by are not implemented yet in write_dataset")
+    if bucket_by:
+        raise GpuwriteError("bucket_by is not implemented yet in write_dataset")
     if not isinstance(max_records_per_file, int) or max_records_per_file < 0:
         raise GpuwriteError(f"max_records_per_file must be an integer >= 0, got {max_records_per_file!r}")
     opts = resolve_options(options, keywords)
@@ -94,41 +98,108 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
                            f".{os.path.basename(target)}.gpuwrite-staging-{job[:8]}")
     os.makedirs(staging)
     try:
-        files = _write_files(schema, pieces, staging, job, max_records_per_file, opts)
+        if partition_by:
+            files = _write_partitioned(schema, pieces, list(partition_by), staging, job, max_records_per_file,
+                                       opts)
+        else:
+            files = _write_files(schema, pieces, staging, job, max_records_per_file, opts)
         _commit(staging, target, mode, files)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    moved = [FileResult(os.path.join(target, os.path.basename(f.path)), f.num_rows, f.size, f.footer, f.metadata)
-             for f in files]
+    moved = [FileResult(os.path.join(target, os.path.relpath(f.path, staging)), f.num_rows, f.size, f.footer,
+                        f.metadata) for f in files]
     return DatasetResult(target, job, moved)
 
 
 def _write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], staging: str, job: str, limit: int,
-                 opts: WriteOptions) -> list[FileResult]:
-    """Task 0's files: a new file each `limit` rows; one (footer-only) file when the input is empty."""
+                 opts: WriteOptions, *, directory: str = "", dynamic: bool = False,
+                 empty_file: bool = True) -> list[FileResult]:
+    """One task's files in `directory`: a new file each `limit` rows; one (footer-only) file for empty input."""
     results: list[FileResult] = []
     writer: ParquetWriter | None = None
     counter = 0
+    folder = os.path.join(staging, directory)
+    os.makedirs(folder, exist_ok=True)
+
+    def open_next() -> ParquetWriter:
+        nonlocal counter
+        name = data_file_name(0, job, counter, opts.compression, dynamic=dynamic)
+        counter += 1
+        return ParquetWriter(os.path.join(folder, name), schema, options=opts)
+
     try:
         for new_file, piece in _slices(pieces, limit):
             if new_file:
                 if writer is not None:
                     results.append(writer.close())
-                name = data_file_name(0, job, counter, opts.compression)
-                writer = ParquetWriter(os.path.join(staging, name), schema, options=opts)
-                counter += 1
+                writer = open_next()
             assert writer is not None
             writer.write(piece)
-        if writer is None:
-            writer = ParquetWriter(os.path.join(staging, data_file_name(0, job, 0, opts.compression)), schema,
-                                   options=opts)
-        results.append(writer.close())
+        if writer is None and empty_file:
+            writer = open_next()
+        if writer is not None:
+            results.append(writer.close())
     except BaseException:
         if writer is not None:
             writer.abort()
         raise
     return results
+
+
+def _partition_runs(table: pa.Table, columns: list[str], time_zone: str) -> Iterator[tuple[str, pa.Table]]:
+    """(directory, rows) per partition, in Spark's order: sorted by the partition columns, nulls first,
+    empty strings taken as null (Spark's Empty2Null); adjacent equal keys form one run."""
+    keys = []
+    for name in columns:
+        col = table.column(name)
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            col = pc.if_else(pc.equal(col, ""), pa.scalar(None, col.type), col)
+        keys.append(col)
+    key_table = pa.table(keys, names=columns)
+    order = pc.sort_indices(key_table, sort_keys=[(c, "ascending", "at_start") for c in columns])
+    key_sorted = key_table.take(order)
+    data_sorted = table.drop_columns(columns).take(order)
+    n = table.num_rows
+    change = np.zeros(n, dtype=bool)
+    if n:
+        change[0] = True
+    for name in columns:
+        col = key_sorted.column(name).combine_chunks()
+        if n > 1:
+            a, b = col.slice(0, n - 1), col.slice(1)
+            differs = pc.fill_null(pc.not_equal(a, b), True).to_numpy(zero_copy_only=False)
+            both_null = pc.and_(a.is_null(), b.is_null()).to_numpy(zero_copy_only=False)
+            change[1:] |= differs & ~both_null
+    starts = list(np.flatnonzero(change)) + [n]
+    for start, end in zip(starts, starts[1:], strict=False):
+        parts = [partition_fragment(name, spark_string(key_sorted.column(name)[start].as_py(),
+                                                       key_sorted.column(name).type, time_zone))
+                 for name in columns]
+        yield "/".join(parts), data_sorted.slice(start, end - start)
+
+
+def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns: list[str], staging: str,
+                       job: str, limit: int, opts: WriteOptions) -> list[FileResult]:
+    """Every partition's files under its Hive directory; the input is gathered and sorted once."""
+    missing = [c for c in columns if c not in schema.names]
+    if missing:
+        raise GpuwriteError(f"partition column {missing[0]!r} is not in the data (columns: {schema.names})")
+    if len(set(columns)) != len(columns) or len(columns) == len(schema.names):
+        raise GpuwriteError(f"partition_by={columns} must name distinct columns and leave at least one data column")
+    table = _gather(schema, pieces)
+    data_schema = pa.schema([f for f in schema if f.name not in columns])
+    results: list[FileResult] = []
+    for directory, rows in _partition_runs(table, columns, opts.time_zone):
+        results += _write_files(data_schema, iter([rows]), staging, job, limit, opts, directory=directory,
+                                dynamic=True, empty_file=False)
+    return results
+
+
+def _gather(schema: pa.Schema, pieces: Iterator[ArrowPiece]) -> pa.Table:
+    """All pieces as one table (no copy of column data)."""
+    tables = [p if isinstance(p, pa.Table) else pa.Table.from_batches([p]) for p in pieces]
+    return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
 def _commit(staging: str, target: str, mode: str, files: list[FileResult]) -> None:
@@ -137,7 +208,9 @@ def _commit(staging: str, target: str, mode: str, files: list[FileResult]) -> No
         shutil.rmtree(target)
     os.makedirs(target, exist_ok=True)
     for f in files:
-        os.replace(f.path, os.path.join(target, os.path.basename(f.path)))
+        final = os.path.join(target, os.path.relpath(f.path, staging))
+        os.makedirs(os.path.dirname(final), exist_ok=True)
+        os.replace(f.path, final)
     with open(os.path.join(target, SUCCESS), "wb"):
         pass
-    os.rmdir(staging)
+    shutil.rmtree(staging)

@@ -1,0 +1,92 @@
+"""Partitioned write_dataset: Spark's directory names, escaping, default partition, rows per directory."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections import Counter
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import gpuwrite
+from gpuwrite.spark.partitions import escape_path_name, java_float_string, partition_fragment
+
+TRICKY = ["a/b", "x=y", "50%", "c:d", "#1", "with space", "ünïcödé 日本", "", None, "q?*", "plain"]
+
+
+def _layout(root):
+    """relative directory -> Counter of rows (as tuples) in the data files below it."""
+    out = {}
+    for folder, _, files in os.walk(root):
+        data = [f for f in files if f.endswith(".parquet") and not f.startswith((".", "_"))]
+        if not data:
+            continue
+        rows = Counter()
+        for f in data:
+            t = pq.read_table(os.path.join(folder, f), partitioning=None)
+            rows.update(zip(*[t.column(c).to_pylist() for c in sorted(t.column_names)], strict=True))
+        out[os.path.relpath(folder, root)] = rows
+    return out
+
+
+def test_escaping_and_default_partition():
+    """Spark's escape set, upper-case hex, and nulls / empty strings in the default partition."""
+    assert escape_path_name("a/b=c%d:e#f") == "a%2Fb%3Dc%25d%3Ae%23f"
+    assert escape_path_name("with space ü") == "with space ü"
+    assert partition_fragment("k", None) == partition_fragment("k", "") == "k=__HIVE_DEFAULT_PARTITION__"
+    assert partition_fragment("a=b", "x") == "a%3Db=x"
+    assert [java_float_string(v) for v in (1.0, 1e10, 1.5e-5, 0.001, -2.5)] == \
+        ["1.0", "1.0E10", "1.5E-5", "0.001", "-2.5"]
+
+
+def test_partition_columns_left_out_and_files_named(tmp_path):
+    """Files hold only the data columns; names use the dynamic `.c000` form; counters restart per directory."""
+    table = pa.table({"k": ["a", "b", "a", None], "v": pa.array([1, 2, 3, 4], pa.int64())})
+    out = tmp_path / "p"
+    result = gpuwrite.write_dataset(table, out, partition_by=["k"], max_records_per_file=1)
+    dirs = sorted(d for d in os.listdir(out) if not d.startswith("_"))
+    assert dirs == ["k=__HIVE_DEFAULT_PARTITION__", "k=a", "k=b"]
+    a_files = sorted(os.listdir(out / "k=a"))
+    assert len(a_files) == 2 and a_files[0].endswith(".c000.snappy.parquet") and a_files[1].endswith(".c001.snappy.parquet")
+    assert pq.read_table(out / "k=a" / a_files[0], partitioning=None).column_names == ["v"]
+    assert result.num_rows == 4 and (out / "_SUCCESS").exists()
+
+
+@pytest.mark.spark
+def test_same_directories_and_rows_as_spark(tmp_path, spark):
+    """Values needing escaping, nulls, empty strings, ints, dates, booleans: the same directories and the same
+    rows in each as Spark's partitionBy."""
+    n = len(TRICKY)
+    table = pa.table({
+        "s": pa.array(TRICKY),
+        "i": pa.array([i % 3 if i % 4 else None for i in range(n)], pa.int32()),
+        "d": pa.array([dt.date(2024, 1, 1 + i % 2) for i in range(n)]),
+        "b": pa.array([i % 2 == 0 for i in range(n)]),
+        "v": pa.array(range(n), pa.int64()),
+        "w": pa.array([f"row{i}" for i in range(n)]),
+    })
+    ours, theirs = tmp_path / "ours", tmp_path / "spark"
+    gpuwrite.write_dataset(table, ours, partition_by=["s", "i", "d", "b"])
+    spark.createDataFrame(table).coalesce(1).write.partitionBy("s", "i", "d", "b").parquet(str(theirs))
+    assert _layout(ours) == _layout(theirs)
+    back = spark.read.parquet(str(ours))
+    assert back.count() == n
+    assert sorted(r.v for r in back.filter("s = 'a/b'").collect()) == [0]
+
+
+@pytest.mark.spark
+def test_timestamp_decimal_and_double_partitions_as_spark(tmp_path, spark):
+    """Timestamps (session time zone UTC), decimals and doubles are rendered as Spark casts them."""
+    table = pa.table({
+        "t": pa.array([dt.datetime(2024, 5, 1, 12, 30, 0, 120000), dt.datetime(1999, 12, 31, 23, 59, 59), None],
+                      pa.timestamp("us", "UTC")),
+        "m": pa.array([1, 2, 3], pa.decimal128(5, 2)),
+        "f": pa.array([1.5, 1e10, 0.25]),
+        "v": pa.array([1, 2, 3], pa.int64()),
+    })
+    ours, theirs = tmp_path / "ours", tmp_path / "spark"
+    gpuwrite.write_dataset(table, ours, partition_by=["t", "m", "f"])
+    spark.createDataFrame(table).coalesce(1).write.partitionBy("t", "m", "f").parquet(str(theirs))
+    assert _layout(ours) == _layout(theirs)
