@@ -1,0 +1,92 @@
+"""Spark's `hash(...)` (Murmur3, seed 42) over Arrow columns, and bucket ids `pmod(hash, n)`.
+
+Values are fed to the kernels as Spark's Murmur3Hash sees them: booleans as 0/1 ints, timestamps as
+microseconds, floats as canonical IEEE bits with -0.0 hashed as 0, decimals up to precision 18 as their
+unscaled long and wider ones as BigInteger.toByteArray bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from gpuwrite.kernels.murmur3 import fold_bytes, fold_int, fold_long, java_big_integer_bytes
+
+from ..columns import _UNIT_TO_MICROS
+from ..errors import GpuwriteError
+
+SPARK_HASH_SEED = 42
+
+
+def _row_values(col: pa.Array, dtype: str) -> np.ndarray:
+    """Values of every row (null slots hold whatever the buffer holds; they are skipped)."""
+    np_type = np.dtype(dtype)
+    return np.frombuffer(col.buffers()[1], dtype=np_type, count=col.offset + len(col))[col.offset:]
+
+
+def _valid(col: pa.Array) -> np.ndarray:
+    """Per-row validity as uint8."""
+    if col.null_count == 0:
+        return np.ones(len(col), dtype=np.uint8)
+    return col.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8)
+
+
+def _fold(col: pa.Array, hashes: np.ndarray, name: str) -> None:
+    """Fold one column into the running hashes."""
+    t = col.type
+    valid = _valid(col)
+    if pa.types.is_dictionary(t):
+        col, t = col.dictionary_decode(), t.value_type
+    if pa.types.is_boolean(t):
+        fold_int(col.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int32), valid, hashes)
+    elif pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
+        fold_int(_row_values(col, f"<i{t.bit_width // 8}").astype(np.int32), valid, hashes)
+    elif pa.types.is_date32(t):
+        fold_int(_row_values(col, "<i4"), valid, hashes)
+    elif pa.types.is_int64(t):
+        fold_long(_row_values(col, "<i8"), valid, hashes)
+    elif pa.types.is_timestamp(t):
+        raw = _row_values(col, "<i8")
+        fold_long(raw // 1000 if t.unit == "ns" else raw * _UNIT_TO_MICROS[t.unit], valid, hashes)
+    elif pa.types.is_float32(t):
+        v = _row_values(col, "<f4")
+        bits = np.where(np.isnan(v), np.int32(0x7FC00000), v.view(np.int32))
+        fold_int(np.where(v == 0, 0, bits).astype(np.int32), valid, hashes)
+    elif pa.types.is_float64(t):
+        v = _row_values(col, "<f8")
+        bits = np.where(np.isnan(v), np.int64(0x7FF8000000000000), v.view(np.int64))
+        fold_long(np.where(v == 0, 0, bits).astype(np.int64), valid, hashes)
+    elif pa.types.is_decimal(t) and t.precision <= 18:
+        width = t.byte_width // 8
+        words = np.frombuffer(col.buffers()[1], dtype="<i8", count=(col.offset + len(col)) * width)
+        fold_long(np.ascontiguousarray(words.reshape(-1, width)[col.offset:, 0]), valid, hashes)
+    elif pa.types.is_decimal(t):
+        width = t.byte_width // 8
+        words = np.frombuffer(col.buffers()[1], dtype="<i8", count=(col.offset + len(col)) * width)
+        words = words.reshape(-1, width)[col.offset:]
+        offsets = np.empty(len(col) + 1, dtype=np.int64)
+        data = np.empty(16 * len(col) + 1, dtype=np.uint8)
+        java_big_integer_bytes(np.ascontiguousarray(words[:, 0]), np.ascontiguousarray(words[:, 1]), offsets, data)
+        fold_bytes(offsets, data, valid, hashes)
+    elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        large = col.cast(pa.large_binary())
+        offsets = np.frombuffer(large.buffers()[1], dtype=np.int64, count=large.offset + len(large) + 1)
+        data = np.frombuffer(large.buffers()[2], dtype=np.uint8) if large.buffers()[2] else np.zeros(1, np.uint8)
+        fold_bytes(offsets[large.offset:], data, valid, hashes)
+    else:
+        raise GpuwriteError(f"bucket column {name!r}: type {t} cannot be hashed for Spark buckets")
+
+
+def spark_hash(table: pa.Table, columns: list[str]) -> np.ndarray:
+    """Spark's `hash(columns...)` per row (int32)."""
+    hashes = np.full(table.num_rows, SPARK_HASH_SEED, dtype=np.int32)
+    for name in columns:
+        if name not in table.column_names:
+            raise GpuwriteError(f"bucket column {name!r} is not in the data (columns: {table.column_names})")
+        _fold(table.column(name).combine_chunks(), hashes, name)
+    return hashes
+
+
+def bucket_ids(table: pa.Table, columns: list[str], num_buckets: int) -> np.ndarray:
+    """pmod(hash(columns...), num_buckets): Spark's bucket id per row."""
+    return np.mod(spark_hash(table, columns).astype(np.int64), num_buckets).astype(np.int32)
