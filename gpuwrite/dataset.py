@@ -1,9 +1,10 @@
 """`write_dataset`: a directory of Parquet files laid out as Spark writes a table.
 
-So far: Spark's file names, Hive partition directories (`partition_by`, rows ordered by the partition
-columns as Spark's V1Writes orders them, partition columns left out of the files), `maxRecordsPerFile`
-rolling (also in the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore, and a staging
-directory so a failed write leaves the target as it was. Buckets are not implemented yet.
+Spark's file names, Hive partition directories (`partition_by`, partition columns left out of the files),
+Spark buckets (`bucket_by=(n, columns)`: bucket id = pmod(murmur3(keys, 42), n), `_NNNNN` file suffix), rows
+ordered by partition columns then bucket id as Spark's V1Writes orders them, `maxRecordsPerFile` rolling
+(also in the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore, and a staging
+directory so a failed write leaves the target as it was.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .encode.murmur3 import bucket_ids
 from .errors import GpuwriteError
 from .integrations.arrow import ArrowPiece, open_input
 from .options import WriteOptions, resolve_options
@@ -84,8 +86,7 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
                   bucket_by: tuple[int, list[str]] | None = None,
                   options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> DatasetResult:
     """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded."""
-    if bucket_by:
-        raise GpuwriteError("bucket_by is not implemented yet in write_dataset")
+    buckets = _check_buckets(bucket_by, partition_by or [])
     if not isinstance(max_records_per_file, int) or max_records_per_file < 0:
         raise GpuwriteError(f"max_records_per_file must be an integer >= 0, got {max_records_per_file!r}")
     opts = resolve_options(options, keywords)
@@ -98,9 +99,9 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
                            f".{os.path.basename(target)}.gpuwrite-staging-{job[:8]}")
     os.makedirs(staging)
     try:
-        if partition_by:
-            files = _write_partitioned(schema, pieces, list(partition_by), staging, job, max_records_per_file,
-                                       opts)
+        if partition_by or buckets:
+            files = _write_partitioned(schema, pieces, list(partition_by or []), buckets, staging, job,
+                                       max_records_per_file, opts)
         else:
             files = _write_files(schema, pieces, staging, job, max_records_per_file, opts)
         _commit(staging, target, mode, files)
@@ -114,7 +115,7 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
 
 def _write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], staging: str, job: str, limit: int,
                  opts: WriteOptions, *, directory: str = "", dynamic: bool = False,
-                 empty_file: bool = True) -> list[FileResult]:
+                 empty_file: bool = True, bucket: int | None = None) -> list[FileResult]:
     """One task's files in `directory`: a new file each `limit` rows; one (footer-only) file for empty input."""
     results: list[FileResult] = []
     writer: ParquetWriter | None = None
@@ -124,7 +125,7 @@ def _write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], staging: str, 
 
     def open_next() -> ParquetWriter:
         nonlocal counter
-        name = data_file_name(0, job, counter, opts.compression, dynamic=dynamic)
+        name = data_file_name(0, job, counter, opts.compression, dynamic=dynamic, bucket_id=bucket)
         counter += 1
         return ParquetWriter(os.path.join(folder, name), schema, options=opts)
 
@@ -147,24 +148,51 @@ def _write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], staging: str, 
     return results
 
 
-def _partition_runs(table: pa.Table, columns: list[str], time_zone: str) -> Iterator[tuple[str, pa.Table]]:
-    """(directory, rows) per partition, in Spark's order: sorted by the partition columns, nulls first,
-    empty strings taken as null (Spark's Empty2Null); adjacent equal keys form one run."""
+def _check_buckets(bucket_by: tuple[int, list[str]] | None, partition_by: list[str]) -> tuple[int, list[str]] | None:
+    """Validate `bucket_by=(num_buckets, columns)` as Spark does."""
+    if bucket_by is None:
+        return None
+    try:
+        num, columns = bucket_by
+    except (TypeError, ValueError):
+        raise GpuwriteError(f"bucket_by must be (num_buckets, [columns]), got {bucket_by!r}") from None
+    columns = [columns] if isinstance(columns, str) else list(columns)
+    if not isinstance(num, int) or isinstance(num, bool) or not 0 < num <= 100_000:
+        raise GpuwriteError(f"bucket_by: number of buckets must be an integer in 1..100000, got {num!r}")
+    if not columns:
+        raise GpuwriteError("bucket_by: at least one bucket column is needed")
+    both = sorted(set(columns) & set(partition_by))
+    if both:
+        raise GpuwriteError(f"bucket_by column {both[0]!r} is also a partition column; Spark refuses that")
+    return num, columns
+
+
+_BUCKET_KEY = "__gpuwrite_bucket_id__"
+
+
+def _partition_runs(table: pa.Table, columns: list[str], buckets: tuple[int, list[str]] | None,
+                    time_zone: str) -> Iterator[tuple[str, int | None, pa.Table]]:
+    """(directory, bucket id, rows) per run, in Spark's V1Writes order: sorted by the partition columns (nulls
+    first, empty strings taken as null as Spark's Empty2Null does), then by bucket id."""
     keys = []
     for name in columns:
         col = table.column(name)
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             col = pc.if_else(pc.equal(col, ""), pa.scalar(None, col.type), col)
         keys.append(col)
-    key_table = pa.table(keys, names=columns)
-    order = pc.sort_indices(key_table, sort_keys=[(c, "ascending", "at_start") for c in columns])
+    names = list(columns)
+    if buckets is not None:
+        keys.append(pa.array(bucket_ids(table, buckets[1], buckets[0])))
+        names.append(_BUCKET_KEY)
+    key_table = pa.table(keys, names=names)
+    order = pc.sort_indices(key_table, sort_keys=[(c, "ascending", "at_start") for c in names])
     key_sorted = key_table.take(order)
     data_sorted = table.drop_columns(columns).take(order)
     n = table.num_rows
     change = np.zeros(n, dtype=bool)
     if n:
         change[0] = True
-    for name in columns:
+    for name in names:
         col = key_sorted.column(name).combine_chunks()
         if n > 1:
             a, b = col.slice(0, n - 1), col.slice(1)
@@ -176,23 +204,26 @@ def _partition_runs(table: pa.Table, columns: list[str], time_zone: str) -> Iter
         parts = [partition_fragment(name, spark_string(key_sorted.column(name)[start].as_py(),
                                                        key_sorted.column(name).type, time_zone))
                  for name in columns]
-        yield "/".join(parts), data_sorted.slice(start, end - start)
+        bucket = key_sorted.column(_BUCKET_KEY)[start].as_py() if buckets is not None else None
+        yield "/".join(parts), bucket, data_sorted.slice(start, end - start)
 
 
-def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns: list[str], staging: str,
-                       job: str, limit: int, opts: WriteOptions) -> list[FileResult]:
-    """Every partition's files under its Hive directory; the input is gathered and sorted once."""
-    missing = [c for c in columns if c not in schema.names]
+def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns: list[str],
+                       buckets: tuple[int, list[str]] | None, staging: str, job: str, limit: int,
+                       opts: WriteOptions) -> list[FileResult]:
+    """Every partition's (and bucket's) files under its Hive directory; the input is gathered and sorted once."""
+    missing = [c for c in columns + (buckets[1] if buckets else []) if c not in schema.names]
     if missing:
-        raise GpuwriteError(f"partition column {missing[0]!r} is not in the data (columns: {schema.names})")
+        raise GpuwriteError(f"partition or bucket column {missing[0]!r} is not in the data "
+                            f"(columns: {schema.names})")
     if len(set(columns)) != len(columns) or len(columns) == len(schema.names):
         raise GpuwriteError(f"partition_by={columns} must name distinct columns and leave at least one data column")
     table = _gather(schema, pieces)
     data_schema = pa.schema([f for f in schema if f.name not in columns])
     results: list[FileResult] = []
-    for directory, rows in _partition_runs(table, columns, opts.time_zone):
+    for directory, bucket, rows in _partition_runs(table, columns, buckets, opts.time_zone):
         results += _write_files(data_schema, iter([rows]), staging, job, limit, opts, directory=directory,
-                                dynamic=True, empty_file=False)
+                                dynamic=True, empty_file=False, bucket=bucket)
     return results
 
 
