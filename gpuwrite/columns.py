@@ -15,6 +15,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import GpuwriteError
+from .options import WriteOptions
+from .rebase import rebase_dates, rebase_timestamps
 from .schema import Leaf, value_type
 
 MICROS_PER_DAY = 86_400_000_000
@@ -115,9 +117,12 @@ def _decimal_words(arr: pa.Array, valid: np.ndarray | None, count: int) -> np.nd
     buf = arr.buffers()[1]
     words = np.frombuffer(buf, dtype=np.int64, count=(arr.offset + len(arr)) * width)
     words = words.reshape(-1, width)[arr.offset:, :count]
-    if valid is not None:
-        return np.stack([words[:, k][valid] for k in range(count)], axis=1)
-    return words
+    if valid is None:
+        return words
+    out = np.empty((int(np.count_nonzero(valid)), count), dtype=np.int64)
+    for k in range(count):
+        out[:, k] = words[:, k][valid]
+    return out
 
 
 def _decimal_big_endian(words: np.ndarray, length: int) -> np.ndarray:
@@ -179,7 +184,7 @@ def _binary(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
-def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, timestamp_type: str) -> LeafData:
+def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions) -> LeafData:
     """Convert one window of a column (chunks are combined only within the window) to LeafData."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if pa.types.is_dictionary(arr.type):
@@ -198,15 +203,20 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, timestamp_type: st
         out.offsets, out.data = _fixed_bytes(_decimal_big_endian(_decimal_words(arr, out.valid, 2), leaf.type_length))
     elif pa.types.is_timestamp(arr.type):
         micros = _timestamp_micros(arr, leaf, out.valid)
+        if arr.type.tz is not None:
+            mode = opts.int96_rebase if kind == "int96" else opts.datetime_rebase
+            micros = rebase_timestamps(micros, mode, opts.time_zone, leaf.name)
         if kind == "int96":
             out.offsets, out.data = _fixed_bytes(int96_bytes(micros))
         elif leaf.logical is not None and leaf.logical.unit == "MILLIS":
             out.values = micros // 1000
         else:
             out.values = micros
+    elif pa.types.is_date32(arr.type):
+        out.values = rebase_dates(_fixed_values(arr.view(pa.int32()), np.int32, out.valid), opts.datetime_rebase,
+                                  leaf.name)
     elif kind == "int32":
-        src = arr.view(pa.int32()) if pa.types.is_date32(arr.type) else arr
-        out.values = _fixed_values(src, np.int32, out.valid)
+        out.values = _fixed_values(arr, np.int32, out.valid)
     elif kind == "int64":
         out.values = _fixed_values(arr, np.int64, out.valid)
     elif kind == "bytes":

@@ -83,12 +83,14 @@ def _prepare_target(path: str, mode: str) -> bool:
 
 def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error",
                   max_records_per_file: int = 0, partition_by: list[str] | None = None,
-                  bucket_by: tuple[int, list[str]] | None = None,
+                  bucket_by: tuple[int, list[str]] | None = None, max_open_files: int = 0,
                   options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> DatasetResult:
     """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded."""
     buckets = _check_buckets(bucket_by, partition_by or [])
     if not isinstance(max_records_per_file, int) or max_records_per_file < 0:
         raise GpuwriteError(f"max_records_per_file must be an integer >= 0, got {max_records_per_file!r}")
+    if not isinstance(max_open_files, int) or max_open_files < 0:
+        raise GpuwriteError(f"max_open_files must be an integer >= 0, got {max_open_files!r}")
     opts = resolve_options(options, keywords)
     target = os.fspath(path)
     if not _prepare_target(target, mode):
@@ -101,7 +103,7 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
     try:
         if partition_by or buckets:
             files = _write_partitioned(schema, pieces, list(partition_by or []), buckets, staging, job,
-                                       max_records_per_file, opts)
+                                       max_records_per_file, opts, max_open_files)
         else:
             files = _write_files(schema, pieces, staging, job, max_records_per_file, opts)
         _commit(staging, target, mode, files)
@@ -208,23 +210,137 @@ def _partition_runs(table: pa.Table, columns: list[str], buckets: tuple[int, lis
         yield "/".join(parts), bucket, data_sorted.slice(start, end - start)
 
 
+class _OpenFiles:
+    """Open files per (directory, bucket) with Spark's per-writer record count and file counter."""
+
+    def __init__(self, schema: pa.Schema, staging: str, job: str, limit: int, opts: WriteOptions) -> None:
+        self.schema, self.staging, self.job, self.limit, self.opts = schema, staging, job, limit, opts
+        self.open: dict[tuple[str, int | None], list[Any]] = {}  # key -> [writer, records in file, counter]
+        self.results: list[FileResult] = []
+
+    def _new(self, key: tuple[str, int | None], counter: int) -> ParquetWriter:
+        """A writer for file `counter` of `key`."""
+        directory, bucket = key
+        folder = os.path.join(self.staging, directory)
+        os.makedirs(folder, exist_ok=True)
+        name = data_file_name(0, self.job, counter, self.opts.compression, dynamic=True, bucket_id=bucket)
+        return ParquetWriter(os.path.join(folder, name), self.schema, options=self.opts)
+
+    def write(self, key: tuple[str, int | None], rows: pa.Table) -> None:
+        """Append rows to key's file, rolling to the next file every `limit` records."""
+        if key not in self.open:
+            self.open[key] = [self._new(key, 0), 0, 0]
+        state = self.open[key]
+        start = 0
+        while start < rows.num_rows:
+            if self.limit and state[1] >= self.limit:
+                self.results.append(state[0].close())
+                state[2] += 1
+                state[0], state[1] = self._new(key, state[2]), 0
+            take = rows.num_rows - start if not self.limit else min(rows.num_rows - start, self.limit - state[1])
+            state[0].write(rows.slice(start, take))
+            state[1] += take
+            start += take
+
+    def close(self, key: tuple[str, int | None]) -> None:
+        """Finish key's open file."""
+        state = self.open.pop(key, None)
+        if state is not None:
+            self.results.append(state[0].close())
+
+    def close_all(self) -> list[FileResult]:
+        """Finish every open file; the results of all files, in the order they were finished."""
+        for key in list(self.open):
+            self.close(key)
+        return self.results
+
+    def abort_all(self) -> None:
+        """Remove every open file."""
+        for state in self.open.values():
+            state[0].abort()
+        self.open.clear()
+
+
+def _row_keys(table: pa.Table, columns: list[str], buckets: tuple[int, list[str]] | None,
+              time_zone: str) -> tuple[np.ndarray, list[tuple[str, int | None]]]:
+    """Per row, the index of its (directory, bucket) key; keys in order of first appearance."""
+    n = table.num_rows
+    composite = np.zeros(n, dtype=np.int64)
+    parts: list[tuple[pa.Array, pa.DataType]] = []
+    for name in columns:
+        col = table.column(name).combine_chunks()
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            col = pc.if_else(pc.equal(col, ""), pa.scalar(None, col.type), col)
+        encoded = pc.dictionary_encode(col, null_encoding="encode")
+        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        composite = composite * (len(encoded.dictionary) + 1) + codes
+        parts.append((encoded.dictionary, col.type))
+    if buckets is not None:
+        composite = composite * buckets[0] + bucket_ids(table, buckets[1], buckets[0])
+    uniques, first, inverse = np.unique(composite, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    keys = []
+    for u in order:
+        row = int(first[u])
+        fragments = [partition_fragment(name, spark_string(table.column(name)[row].as_py(), typ, time_zone))
+                     for name, (_, typ) in zip(columns, parts, strict=True)]
+        bucket = int(bucket_ids(table.slice(row, 1), buckets[1], buckets[0])[0]) if buckets else None
+        keys.append(("/".join(fragments), bucket))
+    return rank[inverse.reshape(-1)], keys
+
+
 def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns: list[str],
                        buckets: tuple[int, list[str]] | None, staging: str, job: str, limit: int,
-                       opts: WriteOptions) -> list[FileResult]:
-    """Every partition's (and bucket's) files under its Hive directory; the input is gathered and sorted once."""
+                       opts: WriteOptions, max_open_files: int = 0) -> list[FileResult]:
+    """Every partition's (and bucket's) files under its Hive directory, as Spark's dynamic writers do.
+
+    With max_open_files > 0 rows go straight to one open file per key (Spark's concurrent writers) until
+    that many files are open; the rest of the input is then sorted and written key by key, continuing the
+    files already open. With 0 the whole input is sorted once (Spark's default).
+    """
     missing = [c for c in columns + (buckets[1] if buckets else []) if c not in schema.names]
     if missing:
         raise GpuwriteError(f"partition or bucket column {missing[0]!r} is not in the data "
                             f"(columns: {schema.names})")
     if len(set(columns)) != len(columns) or len(columns) == len(schema.names):
         raise GpuwriteError(f"partition_by={columns} must name distinct columns and leave at least one data column")
-    table = _gather(schema, pieces)
     data_schema = pa.schema([f for f in schema if f.name not in columns])
-    results: list[FileResult] = []
-    for directory, bucket, rows in _partition_runs(table, columns, buckets, opts.time_zone):
-        results += _write_files(data_schema, iter([rows]), staging, job, limit, opts, directory=directory,
-                                dynamic=True, empty_file=False, bucket=bucket)
-    return results
+    files = _OpenFiles(data_schema, staging, job, limit, opts)
+    try:
+        rest: list[ArrowPiece] = []
+        concurrent = max_open_files > 0
+        for piece in pieces:
+            if not concurrent:
+                rest.append(piece)
+                continue
+            table = piece if isinstance(piece, pa.Table) else pa.Table.from_batches([piece])
+            codes, keys = _row_keys(table, columns, buckets, opts.time_zone)
+            new = [k for k in keys if k not in files.open]
+            room = max_open_files - len(files.open)
+            cut = table.num_rows
+            if len(new) >= room:
+                last_new = keys.index(new[room - 1])
+                cut = int(np.argmax(codes == last_new)) + 1
+                concurrent = False
+            data = table.drop_columns(columns)
+            head = codes[:cut]
+            for code, key in enumerate(keys):
+                rows = np.flatnonzero(head == code)
+                if rows.size:
+                    files.write(key, data.take(rows))
+            if cut < table.num_rows:
+                rest.append(table.slice(cut))
+        if rest:
+            for directory, bucket, rows in _partition_runs(_gather(schema, iter(rest)), columns, buckets,
+                                                           opts.time_zone):
+                files.write((directory, bucket), rows)
+                files.close((directory, bucket))
+        return files.close_all()
+    except BaseException:
+        files.abort_all()
+        raise
 
 
 def _gather(schema: pa.Schema, pieces: Iterator[ArrowPiece]) -> pa.Table:

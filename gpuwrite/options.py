@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,13 +26,29 @@ DEFAULT_STATISTICS_TRUNCATE_LENGTH = 2**31 - 1
 DEFAULT_ZSTD_LEVEL = 3
 DEFAULT_SPARK_VERSION = "4.3.0"
 INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
+DEFAULT_BLOOM_FILTER_FPP = 0.01  # SPEC: ParquetProperties.DEFAULT_BLOOM_FILTER_FPP
+DEFAULT_BLOOM_FILTER_MAX_BYTES = 1024 * 1024  # SPEC: ParquetProperties.DEFAULT_MAX_BLOOM_FILTER_BYTES
+DEFAULT_BLOOM_FILTER_CANDIDATES = 5  # SPEC: ParquetProperties.DEFAULT_BLOOM_FILTER_CANDIDATES_NUMBER
+MIN_BLOOM_FILTER_BYTES = 32  # SPEC: BlockSplitBloomFilter.LOWER_BOUND_BYTES (a smaller maximum is an error there)
 
 CODECS = ("uncompressed", "snappy", "gzip", "zstd", "lz4_raw")
 _CODEC_ALIASES = {"none": "uncompressed", "uncompressed": "uncompressed", "snappy": "snappy", "gzip": "gzip",
                   "zstd": "zstd", "lz4_raw": "lz4_raw", "lz4raw": "lz4_raw"}
 TIMESTAMP_TYPES = ("INT96", "TIMESTAMP_MICROS", "TIMESTAMP_MILLIS")
-REBASE_MODES = ("CORRECTED",)
+REBASE_MODES = ("CORRECTED", "LEGACY", "EXCEPTION")
 DEVICES = ("auto", "cpu", "gpu")
+
+
+@dataclass(frozen=True)
+class BloomSpec:
+    """One column's bloom filter settings, resolved as parquet-java's ColumnValueCollector reads them."""
+
+    ndv: int | None  # expected distinct values: sizes the filter when set
+    fpp: float  # false positive probability
+    max_bytes: int  # parquet.bloom.filter.max.bytes
+    adaptive: bool  # choose among candidate sizes by the distinct values seen (ignored when ndv is set)
+    candidates: int  # number of adaptive candidates
 
 
 @dataclass(frozen=True)
@@ -61,6 +78,14 @@ class WriteOptions:
     time_zone: str = "UTC"
     device: str = "auto"
     spark_version: str = DEFAULT_SPARK_VERSION
+    # Bloom filters (parquet.bloom.filter.*): off unless enabled globally, per column, or by an expected NDV.
+    bloom_filter_enabled: bool = False
+    bloom_filter_columns: Mapping[str, bool] = field(default_factory=dict)  # per column; a list means all True
+    bloom_filter_ndv: Mapping[str, int] = field(default_factory=dict)  # per column; also enables the column
+    bloom_filter_fpp: Mapping[str, float] = field(default_factory=dict)  # per column; default 0.01
+    bloom_filter_max_bytes: int = DEFAULT_BLOOM_FILTER_MAX_BYTES
+    bloom_filter_adaptive: bool = False
+    bloom_filter_candidates: int = DEFAULT_BLOOM_FILTER_CANDIDATES
 
     def __post_init__(self) -> None:
         _check_choice("compression", self.compression, CODECS)
@@ -68,8 +93,7 @@ class WriteOptions:
         _check_choice("device", self.device, DEVICES)
         for name in ("datetime_rebase", "int96_rebase"):
             if getattr(self, name) not in REBASE_MODES:
-                raise OptionError(f"option {name}={getattr(self, name)!r}: only CORRECTED is supported so far "
-                                  "(LEGACY and EXCEPTION rebase are not implemented yet)")
+                raise OptionError(f"option {name}={getattr(self, name)!r} is not one of {', '.join(REBASE_MODES)}")
         for name in ("block_size", "page_size", "page_row_count_limit", "page_size_check_min",
                      "page_size_check_max", "block_row_count_limit", "page_value_count_threshold",
                      "column_index_truncate_length", "statistics_truncate_length"):
@@ -78,6 +102,49 @@ class WriteOptions:
             raise OptionError(f"option dictionary_page_size must be >= 0, got {self.dictionary_page_size}")
         if self.compression_level is not None and self.compression not in ("zstd", "gzip"):
             raise OptionError(f"option compression_level applies to zstd and gzip, not {self.compression!r}")
+        self._check_bloom()
+
+    def _check_bloom(self) -> None:
+        """Validate the bloom filter fields (keyword path; conf keys are checked, by key, while parsing)."""
+        columns = self.bloom_filter_columns
+        if isinstance(columns, (list, tuple, AbstractSet)) and not isinstance(columns, str):
+            object.__setattr__(self, "bloom_filter_columns", {c: True for c in columns})
+        for name in ("bloom_filter_columns", "bloom_filter_ndv", "bloom_filter_fpp"):
+            value = getattr(self, name)
+            if not isinstance(value, Mapping) or not all(isinstance(k, str) and k for k in value):
+                raise OptionError(f"option {name} must map column paths to values, got {value!r}")
+        for column, on in self.bloom_filter_columns.items():
+            if not isinstance(on, bool):
+                raise OptionError(f"option bloom_filter_columns[{column!r}] must be True or False, got {on!r}")
+        for column, ndv in self.bloom_filter_ndv.items():
+            if not isinstance(ndv, int) or isinstance(ndv, bool) or not 0 < ndv <= LONG_MAX:
+                raise OptionError(f"option bloom_filter_ndv[{column!r}] must be a positive integer, got {ndv!r}")
+            if self.bloom_filter_columns.get(column) is False:
+                raise OptionError(f"bloom filter for column {column!r}: an expected NDV is set but the column's "
+                                  "bloom filter is disabled (parquet-java's result would depend on key order)")
+        for column, fpp in self.bloom_filter_fpp.items():
+            if isinstance(fpp, bool) or not isinstance(fpp, (int, float)) or not 0.0 < fpp < 1.0:
+                raise OptionError(f"option bloom_filter_fpp[{column!r}] must be a number strictly between 0 and 1, "
+                                  f"got {fpp!r}")
+        for name in ("bloom_filter_enabled", "bloom_filter_adaptive"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionError(f"option {name} must be True or False, got {getattr(self, name)!r}")
+        _check_positive("bloom_filter_candidates", self.bloom_filter_candidates)
+        m = self.bloom_filter_max_bytes
+        if not isinstance(m, int) or isinstance(m, bool) or not MIN_BLOOM_FILTER_BYTES <= m <= INT_MAX:
+            raise OptionError(f"option bloom_filter_max_bytes must be an integer from {MIN_BLOOM_FILTER_BYTES} to "
+                              f"{INT_MAX}, got {m!r}")
+        if self.bloom_filter_candidates > INT_MAX:
+            raise OptionError(f"option bloom_filter_candidates must be at most {INT_MAX}")
+
+    def bloom_filter(self, column: str) -> BloomSpec | None:
+        """Bloom filter settings for `column` (dotted path), or None when it gets no filter."""
+        enabled = column in self.bloom_filter_ndv or self.bloom_filter_columns.get(column, self.bloom_filter_enabled)
+        if not enabled:
+            return None
+        return BloomSpec(ndv=self.bloom_filter_ndv.get(column), fpp=float(self.bloom_filter_fpp.get(
+            column, DEFAULT_BLOOM_FILTER_FPP)), max_bytes=self.bloom_filter_max_bytes,
+            adaptive=self.bloom_filter_adaptive, candidates=self.bloom_filter_candidates)
 
     def dictionary_enabled(self, column: str) -> bool:
         """Whether `column` (dotted path) is dictionary-encoded first, with per-column overrides."""
@@ -93,6 +160,7 @@ class WriteOptions:
         values: dict[str, Any] = {}
         column_dict: dict[str, bool] = {}
         codec_sources: dict[str, str] = {}
+        bloom = _BloomKeys()
         for key, raw in (conf or {}).items():
             if not isinstance(key, str):
                 raise OptionError(f"option keys must be strings, got {key!r}")
@@ -104,9 +172,7 @@ class WriteOptions:
                 codec_sources[base] = _parse_codec(key, raw)
                 continue
             if base.startswith("parquet.bloom.filter."):
-                if base not in _BLOOM_KEYS:
-                    raise OptionError(f"unknown option {key!r}")
-                _refuse_bloom(key, raw)
+                bloom.parse(key, raw)
                 continue
             spec = _KEYS.get(base)
             if spec is None or column:
@@ -122,6 +188,7 @@ class WriteOptions:
                 break
         if column_dict:
             values["column_dictionary"] = column_dict
+        values.update(bloom.fields())
         for name, value in keywords.items():
             if name not in _FIELDS:
                 raise OptionError(f"unknown option {name!r}")
@@ -188,12 +255,10 @@ def _parse_upper_choice(choices: tuple[str, ...]) -> Callable[[str, Any], str]:
 
 
 def _parse_rebase(key: str, raw: Any) -> str:
-    """Rebase modes: only CORRECTED is implemented; LEGACY and EXCEPTION are named as not supported yet."""
+    """Spark's rebase modes on write: CORRECTED (default), LEGACY, EXCEPTION."""
     text = str(raw).strip().upper()
-    if text in ("LEGACY", "EXCEPTION"):
-        raise OptionError(f"option {key!r}={raw!r}: LEGACY and EXCEPTION rebase are not implemented yet")
-    if text != "CORRECTED":
-        raise OptionError(f"option {key!r}={raw!r} is not one of CORRECTED, LEGACY, EXCEPTION")
+    if text not in REBASE_MODES:
+        raise OptionError(f"option {key!r}={raw!r} is not one of {', '.join(REBASE_MODES)}")
     return text
 
 
@@ -220,21 +285,106 @@ def _ignore(key: str, raw: Any) -> None:
     """Keys Spark sets that change nothing in a single file (kept so Spark configs pass through)."""
 
 
-def _refuse_bloom(key: str, raw: Any) -> None:
-    """Bloom filters are not written yet: enabling one is an error rather than a silently missing filter."""
-    base = key.partition("#")[0]
-    if base in ("parquet.bloom.filter.enabled", "parquet.bloom.filter.adaptive.enabled"):
-        if not _parse_bool(key, raw):
-            return
-    elif base not in ("parquet.bloom.filter.expected.ndv",):
-        return
-    raise OptionError(f"option {key!r}: bloom filters are not implemented yet")
+def _parse_float(key: str, raw: Any) -> float:
+    """Parse a floating-point option value (Java's Double.parseDouble forms, no underscores)."""
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return float(raw)
+    text = str(raw).strip()
+    try:
+        if "_" in text:
+            raise ValueError(text)
+        return float(text)
+    except ValueError:
+        raise OptionError(f"option {key!r} must be a number, got {raw!r}") from None
+
+
+class _BloomKeys:
+    """Collects parquet.bloom.filter.* keys as ParquetOutputFormat reads them: `enabled`, `max.bytes` and
+    `adaptive.enabled` globally, `enabled`, `expected.ndv`, `fpp` and `candidates.number` per `#column`."""
+
+    GLOBAL = ("parquet.bloom.filter.enabled", "parquet.bloom.filter.max.bytes",
+              "parquet.bloom.filter.adaptive.enabled")
+    PER_COLUMN = ("parquet.bloom.filter.enabled", "parquet.bloom.filter.expected.ndv", "parquet.bloom.filter.fpp",
+                  "parquet.bloom.filter.candidates.number")
+
+    def __init__(self) -> None:
+        self.values: dict[str, Any] = {}
+        self.columns: dict[str, bool] = {}
+        self.ndv: dict[str, int] = {}
+        self.fpp: dict[str, float] = {}
+        self.candidates: dict[str, int] = {}
+        self.keys: dict[tuple[str, str], str] = {}
+
+    def parse(self, key: str, raw: Any) -> None:
+        """Parse one key, raising OptionError naming it for an unknown key, a wrong form or a bad value."""
+        base, hashed, column = key.partition("#")
+        if base not in self.GLOBAL and base not in self.PER_COLUMN:
+            raise OptionError(f"unknown option {key!r}")
+        if hashed and base not in self.PER_COLUMN:
+            raise OptionError(f"option {key!r}: {base} applies to all columns; parquet-java reads no "
+                              "per-column form of it")
+        if not hashed and base not in self.GLOBAL:
+            raise OptionError(f"option {key!r} is read per column only: use {base}#<column.path>")
+        if hashed and not column:
+            raise OptionError(f"option {key!r} names no column after '#'")
+        self.keys[(base, column)] = key
+        if base == "parquet.bloom.filter.enabled":
+            if column:
+                self.columns[column] = _parse_bool(key, raw)
+            else:
+                self.values["bloom_filter_enabled"] = _parse_bool(key, raw)
+        elif base == "parquet.bloom.filter.max.bytes":
+            value = _parse_int(key, raw)
+            if not MIN_BLOOM_FILTER_BYTES <= value <= INT_MAX:
+                raise OptionError(f"option {key!r} must be from {MIN_BLOOM_FILTER_BYTES} to {INT_MAX} (parquet-java "
+                                  f"refuses a maximum below its {MIN_BLOOM_FILTER_BYTES}-byte minimum), got {raw!r}")
+            self.values["bloom_filter_max_bytes"] = value
+        elif base == "parquet.bloom.filter.adaptive.enabled":
+            self.values["bloom_filter_adaptive"] = _parse_bool(key, raw)
+        elif base == "parquet.bloom.filter.expected.ndv":
+            ndv = _parse_int(key, raw)
+            if not 0 < ndv <= LONG_MAX:
+                raise OptionError(f"option {key!r} must be a positive integer (expected distinct values), "
+                                  f"got {raw!r}")
+            self.ndv[column] = ndv
+        elif base == "parquet.bloom.filter.fpp":
+            fpp = _parse_float(key, raw)
+            if not 0.0 < fpp < 1.0:
+                raise OptionError(f"option {key!r} must be strictly between 0 and 1 (a false positive "
+                                  f"probability), got {raw!r}")
+            self.fpp[column] = fpp
+        else:
+            number = _parse_int(key, raw)
+            if not 0 < number <= INT_MAX:
+                raise OptionError(f"option {key!r} must be a positive integer, got {raw!r}")
+            self.candidates[column] = number
+
+    def fields(self) -> dict[str, Any]:
+        """WriteOptions fields for the keys seen; contradictions parquet-java would resolve by key order are errors."""
+        out = dict(self.values)
+        for column in self.ndv:
+            if self.columns.get(column) is False:
+                raise OptionError(f"options {self.keys[('parquet.bloom.filter.expected.ndv', column)]!r} and "
+                                  f"{self.keys[('parquet.bloom.filter.enabled', column)]!r} contradict each "
+                                  "other (an expected NDV enables the column's bloom filter)")
+        # SPEC: ParquetProperties.Builder.withBloomFilterCandidatesNumber stores the number as the default for
+        # every column, so one value must be given.
+        if len(set(self.candidates.values())) > 1:
+            keys = ", ".join(repr(self.keys[("parquet.bloom.filter.candidates.number", c)]) for c in self.candidates)
+            raise OptionError(f"options {keys}: parquet-java applies parquet.bloom.filter.candidates.number to "
+                              "every column, so the values must agree")
+        if self.candidates:
+            out["bloom_filter_candidates"] = next(iter(self.candidates.values()))
+        if self.columns:
+            out["bloom_filter_columns"] = dict(self.columns)
+        if self.ndv:
+            out["bloom_filter_ndv"] = dict(self.ndv)
+        if self.fpp:
+            out["bloom_filter_fpp"] = dict(self.fpp)
+        return out
 
 
 _CODEC_KEYS = ("compression", "parquet.compression", "spark.sql.parquet.compression.codec")
-_BLOOM_KEYS = ("parquet.bloom.filter.enabled", "parquet.bloom.filter.expected.ndv", "parquet.bloom.filter.fpp",
-               "parquet.bloom.filter.max.bytes", "parquet.bloom.filter.adaptive.enabled",
-               "parquet.bloom.filter.candidates.number")
 _KEYS: dict[str, tuple[str | None, Callable[[str, Any], Any]]] = {
     "parquet.block.size": ("block_size", _parse_int),
     "parquet.block.row.count.limit": ("block_row_count_limit", _parse_int),

@@ -15,6 +15,7 @@ from .assemble.indexes import column_index, offset_index
 from .assemble.sink import MAGIC, FileSink
 from .backends import resolve_device
 from .columns import LeafData, leaf_data
+from .encode.bloom import serialize_filter
 from .encode.chunk import ChunkEncoder, EncodedPage
 from .encode.compress import CODEC_IDS, compressor
 from .errors import GpuwriteError, SchemaMismatchError
@@ -25,6 +26,7 @@ from .options import WriteOptions, resolve_options
 from .plan import RowGroupBuilder
 from .result import FileResult, summarize
 from .schema import FileSchema, Leaf
+from .spark.footer_keys import spark_footer_metadata
 
 
 class ParquetWriter:
@@ -48,7 +50,7 @@ class ParquetWriter:
         self._pending_rows = 0
         self._row_groups: list[RowGroup] = []
         self._page_counts: list[list[int]] = []
-        self._index_pending: list[tuple[ColumnChunk, Leaf, list[EncodedPage], list[int]]] = []
+        self._index_pending: list[tuple[ColumnChunk, Leaf, list[EncodedPage], list[int], bytes | None]] = []
         self._num_rows = 0
         self._builder: RowGroupBuilder | None = None
         self._window: list[LeafData] | None = None
@@ -101,7 +103,8 @@ class ParquetWriter:
         o = self.options
         encoders = [ChunkEncoder(leaf, use_dictionary=o.dictionary_enabled(leaf.dotted),
                                  dictionary_limit=o.dictionary_page_size, compress=self._compress,
-                                 codec_is_identity=o.compression == "uncompressed", checksum=o.page_checksum)
+                                 codec_is_identity=o.compression == "uncompressed", checksum=o.page_checksum,
+                                 bloom=o.bloom_filter(leaf.dotted))
                     for leaf in self.schema.leaves]
         return RowGroupBuilder(self.schema.leaves, encoders, o, run=self._run)
 
@@ -116,8 +119,7 @@ class ParquetWriter:
     def _extend_window(self, rows: int) -> None:
         """Convert pending rows window_rows..rows (the open row group's next rows) and append them."""
         table = _concat(self._pending).slice(self._window_rows, rows - self._window_rows)
-        ts = self.options.timestamp_type
-        fresh = [leaf_data(table.column(leaf.index), leaf, ts) for leaf in self.schema.leaves]
+        fresh = [leaf_data(table.column(leaf.index), leaf, self.options) for leaf in self.schema.leaves]
         if self._window is None:
             self._window = fresh
         else:
@@ -165,7 +167,7 @@ class ParquetWriter:
                 self._sink.write(page.body)
             column = ColumnChunk(file_offset=0, meta_data=meta)
             columns.append(column)
-            self._index_pending.append((column, leaf, chunk.pages, offsets))
+            self._index_pending.append((column, leaf, chunk.pages, offsets, chunk.bloom_filter))
             counts.append(len(chunk.pages))
         self._row_groups.append(row_group(columns, rows, len(self._row_groups)))
         self._page_counts.append(counts)
@@ -186,7 +188,10 @@ class ParquetWriter:
         try:
             self._drive(final=True)
             self._write_page_indexes()
-            meta = file_metadata(self.schema, self._row_groups, self._num_rows, {}, self.options.spark_version)
+            o = self.options
+            key_value = spark_footer_metadata(self.schema.spark_row_metadata(), o.spark_version, o.datetime_rebase,
+                                              o.int96_rebase, o.time_zone)
+            meta = file_metadata(self.schema, self._row_groups, self._num_rows, key_value)
             footer = serialize(meta)
             self._sink.write(footer)
             self._sink.write(struct.pack("<I", len(footer)))
@@ -201,17 +206,28 @@ class ParquetWriter:
         return self.result
 
     def _write_page_indexes(self) -> None:
-        """All column indexes, then all offset indexes, after the row groups (parquet-java's order)."""
+        """All column indexes, then all offset indexes, then all bloom filters, after the row groups
+        (parquet-java's order: ParquetFileWriter.end)."""
         truncate = self.options.column_index_truncate_length
-        for column, leaf, pages, _ in self._index_pending:
+        for column, leaf, pages, _, _ in self._index_pending:
             index = column_index(leaf, pages, truncate)
             if index is not None:
                 data = serialize(index)
                 column.column_index_offset, column.column_index_length = self._sink.pos, len(data)
                 self._sink.write(data)
-        for column, leaf, pages, offsets in self._index_pending:
+        for column, leaf, pages, offsets, _ in self._index_pending:
             data = serialize(offset_index(leaf, pages, offsets))
             column.offset_index_offset, column.offset_index_length = self._sink.pos, len(data)
+            self._sink.write(data)
+        # SPEC: ParquetFileWriter.serializeBloomFilters: header + bitset per chunk that has a filter, in row
+        # group then column order; ColumnMetaData.bloom_filter_offset / bloom_filter_length cover both.
+        for column, _, _, _, bitset in self._index_pending:
+            if bitset is None:
+                continue
+            data = serialize_filter(bitset)
+            meta = column.meta_data
+            assert meta is not None
+            meta.bloom_filter_offset, meta.bloom_filter_length = self._sink.pos, len(data)
             self._sink.write(data)
         self._index_pending = []
 

@@ -86,7 +86,7 @@ def test_nulls_in_non_nullable_column(tmp_path):
     ({"spark.sql.parquet.outputTimestampType": "INT64"}, "outputTimestampType"),
     ({"compression": "lzo"}, "lzo"),
     ({"spark.sql.parquet.compression.codec": "nope"}, "nope"),
-    ({"parquet.bloom.filter.enabled": "true"}, "bloom"),
+    ({"parquet.bloom.filter.fpp#a": "2"}, "parquet.bloom.filter.fpp#a"),
 ])
 def test_bad_options(tmp_path, options, needle):
     """Unknown keys and bad values name the option; nothing is written."""

@@ -6,6 +6,7 @@ import datetime as dt
 import os
 from collections import Counter
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -90,3 +91,50 @@ def test_timestamp_decimal_and_double_partitions_as_spark(tmp_path, spark):
     gpuwrite.write_dataset(table, ours, partition_by=["t", "m", "f"])
     spark.createDataFrame(table).coalesce(1).write.partitionBy("t", "m", "f").parquet(str(theirs))
     assert _layout(ours) == _layout(theirs)
+
+
+@pytest.mark.spark
+def test_partitioned_max_records_per_file_as_spark(tmp_path, spark):
+    """Per partition directory: the same number of files and rows per file as Spark's maxRecordsPerFile."""
+    n = 2_500
+    table = pa.table({"p": pa.array([["a", "b", "c"][i % 3] if i % 7 else None for i in range(n)]),
+                      "v": pa.array(range(n), pa.int64())})
+    ours, theirs = tmp_path / "ours", tmp_path / "spark"
+    gpuwrite.write_dataset(table, ours, partition_by=["p"], max_records_per_file=300)
+    spark.createDataFrame(table).coalesce(1).write.option("maxRecordsPerFile", 300).partitionBy("p") \
+        .parquet(str(theirs))
+
+    def counts(root):
+        out = {}
+        for folder, _, files in os.walk(root):
+            data = sorted(f for f in files if f.endswith(".parquet") and not f.startswith("."))
+            if data:
+                out[os.path.relpath(folder, root)] = [(f.rsplit(".c", 1)[1], pq.read_metadata(
+                    os.path.join(folder, f)).num_rows) for f in data]
+        return out
+
+    assert counts(ours) == counts(theirs)
+    assert _layout(ours) == _layout(theirs)
+
+
+@pytest.mark.parametrize("max_open_files", [1, 2, 3, 100])
+def test_concurrent_writers_same_layout_as_sorted(tmp_path, max_open_files):
+    """max_open_files (Spark's concurrent writers, then sort-based fallback) changes neither the directories,
+    the rows in each, nor the number of files and rows per file under maxRecordsPerFile."""
+    n = 5_000
+    rng = np.random.default_rng(9)
+    table = pa.table({"p": pa.array([["a", "b", "c", "d", ""][i] for i in rng.integers(0, 5, n)]),
+                      "k": pa.array(rng.integers(0, 50, n), pa.int64()),
+                      "v": pa.array(range(n), pa.int64())})
+    batches = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=777))
+    sorted_out, concurrent_out = tmp_path / "sorted", tmp_path / "concurrent"
+    gpuwrite.write_dataset(table, sorted_out, partition_by=["p"], bucket_by=(3, ["k"]), max_records_per_file=400)
+    gpuwrite.write_dataset(batches, concurrent_out, partition_by=["p"], bucket_by=(3, ["k"]),
+                           max_records_per_file=400, max_open_files=max_open_files)
+    assert _layout(concurrent_out) == _layout(sorted_out)
+
+    def file_rows(root):
+        return sorted((os.path.relpath(folder, root), pq.read_metadata(os.path.join(folder, f)).num_rows)
+                      for folder, _, files in os.walk(root) for f in files if f.endswith(".parquet"))
+
+    assert file_rows(concurrent_out) == file_rows(sorted_out)

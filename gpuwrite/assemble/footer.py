@@ -24,8 +24,6 @@ from ..schema import BYTE_ARRAY, FileSchema, Leaf
 
 ROOT_NAME = "spark_schema"
 CREATED_BY = f"gpuwrite version {__version__} (build {__version__})"
-SPARK_VERSION_KEY = "org.apache.spark.version"
-SPARK_ROW_METADATA_KEY = "org.apache.spark.sql.parquet.row.metadata"
 
 
 def _logical(leaf: Leaf) -> LogicalType | None:
@@ -111,11 +109,9 @@ def row_group(chunks: Sequence[ColumnChunk], num_rows: int, ordinal: int) -> Row
 
 
 def file_metadata(schema: FileSchema, row_groups: list[RowGroup], num_rows: int,
-                  extra: dict[str, str], spark_version: str) -> FileMetaData:
-    """FileMetaData: version 1, Spark's two keys (in the order parquet-java's HashMap yields), TYPE_ORDER."""
-    kv = [KeyValue(key=SPARK_VERSION_KEY, value=spark_version),
-          KeyValue(key=SPARK_ROW_METADATA_KEY, value=schema.spark_row_metadata())]
-    kv += [KeyValue(key=k, value=v) for k, v in extra.items()]
+                  key_value: list[tuple[str, str]]) -> FileMetaData:
+    """FileMetaData: version 1, the given key/value metadata in order (none: field unset), TYPE_ORDER."""
+    kv = [KeyValue(key=k, value=v) for k, v in key_value] or None
     return FileMetaData(version=1, schema=schema_elements(schema), num_rows=num_rows, row_groups=row_groups,
                         key_value_metadata=kv, created_by=CREATED_BY,
                         column_orders=[ColumnOrder.type_order() for _ in schema.leaves])

@@ -21,7 +21,9 @@ from ..columns import LeafData
 from ..format.enums import Encoding, PageType
 from ..format.structs import DataPageHeaderV2, DictionaryPageHeader, PageHeader
 from ..format.thrift import serialize
+from ..options import BloomSpec
 from ..schema import BYTE_ARRAY, Leaf
+from .bloom import BloomBuilder, chunk_bitset
 from .dictionary import Dictionary
 from .stats import PageStats, page_stats
 
@@ -64,6 +66,7 @@ class EncodedChunk:
     dictionary_uncompressed: int
     dictionary_entries: int
     pages: list[EncodedPage] = field(default_factory=list)
+    bloom_filter: bytes | None = None  # bitset written after the offset indexes, when the chunk gets one
 
 
 def raw_value_bytes(leaf: Leaf, data: LeafData, va: int, vb: int) -> int:
@@ -156,7 +159,8 @@ class ChunkEncoder:
     """Encodes the pages of one column chunk in order, holding the dictionary state between them."""
 
     def __init__(self, leaf: Leaf, *, use_dictionary: bool, dictionary_limit: int,
-                 compress: Callable[[bytes], bytes], codec_is_identity: bool, checksum: bool) -> None:
+                 compress: Callable[[bytes], bytes], codec_is_identity: bool, checksum: bool,
+                 bloom: BloomSpec | None = None) -> None:
         self.leaf = leaf
         self.compress = compress
         self.identity = codec_is_identity
@@ -168,6 +172,8 @@ class ChunkEncoder:
         self.fell_back = self.dictionary is None
         self.pages: list[EncodedPage] = []
         self.rows_written = 0
+        # SPEC: ColumnValueCollector inserts every non-null value's hash, whatever the page's encoding.
+        self.bloom = BloomBuilder(leaf, bloom) if bloom is not None else None
 
     def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, bytes]:
         """Encoding and body of a page's values, applying parquet-java's dictionary rules."""
@@ -192,6 +198,8 @@ class ChunkEncoder:
         num_nulls = (b - a) - (vb - va)
         levels = _encode_levels(self.leaf, data, a, b)
         encoding, values = self._values(data, va, vb)
+        if self.bloom is not None:
+            self.bloom.add(data, va, vb)
         stored, compressed = values, bool(values)
         if values and not self.identity:
             packed = self.compress(values)
@@ -224,8 +232,9 @@ class ChunkEncoder:
         """The chunk: a dictionary page when any page used the dictionary, then the data pages."""
         d = self.dictionary
         count = self.dict_entries_used
+        bloom = chunk_bitset(self.bloom, [p.encoding for p in self.pages])
         if d is None or count == 0:
-            return EncodedChunk(None, None, 0, 0, self.pages)
+            return EncodedChunk(None, None, 0, 0, self.pages, bloom)
         raw = d.plain_page(count)
         body = self.compress(raw) if not self.identity else raw
         crc = None
@@ -236,4 +245,4 @@ class ChunkEncoder:
                             compressed_page_size=len(body), crc=crc,
                             dictionary_page_header=DictionaryPageHeader(num_values=count,
                                                                         encoding=Encoding.PLAIN))
-        return EncodedChunk(serialize(header), body, len(raw), count, self.pages)
+        return EncodedChunk(serialize(header), body, len(raw), count, self.pages, bloom)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -77,6 +78,20 @@ def write_with_parquet_java(input_path: str | os.PathLike[str], output_path: str
     return Path(output_path)
 
 
+def bloom_probes(probes: list[str], class_dir: Path | None = None) -> list[str]:
+    """Answers of parquet-java's bloom filter classes to probe lines (see RefWriter.probe), one per probe."""
+    class_dir = class_dir or _default_class_dir()
+    classpath = os.pathsep.join([str(class_dir), reference_jar_classpath()])
+    cmd = [_tool("java"), *JVM_FLAGS, "-cp", classpath, MAIN_CLASS, "--bloom"]
+    done = subprocess.run(cmd, input="\n".join(probes) + "\n", capture_output=True, text=True, timeout=TIMEOUT_S)
+    if done.returncode != 0:
+        raise RuntimeError(f"RefWriter --bloom failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    answers = [line[2:] for line in done.stdout.splitlines() if line.startswith("= ")]
+    if len(answers) != len(probes):
+        raise RuntimeError(f"RefWriter --bloom answered {len(answers)} of {len(probes)} probes:\n{done.stdout[-2000:]}")
+    return answers
+
+
 def _page(header: dict[int, Any]) -> dict[str, Any]:
     """One page header, reduced to the fields both writers must agree on (sizes of levels included)."""
     h = named("PageHeader", header, enum_names=True)
@@ -93,6 +108,42 @@ def _page(header: dict[int, Any]) -> dict[str, Any]:
         out["data_page_header_v1"] = h["data_page_header"]
     out["has_crc"] = "crc" in h
     return out
+
+
+def read_bloom_filter(data: bytes, md: dict[str, Any]) -> tuple[dict[str, Any], bytes] | None:
+    """A chunk's bloom filter (named header, bitset bytes) from ColumnMetaData, or None when it has none.
+
+    Checks that bloom_filter_length, when set, covers exactly the header and the bitset.
+    """
+    if "bloom_filter_offset" not in md:
+        assert "bloom_filter_length" not in md, "bloom_filter_length without bloom_filter_offset"
+        return None
+    start = md["bloom_filter_offset"]
+    raw, end = read_struct(data, start)
+    header = named("BloomFilterHeader", raw)
+    bitset = data[end:end + header["numBytes"]]
+    assert len(bitset) == header["numBytes"], "bloom filter bitset runs past the end of the file"
+    if "bloom_filter_length" in md:
+        assert md["bloom_filter_length"] == end - start + header["numBytes"], "bloom_filter_length mismatch"
+    return header, bitset
+
+
+def _bloom(data: bytes, md: dict[str, Any]) -> dict[str, Any] | None:
+    """A chunk's bloom filter as both writers must agree on it: header fields, length, header and bitset bytes
+    (the bitset as its size and SHA-256, with the number of set bits to make differences readable)."""
+    found = read_bloom_filter(data, md)
+    if found is None:
+        return None
+    header, bitset = found
+    start = md["bloom_filter_offset"]
+    return {
+        "header": header,
+        "header_bytes": data[start:start + md.get("bloom_filter_length", len(bitset)) - len(bitset)].hex(),
+        "bloom_filter_length": md.get("bloom_filter_length"),
+        "bitset_bytes": len(bitset),
+        "bitset_set_bits": int.from_bytes(bitset, "little").bit_count(),
+        "bitset_sha256": hashlib.sha256(bitset).hexdigest(),
+    }
 
 
 def _chunk(data: bytes, cc: dict[int, Any]) -> dict[str, Any]:
@@ -122,6 +173,7 @@ def _chunk(data: bytes, cc: dict[int, Any]) -> dict[str, Any]:
         "column_index": column_index,
         "offset_index": offset_index,
         "size_statistics": md.get("size_statistics"),
+        "bloom_filter": _bloom(data, md),
     }
 
 

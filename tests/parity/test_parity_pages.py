@@ -219,6 +219,13 @@ def default_sized() -> pa.Table:
     })
 
 
+def distinct_ids() -> pa.Table:
+    """Distinct int64 ids in a shuffled order, and their strings."""
+    rng = _rng(14)
+    ids = rng.permutation(12_900).astype(np.int64) * 7 - 30_000
+    return pa.table({"id": pa.array(ids), "name": pa.array([f"id-{v}" for v in ids])})
+
+
 def mixed_small() -> pa.Table:
     """A few columns of each kind for option variants (codecs, dictionary switches, checksums)."""
     rng = _rng(12)
@@ -260,6 +267,62 @@ CASES: dict[str, Case] = {
     "timestamp_millis": Case(mixed_small, {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MILLIS"}),
     "legacy_format": Case(all_types, {"spark.sql.parquet.writeLegacyFormat": "true",
                                       "parquet.page.row.count.limit": "1000"}),
+    # Bloom filters: header and bitset bytes of every chunk's filter, and which chunks have one.
+    "bloom_dictionary_only": Case(all_types, {"parquet.page.row.count.limit": "1000",
+                                              "parquet.bloom.filter.enabled": "true",
+                                              "parquet.bloom.filter.max.bytes": "8192"}),
+    "bloom_default_size": Case(all_types_distinct, {"parquet.page.row.count.limit": "500",
+                                                    "parquet.bloom.filter.enabled": "true"}),
+    "bloom_ndv_fpp": Case(all_types_distinct, {
+        "parquet.page.row.count.limit": "500", "parquet.bloom.filter.max.bytes": "65536",
+        "parquet.bloom.filter.expected.ndv#int8": "2000", "parquet.bloom.filter.expected.ndv#int16": "100",
+        "parquet.bloom.filter.fpp#int16": "0.2", "parquet.bloom.filter.expected.ndv#int32": "1",
+        "parquet.bloom.filter.expected.ndv#int64": "2000", "parquet.bloom.filter.fpp#int64": "0.001",
+        "parquet.bloom.filter.expected.ndv#float": "777", "parquet.bloom.filter.fpp#float": "0.5",
+        "parquet.bloom.filter.expected.ndv#double": "5000", "parquet.bloom.filter.fpp#double": "0.0001",
+        "parquet.bloom.filter.expected.ndv#dec7_2": "1500", "parquet.bloom.filter.fpp#dec7_2": "0.05",
+        "parquet.bloom.filter.expected.ndv#dec18_3": "3000",
+        "parquet.bloom.filter.expected.ndv#dec30_5": "2500", "parquet.bloom.filter.fpp#dec30_5": "0.3",
+        "parquet.bloom.filter.expected.ndv#ts_int96": "300",
+        "parquet.bloom.filter.expected.ndv#ts_ntz": "1000000000000", "parquet.bloom.filter.fpp#ts_ntz": "0.1",
+        "parquet.bloom.filter.expected.ndv#string": "12345", "parquet.bloom.filter.fpp#string": "0.02",
+        "parquet.bloom.filter.enabled#binary": "true", "parquet.bloom.filter.fpp#binary": "0.9",
+        "parquet.bloom.filter.enabled#bool": "true"}),
+    "bloom_no_dictionary": Case(all_types, {"parquet.page.row.count.limit": "1000",
+                                            "parquet.enable.dictionary": "false",
+                                            "parquet.bloom.filter.enabled": "true",
+                                            "parquet.bloom.filter.max.bytes": "16384"}),
+    "bloom_max_bytes_odd": Case(small_pages, {"parquet.page.size": "2048", "parquet.bloom.filter.enabled": "true",
+                                              "parquet.bloom.filter.max.bytes": "1000",
+                                              "parquet.bloom.filter.expected.ndv#int64": "5000"}),
+    "bloom_per_column": Case(dictionary_overflow, {"parquet.page.row.count.limit": "1000",
+                                                   "parquet.dictionary.page.size": "2048",
+                                                   "parquet.bloom.filter.enabled": "true",
+                                                   "parquet.bloom.filter.enabled#int64": "false",
+                                                   "parquet.bloom.filter.max.bytes": "32768"}),
+    "bloom_adaptive": Case(distinct_ids, {"parquet.block.row.count.limit": "1800",
+                                          "parquet.bloom.filter.enabled": "true",
+                                          "parquet.bloom.filter.adaptive.enabled": "true",
+                                          "parquet.bloom.filter.max.bytes": "16384",
+                                          "parquet.bloom.filter.fpp#name": "0.05"}),
+    "bloom_adaptive_candidates": Case(default_sized, {"parquet.bloom.filter.enabled#id": "true",
+                                                      "parquet.bloom.filter.enabled#text": "true",
+                                                      "parquet.enable.dictionary#small": "false",
+                                                      "parquet.bloom.filter.adaptive.enabled": "true",
+                                                      "parquet.bloom.filter.candidates.number#id": "3",
+                                                      "parquet.bloom.filter.expected.ndv#small": "900"}),
+    # fpp 0.9 makes the largest candidate dense, so its distinct count (a findHash miss count) falls short
+    # of the true count and a candidate smaller than the true NDV survives.
+    "bloom_adaptive_undercount": Case(distinct_ids, {"parquet.block.row.count.limit": "4300",
+                                                     "parquet.bloom.filter.enabled#id": "true",
+                                                     "parquet.bloom.filter.adaptive.enabled": "true",
+                                                     "parquet.bloom.filter.fpp#id": "0.9",
+                                                     "parquet.bloom.filter.max.bytes": "2048"}),
+    "bloom_floats": Case(floats_nan, {"parquet.page.row.count.limit": "200", "parquet.bloom.filter.enabled": "true",
+                                      "parquet.bloom.filter.max.bytes": "2048"}),
+    "bloom_booleans_nulls": Case(all_null, {"parquet.page.row.count.limit": "300",
+                                            "parquet.bloom.filter.enabled": "true",
+                                            "parquet.bloom.filter.max.bytes": "64"}),
 }
 
 DOCUMENTED_CASES: dict[str, Case] = {
@@ -275,6 +338,7 @@ ASPECTS: dict[str, tuple[str, ...]] = {
     "offset_index": ("offset_index",),
     "size_statistics_byte_array": ("size_statistics",),
     "size_statistics_other_types": ("size_statistics",),
+    "bloom_filter": ("bloom_filter",),
 }
 
 ASPECT_CHUNKS: dict[str, Callable[[dict[str, Any]], bool]] = {
@@ -414,3 +478,40 @@ def test_cases_have_rows_where_expected(layouts: Callable[[str], tuple[Path, Pat
     distinct = {c["path"]: c for c in chunk_layout(layouts("all_types_distinct")[1])[0]["columns"]}
     for column in ("int32", "int64", "float", "double", "date", "ts_ntz", "string", "dec18_3"):
         assert not distinct[column]["has_dictionary_page"], column
+
+
+def _filters(layout: Layout) -> list[dict[str, Any]]:
+    """Per row group: column path -> bloom filter layout (None when the chunk has none)."""
+    return [{c["path"]: c["bloom_filter"] for c in rg["columns"]} for rg in layout]
+
+
+def test_bloom_cases_have_the_shapes_they_test(layouts: Callable[[str], tuple[Path, Path]]) -> None:
+    """The bloom cases exercise what they are named for, on parquet-java's side: no filter for chunks whose
+    pages are all dictionary-encoded, empty filters for booleans, sizes from NDV/FPP, odd max.bytes, and
+    adaptive candidates of several sizes."""
+    (dict_only,) = _filters(chunk_layout(layouts("bloom_dictionary_only")[1]))
+    assert dict_only["int32"] is None and dict_only["string"] is None
+    assert dict_only["bool"] is not None and dict_only["bool"]["bitset_set_bits"] == 0
+    assert dict_only["bool"]["bitset_bytes"] == 8192
+    (default,) = _filters(chunk_layout(layouts("bloom_default_size")[1]))
+    assert {f["bitset_bytes"] for f in default.values() if f is not None} == {1024 * 1024}
+    assert sum(f is not None for f in default.values()) >= 12
+    (sized,) = _filters(chunk_layout(layouts("bloom_ndv_fpp")[1]))
+    assert sized["date"] is None
+    assert sized["int32"]["bitset_bytes"] == 32 and sized["ts_ntz"]["bitset_bytes"] == 65536
+    assert sized["int16"]["bitset_bytes"] == 128  # (469 + 255) & ~256 = 724 bits -> 90 bytes -> 128
+    assert len({f["bitset_bytes"] for f in sized.values() if f is not None}) >= 5
+    (odd,) = _filters(chunk_layout(layouts("bloom_max_bytes_odd")[1]))
+    assert odd["double"]["bitset_bytes"] == 1000 and odd["int64"]["bitset_bytes"] == 1000
+    (no_dictionary,) = _filters(chunk_layout(layouts("bloom_no_dictionary")[1]))
+    assert all(f is not None and f["bitset_bytes"] == 16384 for f in no_dictionary.values())
+    per_column = _filters(chunk_layout(layouts("bloom_per_column")[1]))[0]
+    assert per_column["int64"] is None and per_column["string"] is not None
+    assert per_column["dec30_5"] is not None and per_column["ts_int96"] is not None  # FLBA, INT96
+    adaptive = _filters(chunk_layout(layouts("bloom_adaptive")[1]))
+    assert len(adaptive) > 2
+    assert len({f["bitset_bytes"] for rg in adaptive for f in rg.values() if f is not None}) >= 2
+    (candidates,) = _filters(chunk_layout(layouts("bloom_adaptive_candidates")[1]))
+    assert candidates["id"]["bitset_bytes"] == 262144 and candidates["small"] is not None
+    undercount = _filters(chunk_layout(layouts("bloom_adaptive_undercount")[1]))
+    assert [rg["id"]["bitset_bytes"] for rg in undercount] == [1024, 1024, 1024]  # 4300 ids > capacity 4000

@@ -1,0 +1,208 @@
+"""XXH64 hashing and split-block bloom filter insertion, as parquet-java's BlockSplitBloomFilter does them.
+
+Hashes are XXH64 (the 64-bit xxHash) of a value's little-endian bytes; the filter is an array of 32-byte blocks
+viewed as little-endian uint32 words (8 per block). A hash picks its block from its high 32 bits and sets one
+bit in each of the block's 8 words from its low 32 bits times 8 odd salts. Everything is scalar loops over
+preallocated buffers, so the same source compiles for CUDA. Helper results and arguments are cast to uint64
+(a no-op when compiled) so that the `.py_func` bodies, which get Python ints back from the compiled helpers
+(and numba takes Python ints as int64), compute the same values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._jit import jit
+
+P1 = np.uint64(0x9E3779B185EBCA87)
+P2 = np.uint64(0xC2B2AE3D27D4EB4F)
+P3 = np.uint64(0x165667B19E3779F9)
+P4 = np.uint64(0x85EBCA77C2B2AE63)
+P5 = np.uint64(0x27D4EB2F165667C5)
+MASK32 = np.uint64(0xFFFFFFFF)
+# SPEC: BlockSplitBloomFilter.SALT, one odd constant per 32-bit word of a block.
+SALTS = np.array([0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D, 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31],
+                 dtype=np.uint64)
+WORDS_PER_BLOCK = 8
+
+
+@jit
+def _rotl(x: np.uint64, r: int) -> np.uint64:
+    """Rotate a 64-bit value left by r (0 < r < 64)."""
+    x = np.uint64(x)
+    return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
+
+
+@jit
+def _round(acc: np.uint64, lane: np.uint64) -> np.uint64:
+    """XXH64 round: acc + lane * P2, rotated by 31, times P1."""
+    acc = np.uint64(acc) + np.uint64(lane) * P2
+    return np.uint64(_rotl(acc, 31)) * P1
+
+
+@jit
+def _merge(h: np.uint64, v: np.uint64) -> np.uint64:
+    """XXH64 merge of one accumulator into the hash."""
+    h = np.uint64(h) ^ np.uint64(_round(np.uint64(0), np.uint64(v)))
+    return h * P1 + P4
+
+
+@jit
+def _avalanche(h: np.uint64) -> np.uint64:
+    """XXH64 final mix."""
+    h = np.uint64(h)
+    h = h ^ (h >> np.uint64(33))
+    h = h * P2
+    h = h ^ (h >> np.uint64(29))
+    h = h * P3
+    return h ^ (h >> np.uint64(32))
+
+
+@jit
+def _read64(data: np.ndarray, p: int) -> np.uint64:
+    """8 bytes at data[p:] as a little-endian uint64."""
+    v = np.uint64(0)
+    for k in range(8):
+        v = v | (np.uint64(data[p + k]) << np.uint64(8 * k))
+    return v
+
+
+@jit
+def _read32(data: np.ndarray, p: int) -> np.uint64:
+    """4 bytes at data[p:] as a little-endian uint32 (in a uint64)."""
+    v = np.uint64(0)
+    for k in range(4):
+        v = v | (np.uint64(data[p + k]) << np.uint64(8 * k))
+    return v
+
+
+@jit
+def xxhash64(data: np.ndarray, start: int, end: int, seed: np.uint64) -> np.uint64:
+    """XXH64 of the bytes data[start:end] (a uint8 array) with the given seed."""
+    seed = np.uint64(seed)
+    n = end - start
+    p = start
+    if n >= 32:
+        v1 = seed + P1 + P2
+        v2 = seed + P2
+        v3 = seed
+        v4 = seed - P1
+        while p + 32 <= end:
+            v1 = np.uint64(_round(v1, np.uint64(_read64(data, p))))
+            v2 = np.uint64(_round(v2, np.uint64(_read64(data, p + 8))))
+            v3 = np.uint64(_round(v3, np.uint64(_read64(data, p + 16))))
+            v4 = np.uint64(_round(v4, np.uint64(_read64(data, p + 24))))
+            p += 32
+        h = np.uint64(_rotl(v1, 1)) + np.uint64(_rotl(v2, 7)) + np.uint64(_rotl(v3, 12)) + np.uint64(_rotl(v4, 18))
+        h = np.uint64(_merge(h, v1))
+        h = np.uint64(_merge(h, v2))
+        h = np.uint64(_merge(h, v3))
+        h = np.uint64(_merge(h, v4))
+    else:
+        h = seed + P5
+    h = h + np.uint64(n)
+    while p + 8 <= end:
+        h = h ^ np.uint64(_round(np.uint64(0), np.uint64(_read64(data, p))))
+        h = np.uint64(_rotl(h, 27)) * P1 + P4
+        p += 8
+    if p + 4 <= end:
+        h = h ^ (np.uint64(_read32(data, p)) * P1)
+        h = np.uint64(_rotl(h, 23)) * P2 + P3
+        p += 4
+    while p < end:
+        h = h ^ (np.uint64(data[p]) * P5)
+        h = np.uint64(_rotl(h, 11)) * P1
+        p += 1
+    return _avalanche(h)
+
+
+@jit
+def xxhash64_u32(value: np.uint64, seed: np.uint64) -> np.uint64:
+    """XXH64 of a 32-bit value's 4 little-endian bytes (value given as its unsigned bits)."""
+    h = np.uint64(seed) + P5 + np.uint64(4)
+    h = h ^ ((np.uint64(value) & MASK32) * P1)
+    h = np.uint64(_rotl(h, 23)) * P2 + P3
+    return _avalanche(h)
+
+
+@jit
+def xxhash64_u64(value: np.uint64, seed: np.uint64) -> np.uint64:
+    """XXH64 of a 64-bit value's 8 little-endian bytes (value given as its unsigned bits)."""
+    h = np.uint64(seed) + P5 + np.uint64(8)
+    h = h ^ np.uint64(_round(np.uint64(0), np.uint64(value)))
+    h = np.uint64(_rotl(h, 27)) * P1 + P4
+    return _avalanche(h)
+
+
+@jit
+def hash_u32(values: np.ndarray, start: int, end: int, out: np.ndarray) -> None:
+    """out[i - start] = XXH64 (seed 0) of values[i] for i in start..end; values is a uint32 array."""
+    for i in range(start, end):
+        out[i - start] = xxhash64_u32(np.uint64(values[i]), np.uint64(0))
+
+
+@jit
+def hash_u64(values: np.ndarray, start: int, end: int, out: np.ndarray) -> None:
+    """out[i - start] = XXH64 (seed 0) of values[i] for i in start..end; values is a uint64 array."""
+    for i in range(start, end):
+        out[i - start] = xxhash64_u64(np.uint64(values[i]), np.uint64(0))
+
+
+@jit
+def hash_byte_arrays(offsets: np.ndarray, data: np.ndarray, start: int, end: int, out: np.ndarray) -> None:
+    """out[i - start] = XXH64 (seed 0) of value i's bytes data[offsets[i]:offsets[i + 1]]."""
+    for i in range(start, end):
+        out[i - start] = xxhash64(data, offsets[i], offsets[i + 1], np.uint64(0))
+
+
+@jit
+def bloom_block(h: np.uint64, num_blocks: int) -> int:
+    """Block a hash falls in: (high 32 bits * num_blocks) >> 32."""
+    return int(((np.uint64(h) >> np.uint64(32)) * np.uint64(num_blocks)) >> np.uint64(32))
+
+
+@jit
+def bloom_bit(h: np.uint64, i: int) -> int:
+    """Bit set in word i of the block: (low 32 bits * SALT[i]) mod 2^32, top 5 bits."""
+    key = np.uint64(h) & MASK32
+    return int(((key * SALTS[i]) & MASK32) >> np.uint64(27))
+
+
+@jit
+def bloom_insert(h: np.uint64, words: np.ndarray, num_blocks: int) -> None:
+    """Insert one hash into the filter `words` (uint32 array, 8 words per block)."""
+    base = bloom_block(h, num_blocks) * WORDS_PER_BLOCK
+    for i in range(WORDS_PER_BLOCK):
+        words[base + i] = words[base + i] | np.uint32(1 << bloom_bit(h, i))
+
+
+@jit
+def bloom_find(h: np.uint64, words: np.ndarray, num_blocks: int) -> bool:
+    """Whether every bit of one hash is set (parquet-java's findHash)."""
+    base = bloom_block(h, num_blocks) * WORDS_PER_BLOCK
+    for i in range(WORDS_PER_BLOCK):
+        if (words[base + i] & np.uint32(1 << bloom_bit(h, i))) == 0:
+            return False
+    return True
+
+
+@jit
+def bloom_insert_many(hashes: np.ndarray, start: int, end: int, words: np.ndarray, num_blocks: int) -> None:
+    """Insert hashes[start:end] into the filter."""
+    for j in range(start, end):
+        bloom_insert(hashes[j], words, num_blocks)
+
+
+@jit
+def bloom_insert_counting(hashes: np.ndarray, start: int, end: int, words: np.ndarray, num_blocks: int) -> int:
+    """Insert hashes[start:end] one by one; return how many were not already found before their insertion.
+
+    This is AdaptiveBlockSplitBloomFilter's distinct-value estimate, taken on its largest candidate.
+    """
+    fresh = 0
+    for j in range(start, end):
+        h = hashes[j]
+        if not bloom_find(h, words, num_blocks):
+            fresh += 1
+        bloom_insert(h, words, num_blocks)
+    return fresh
