@@ -8,15 +8,18 @@ from ._jit import jit
 
 
 @jit
-def total_order_minmax32(bits: np.ndarray, start: int, end: int) -> tuple:
-    """Indices of min and max of canonical float bits under Java's Float.compare (-0.0 < 0.0 < ... < NaN)."""
+def total_order_minmax(bits: np.ndarray, start: int, end: int, magnitude: np.int64) -> tuple:
+    """Indices of min and max of canonical IEEE bits under Java's Float/Double.compare.
+
+    -0.0 < 0.0 and NaN is the largest; `magnitude` is 0x7FFFFFFF for floats, 0x7FFF...FF for doubles.
+    """
     imin = start
     imax = start
     kmin = np.int64(0)
     kmax = np.int64(0)
     for i in range(start, end):
         b = np.int64(bits[i])
-        k = b if b >= 0 else b ^ np.int64(0x7FFFFFFF)
+        k = b if b >= 0 else b ^ magnitude
         if i == start or k < kmin:
             kmin = k
             imin = i
@@ -27,22 +30,15 @@ def total_order_minmax32(bits: np.ndarray, start: int, end: int) -> tuple:
 
 
 @jit
+def total_order_minmax32(bits: np.ndarray, start: int, end: int) -> tuple:
+    """total_order_minmax for float bits (int32)."""
+    return total_order_minmax(bits, start, end, np.int64(0x7FFFFFFF))
+
+
+@jit
 def total_order_minmax64(bits: np.ndarray, start: int, end: int) -> tuple:
-    """Indices of min and max of canonical double bits under Java's Double.compare."""
-    imin = start
-    imax = start
-    kmin = np.int64(0)
-    kmax = np.int64(0)
-    for i in range(start, end):
-        b = np.int64(bits[i])
-        k = b if b >= 0 else b ^ np.int64(0x7FFFFFFFFFFFFFFF)
-        if i == start or k < kmin:
-            kmin = k
-            imin = i
-        if i == start or k > kmax:
-            kmax = k
-            imax = i
-    return imin, imax
+    """total_order_minmax for double bits (int64)."""
+    return total_order_minmax(bits, start, end, np.int64(0x7FFFFFFFFFFFFFFF))
 
 
 @jit

@@ -51,3 +51,19 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def tmp_parquet(tmp_path: Path) -> Iterator[Path]:
     """Path of a not-yet-written Parquet file inside the test's tmp_path."""
     yield tmp_path / "data.parquet"
+
+
+@pytest.fixture(scope="module")
+def probe() -> Any:
+    """Ask parquet-java (RefWriter --bloom) a batch of probes; skip without a JDK unless CI is set."""
+    sys.path.insert(0, str(TESTS_DIR / "parity"))
+    from reference import ReferenceUnavailable, bloom_probes
+
+    def ask(lines: list[str]) -> list[str]:
+        try:
+            return bloom_probes(lines)
+        except ReferenceUnavailable as e:
+            if os.environ.get("CI"):
+                pytest.fail(f"CI is set, so the parquet-java bloom probes must run: {e}")
+            pytest.skip(str(e))
+    return ask

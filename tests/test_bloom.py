@@ -3,7 +3,6 @@ and Spark skipping row groups with them."""
 
 from __future__ import annotations
 
-import os
 import struct
 import sys
 from decimal import Decimal
@@ -30,7 +29,6 @@ from gpuwrite.format.thrift import read_struct
 from gpuwrite.options import BloomSpec, WriteOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "parity"))
-from reference import ReferenceUnavailable, bloom_probes  # noqa: E402
 
 SALTS = (0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D, 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31)
 
@@ -82,17 +80,6 @@ def read_filters(path: Path) -> list[dict[str, tuple[dict[str, Any], bytes, int,
 # -- parquet-java sizing ------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def probe():
-    """Ask parquet-java (RefWriter --bloom) a batch of probes; skip without a JDK unless CI is set."""
-    def ask(lines: list[str]) -> list[str]:
-        try:
-            return bloom_probes(lines)
-        except ReferenceUnavailable as e:
-            if os.environ.get("CI"):
-                pytest.fail(f"CI is set, so the parquet-java bloom probes must run: {e}")
-            pytest.skip(str(e))
-    return ask
 
 
 FPPS = (1e-9, 0.0001, 0.001, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 0.9, 0.999)

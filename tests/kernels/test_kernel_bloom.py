@@ -7,7 +7,6 @@ fail when CI is set).
 
 from __future__ import annotations
 
-import os
 import struct
 import sys
 from pathlib import Path
@@ -29,7 +28,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "parity"))
-from reference import ReferenceUnavailable, bloom_probes  # noqa: E402
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 M64 = (1 << 64) - 1
@@ -155,17 +153,6 @@ def test_insert_pure_python_body_matches() -> None:
 # -- parquet-java ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def probe():
-    """Ask parquet-java (RefWriter --bloom) a batch of probes; skip without a JDK unless CI is set."""
-    def ask(lines: list[str]) -> list[str]:
-        try:
-            return bloom_probes(lines)
-        except ReferenceUnavailable as e:
-            if os.environ.get("CI"):
-                pytest.fail(f"CI is set, so the parquet-java bloom probes must run: {e}")
-            pytest.skip(str(e))
-    return ask
 
 
 def test_hashes_match_parquet_java(probe) -> None:
