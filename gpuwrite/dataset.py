@@ -25,7 +25,7 @@ from .errors import GpuwriteError
 from .integrations.arrow import ArrowPiece, open_input
 from .options import WriteOptions, resolve_options
 from .result import FileResult
-from .spark.naming import data_file_name
+from .spark.naming import data_file_name, hive_bucket_prefix
 from .spark.partitions import partition_fragment, spark_string
 from .writer import ParquetWriter
 
@@ -84,9 +84,10 @@ def _prepare_target(path: str, mode: str) -> bool:
 def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error",
                   max_records_per_file: int = 0, partition_by: list[str] | None = None,
                   bucket_by: tuple[int, list[str]] | None = None, max_open_files: int = 0,
+                  hive_compatible_buckets: bool = False,
                   options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> DatasetResult:
     """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded."""
-    buckets = _check_buckets(bucket_by, partition_by or [])
+    buckets = _check_buckets(bucket_by, partition_by or [], hive_compatible_buckets)
     if not isinstance(max_records_per_file, int) or max_records_per_file < 0:
         raise GpuwriteError(f"max_records_per_file must be an integer >= 0, got {max_records_per_file!r}")
     if not isinstance(max_open_files, int) or max_open_files < 0:
@@ -150,7 +151,21 @@ def _write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], staging: str, 
     return results
 
 
-def _check_buckets(bucket_by: tuple[int, list[str]] | None, partition_by: list[str]) -> tuple[int, list[str]] | None:
+@dataclass(frozen=True)
+class BucketSpec:
+    """Bucketing of a dataset write: Spark's Murmur3 buckets, or Hive-compatible ones (HiveHash, file prefix)."""
+
+    num_buckets: int
+    columns: list[str]
+    hive_compatible: bool = False
+
+    def ids(self, table: pa.Table) -> np.ndarray:
+        """Bucket id of every row of `table`."""
+        return bucket_ids(table, self.columns, self.num_buckets, hive=self.hive_compatible)
+
+
+def _check_buckets(bucket_by: tuple[int, list[str]] | None, partition_by: list[str],
+                   hive_compatible: bool = False) -> BucketSpec | None:
     """Validate `bucket_by=(num_buckets, columns)` as Spark does."""
     if bucket_by is None:
         return None
@@ -166,13 +181,13 @@ def _check_buckets(bucket_by: tuple[int, list[str]] | None, partition_by: list[s
     both = sorted(set(columns) & set(partition_by))
     if both:
         raise GpuwriteError(f"bucket_by column {both[0]!r} is also a partition column; Spark refuses that")
-    return num, columns
+    return BucketSpec(num, columns, hive_compatible)
 
 
 _BUCKET_KEY = "__gpuwrite_bucket_id__"
 
 
-def _partition_runs(table: pa.Table, columns: list[str], buckets: tuple[int, list[str]] | None,
+def _partition_runs(table: pa.Table, columns: list[str], buckets: BucketSpec | None,
                     time_zone: str) -> Iterator[tuple[str, int | None, pa.Table]]:
     """(directory, bucket id, rows) per run, in Spark's V1Writes order: sorted by the partition columns (nulls
     first, empty strings taken as null as Spark's Empty2Null does), then by bucket id."""
@@ -184,7 +199,7 @@ def _partition_runs(table: pa.Table, columns: list[str], buckets: tuple[int, lis
         keys.append(col)
     names = list(columns)
     if buckets is not None:
-        keys.append(pa.array(bucket_ids(table, buckets[1], buckets[0])))
+        keys.append(pa.array(buckets.ids(table)))
         names.append(_BUCKET_KEY)
     key_table = pa.table(keys, names=names)
     order = pc.sort_indices(key_table, sort_keys=[(c, "ascending", "at_start") for c in names])
@@ -213,8 +228,10 @@ def _partition_runs(table: pa.Table, columns: list[str], buckets: tuple[int, lis
 class _OpenFiles:
     """Open files per (directory, bucket) with Spark's per-writer record count and file counter."""
 
-    def __init__(self, schema: pa.Schema, staging: str, job: str, limit: int, opts: WriteOptions) -> None:
+    def __init__(self, schema: pa.Schema, staging: str, job: str, limit: int, opts: WriteOptions,
+                 hive_prefix: bool = False) -> None:
         self.schema, self.staging, self.job, self.limit, self.opts = schema, staging, job, limit, opts
+        self.hive_prefix = hive_prefix
         self.open: dict[tuple[str, int | None], list[Any]] = {}  # key -> [writer, records in file, counter]
         self.results: list[FileResult] = []
 
@@ -224,6 +241,8 @@ class _OpenFiles:
         folder = os.path.join(self.staging, directory)
         os.makedirs(folder, exist_ok=True)
         name = data_file_name(0, self.job, counter, self.opts.compression, dynamic=True, bucket_id=bucket)
+        if self.hive_prefix and bucket is not None:
+            name = hive_bucket_prefix(bucket) + name
         return ParquetWriter(os.path.join(folder, name), self.schema, options=self.opts)
 
     def write(self, key: tuple[str, int | None], rows: pa.Table) -> None:
@@ -261,7 +280,7 @@ class _OpenFiles:
         self.open.clear()
 
 
-def _row_keys(table: pa.Table, columns: list[str], buckets: tuple[int, list[str]] | None,
+def _row_keys(table: pa.Table, columns: list[str], buckets: BucketSpec | None,
               time_zone: str) -> tuple[np.ndarray, list[tuple[str, int | None]]]:
     """Per row, the index of its (directory, bucket) key; keys in order of first appearance."""
     n = table.num_rows
@@ -276,7 +295,7 @@ def _row_keys(table: pa.Table, columns: list[str], buckets: tuple[int, list[str]
         composite = composite * (len(encoded.dictionary) + 1) + codes
         parts.append((encoded.dictionary, col.type))
     if buckets is not None:
-        composite = composite * buckets[0] + bucket_ids(table, buckets[1], buckets[0])
+        composite = composite * buckets.num_buckets + buckets.ids(table)
     uniques, first, inverse = np.unique(composite, return_index=True, return_inverse=True)
     order = np.argsort(first, kind="stable")
     rank = np.empty_like(order)
@@ -286,13 +305,13 @@ def _row_keys(table: pa.Table, columns: list[str], buckets: tuple[int, list[str]
         row = int(first[u])
         fragments = [partition_fragment(name, spark_string(table.column(name)[row].as_py(), typ, time_zone))
                      for name, (_, typ) in zip(columns, parts, strict=True)]
-        bucket = int(bucket_ids(table.slice(row, 1), buckets[1], buckets[0])[0]) if buckets else None
+        bucket = int(buckets.ids(table.slice(row, 1))[0]) if buckets else None
         keys.append(("/".join(fragments), bucket))
     return rank[inverse.reshape(-1)], keys
 
 
 def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns: list[str],
-                       buckets: tuple[int, list[str]] | None, staging: str, job: str, limit: int,
+                       buckets: BucketSpec | None, staging: str, job: str, limit: int,
                        opts: WriteOptions, max_open_files: int = 0) -> list[FileResult]:
     """Every partition's (and bucket's) files under its Hive directory, as Spark's dynamic writers do.
 
@@ -300,14 +319,14 @@ def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns:
     that many files are open; the rest of the input is then sorted and written key by key, continuing the
     files already open. With 0 the whole input is sorted once (Spark's default).
     """
-    missing = [c for c in columns + (buckets[1] if buckets else []) if c not in schema.names]
+    missing = [c for c in columns + (buckets.columns if buckets else []) if c not in schema.names]
     if missing:
         raise GpuwriteError(f"partition or bucket column {missing[0]!r} is not in the data "
                             f"(columns: {schema.names})")
     if len(set(columns)) != len(columns) or len(columns) == len(schema.names):
         raise GpuwriteError(f"partition_by={columns} must name distinct columns and leave at least one data column")
     data_schema = pa.schema([f for f in schema if f.name not in columns])
-    files = _OpenFiles(data_schema, staging, job, limit, opts)
+    files = _OpenFiles(data_schema, staging, job, limit, opts, hive_prefix=bool(buckets and buckets.hive_compatible))
     try:
         rest: list[ArrowPiece] = []
         concurrent = max_open_files > 0

@@ -99,3 +99,43 @@ def test_same_rows_per_bucket_as_spark_and_no_shuffle_join(tmp_path, spark, part
                          f"ON a.k = b.k AND a.s = b.s").collect()
     assert sorted(joined.collect()) == sorted(expected) and len(expected) > 0
     spark.conf.unset("spark.sql.autoBroadcastJoinThreshold")
+
+
+HIVE_FILE = re.compile(r"^(\d{5})_0_part-00000-[0-9a-f-]{36}_(\d{5})\.c000\.snappy\.parquet$")
+
+
+@pytest.mark.spark
+def test_hive_compatible_buckets_as_spark(tmp_path, spark):
+    """HiveHash buckets and the `00003_0_` prefix: the same rows per bucket file as Spark's Hive-compatible
+    bucketed insert, for keys of several types (ints, longs, strings, dates, timestamps, decimals, doubles)."""
+    import datetime as dt
+    import decimal
+
+    rng = np.random.default_rng(4)
+    n = 600
+    table = pa.table({
+        "i": pa.array(rng.integers(-1000, 1000, n), pa.int32()),
+        "l": pa.array(rng.integers(-2**40, 2**40, n), pa.int64()),
+        "s": pa.array([f"k{v}" if v % 11 else None for v in rng.integers(0, 99, n)]),
+        "d": pa.array([dt.date(2020, 1, 1) + dt.timedelta(days=int(v)) for v in rng.integers(-9000, 9000, n)]),
+        "t": pa.array(rng.integers(-10**15, 10**15, n), pa.timestamp("us", "UTC")),
+        "m": pa.array([decimal.Decimal(int(v)).scaleb(-2) for v in rng.integers(-10**6, 10**6, n)],
+                      pa.decimal128(20, 2)),
+        "f": pa.array(rng.normal(size=n).round(3)),
+        "v": pa.array(range(n), pa.int64()),
+    })
+    keys = ["i", "l", "s", "d", "t", "m", "f"]
+    for key in keys:
+        ours = tmp_path / f"ours_{key}"
+        gpuwrite.write_dataset(table, ours, bucket_by=(5, [key]), hive_compatible_buckets=True)
+        name = f"hive_bucketed_{key}"
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
+        spark.createDataFrame(table).coalesce(1).write.option("__hive_compatible_bucketed_table_insertion__",
+                                                             "true").bucketBy(5, key).saveAsTable(name)
+        location = spark.sql(f"DESCRIBE FORMATTED {name}").filter("col_name = 'Location'").collect()[0][1]
+        theirs = location.replace("file:", "")
+        for directory in (ours, theirs):
+            names = [f for f in os.listdir(directory) if f.endswith(".parquet") and not f.startswith(".")]
+            assert names and all(HIVE_FILE.match(f) and HIVE_FILE.match(f).group(1) == HIVE_FILE.match(f).group(2)
+                                 for f in names), names
+        assert _by_bucket(ours) == _by_bucket(theirs), key

@@ -1,4 +1,4 @@
-"""Spark's `hash(...)` (Murmur3, seed 42) over Arrow columns, and bucket ids `pmod(hash, n)`.
+"""Spark's `hash(...)` (Murmur3, seed 42) and HiveHash over Arrow columns, and bucket ids from them.
 
 Values are fed to the kernels as Spark's Murmur3Hash sees them: booleans as 0/1 ints, timestamps as
 microseconds, floats as canonical IEEE bits with -0.0 hashed as 0, decimals up to precision 18 as their
@@ -10,6 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from gpuwrite.kernels.hivehash import (
+    hive_fold_bytes,
+    hive_fold_decimal,
+    hive_fold_int,
+    hive_fold_long,
+    hive_fold_timestamp,
+)
 from gpuwrite.kernels.murmur3 import fold_bytes, fold_int, fold_long, java_big_integer_bytes
 
 from ..columns import _UNIT_TO_MICROS
@@ -69,24 +76,92 @@ def _fold(col: pa.Array, hashes: np.ndarray, name: str) -> None:
         java_big_integer_bytes(np.ascontiguousarray(words[:, 0]), np.ascontiguousarray(words[:, 1]), offsets, data)
         fold_bytes(offsets, data, valid, hashes)
     elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        large = col.cast(pa.large_binary())
-        offsets = np.frombuffer(large.buffers()[1], dtype=np.int64, count=large.offset + len(large) + 1)
-        data = np.frombuffer(large.buffers()[2], dtype=np.uint8) if large.buffers()[2] else np.zeros(1, np.uint8)
-        fold_bytes(offsets[large.offset:], data, valid, hashes)
+        offsets, data = _large_bytes(col)
+        fold_bytes(offsets, data, valid, hashes)
     else:
         raise GpuwriteError(f"bucket column {name!r}: type {t} cannot be hashed for Spark buckets")
+
+
+def _hive_fold(col: pa.Array, hashes: np.ndarray, name: str) -> None:
+    """Fold one column into running HiveHash values."""
+    t = col.type
+    valid = _valid(col)
+    if pa.types.is_dictionary(t):
+        col, t = col.dictionary_decode(), t.value_type
+    if pa.types.is_boolean(t):
+        hive_fold_int(col.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int32), valid, hashes)
+    elif pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t) or pa.types.is_date32(t):
+        width = 4 if pa.types.is_date32(t) else t.bit_width // 8
+        hive_fold_int(_row_values(col, f"<i{width}").astype(np.int32), valid, hashes)
+    elif pa.types.is_int64(t):
+        hive_fold_long(_row_values(col, "<i8"), valid, hashes)
+    elif pa.types.is_timestamp(t):
+        raw = _row_values(col, "<i8")
+        micros = raw // 1000 if t.unit == "ns" else raw * _UNIT_TO_MICROS[t.unit]
+        if t.tz is None:
+            hive_fold_long(micros, valid, hashes)  # TIMESTAMP_NTZ is a plain long to HiveHash
+        else:
+            hive_fold_timestamp(micros, valid, hashes)
+    elif pa.types.is_float32(t):
+        v = _row_values(col, "<f4")
+        bits = np.where(np.isnan(v), np.int32(0x7FC00000), v.view(np.int32))
+        hive_fold_int(np.where(v == 0, 0, bits).astype(np.int32), valid, hashes)
+    elif pa.types.is_float64(t):
+        v = _row_values(col, "<f8")
+        bits = np.where(np.isnan(v), np.int64(0x7FF8000000000000), v.view(np.int64))
+        hive_fold_long(np.where(v == 0, 0, bits).astype(np.int64), valid, hashes)
+    elif pa.types.is_decimal(t):
+        width = t.byte_width // 8
+        words = np.frombuffer(col.buffers()[1], dtype="<i8", count=(col.offset + len(col)) * width)
+        words = words.reshape(-1, width)[col.offset:]
+        hive_fold_decimal(np.ascontiguousarray(words[:, 0]), np.ascontiguousarray(words[:, 1]), t.scale, valid,
+                          hashes)
+    elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        offsets, data = _large_bytes(col)
+        hive_fold_bytes(offsets, data, valid, hashes)
+    else:
+        raise GpuwriteError(f"bucket column {name!r}: type {t} cannot be hashed for Hive buckets")
+
+
+def _large_bytes(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (int64, one per row + 1) and data of a string/binary column."""
+    large = col.cast(pa.large_binary())
+    offsets = np.frombuffer(large.buffers()[1], dtype=np.int64, count=large.offset + len(large) + 1)
+    data = np.frombuffer(large.buffers()[2], dtype=np.uint8) if large.buffers()[2] else np.zeros(1, np.uint8)
+    return offsets[large.offset:], data
+
+
+def hive_hash(table: pa.Table, columns: list[str]) -> np.ndarray:
+    """Spark's HiveHash(columns...) per row (int32)."""
+    hashes = np.zeros(table.num_rows, dtype=np.int32)
+    for name in columns:
+        _check_column(table, name)
+        _hive_fold(table.column(name).combine_chunks(), hashes, name)
+    return hashes
+
+
+def hive_bucket_ids(table: pa.Table, columns: list[str], num_buckets: int) -> np.ndarray:
+    """pmod(hivehash & Int.MaxValue, num_buckets): Hive-compatible bucket id per row."""
+    return np.mod(hive_hash(table, columns).astype(np.int64) & 0x7FFFFFFF, num_buckets).astype(np.int32)
+
+
+def _check_column(table: pa.Table, name: str) -> None:
+    """A bucket column must exist."""
+    if name not in table.column_names:
+        raise GpuwriteError(f"bucket column {name!r} is not in the data (columns: {table.column_names})")
 
 
 def spark_hash(table: pa.Table, columns: list[str]) -> np.ndarray:
     """Spark's `hash(columns...)` per row (int32)."""
     hashes = np.full(table.num_rows, SPARK_HASH_SEED, dtype=np.int32)
     for name in columns:
-        if name not in table.column_names:
-            raise GpuwriteError(f"bucket column {name!r} is not in the data (columns: {table.column_names})")
+        _check_column(table, name)
         _fold(table.column(name).combine_chunks(), hashes, name)
     return hashes
 
 
-def bucket_ids(table: pa.Table, columns: list[str], num_buckets: int) -> np.ndarray:
-    """pmod(hash(columns...), num_buckets): Spark's bucket id per row."""
+def bucket_ids(table: pa.Table, columns: list[str], num_buckets: int, hive: bool = False) -> np.ndarray:
+    """pmod(hash(columns...), num_buckets): Spark's bucket id per row (Hive's with `hive`)."""
+    if hive:
+        return hive_bucket_ids(table, columns, num_buckets)
     return np.mod(spark_hash(table, columns).astype(np.int64), num_buckets).astype(np.int32)

@@ -18,3 +18,8 @@ def data_file_name(task: int, job_uuid: str, file_counter: int, codec: str, *, d
     bucket = "" if bucket_id is None else f"_{bucket_id:05d}"
     sep = "." if dynamic or bucket_id is not None else "-"
     return f"part-{task:05d}-{job_uuid}{bucket}{sep}c{file_counter:03d}{file_extension(codec)}"
+
+
+def hive_bucket_prefix(bucket_id: int) -> str:
+    """Hive-compatible bucket files start with `00003_0_` (BucketingUtils / V1WritesUtils)."""
+    return f"{bucket_id:05d}_0_"
