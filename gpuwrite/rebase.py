@@ -3,35 +3,46 @@
 CORRECTED writes values as they are; EXCEPTION refuses a date before 1582-10-15 or a timestamp before the
 last Gregorian/Julian switch (1900-01-01T00:00:00Z); LEGACY rebases such values to the hybrid Julian
 calendar (kernels in `kernels/rebase.py`). A minimum check skips the pass when every value is modern.
+
+Timestamps are rebased as Spark does: the local date-time in the session zone by java.time's rules (tzdb,
+local mean time included) is re-read in the hybrid calendar by java.util.TimeZone, which before 1900 knows
+only the zone's current raw offset.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from gpuwrite.kernels.rebase import LAST_SWITCH_GREGORIAN_DAY, rebase_days, rebase_micros
+from gpuwrite.kernels.rebase import LAST_SWITCH_GREGORIAN_DAY, rebase_days, rebase_micros, rebase_zoned
 
 from .errors import GpuwriteError
 
 # SPEC: RebaseDateTime.lastSwitchGregorianTs: the latest switch instant over all time zones.
 LAST_SWITCH_GREGORIAN_MICROS = -2_208_988_800_000_000  # 1900-01-01T00:00:00Z
-_FIXED_ZONE = re.compile(r"^(?:UTC|GMT|Z|Etc/UTC|Etc/GMT|UTC?([+-])(\d{1,2}):?(\d{2})?|([+-])(\d{2}):(\d{2}))$")
+# java.util.TimeZone's custom IDs: GMT+h, GMT+hh, GMT+hh:mm, GMT+hhmm.
+_JAVA_CUSTOM_ZONE = re.compile(r"^GMT([+-])(\d{1,2})(?::?(\d{2}))?$")
+# Offset IDs java.time accepts (Spark's session zone) but java.util.TimeZone does not know: it falls back to GMT.
+_OFFSET_ONLY_ZONE = re.compile(r"^(?:Z|(?:UTC|UT|GMT)?[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)$")
 
 
 def _fixed_offset_micros(zone: str) -> int | None:
-    """Offset of a fixed-offset zone name in microseconds, or None for a region zone."""
-    m = _FIXED_ZONE.match(zone)
-    if m is None:
-        return None
-    sign, hours, minutes = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(4), m.group(5),
-                                                                                   m.group(6))
-    if sign is None:
+    """The fixed offset (micros) Spark's rebase works in for `zone`, or None for a region zone.
+
+    Spark rebases with `TimeZone.getTimeZone(id)`: GMT custom IDs keep their offset, while offset-only IDs
+    such as `+05:30` are unknown to it and become GMT, on both sides of the rebase.
+    """
+    m = _JAVA_CUSTOM_ZONE.match(zone)
+    if m:
+        micros = (int(m.group(2)) * 3600 + int(m.group(3) or 0) * 60) * 1_000_000
+        return micros if m.group(1) == "+" else -micros
+    if zone in ("UTC", "GMT") or _OFFSET_ONLY_ZONE.match(zone):
         return 0
-    micros = (int(hours) * 3600 + int(minutes or 0) * 60) * 1_000_000
-    return micros if sign == "+" else -micros
+    return None
 
 
 def _date_text(days: int) -> str:
@@ -66,9 +77,60 @@ def rebase_timestamps(micros: np.ndarray, mode: str, time_zone: str, column: str
                             "1900-01-01T00:00:00Z and is ambiguous between calendars; set the rebase mode to "
                             "LEGACY or CORRECTED")
     offset = _fixed_offset_micros(time_zone)
-    if offset is None:
-        raise GpuwriteError(f"column {column!r}: LEGACY rebase of timestamps before 1900 is implemented for "
-                            f"UTC and fixed-offset session time zones only, not {time_zone!r}")
     out = np.empty_like(micros)
-    rebase_micros(micros, np.int64(offset), out)
+    if offset is not None:
+        rebase_micros(micros, np.int64(offset), np.int64(offset), out)
+        return out
+    zone = _zone(time_zone, column)
+    old = micros < LAST_SWITCH_GREGORIAN_MICROS
+    starts, offsets = _offset_history(zone)
+    local_offsets = offsets[np.searchsorted(starts, micros, side="right") - 1]
+    rebase_zoned(micros, local_offsets, np.int64(_raw_offset_now(zone)), old, out)
     return out
+
+
+def _zone(name: str, column: str) -> ZoneInfo:
+    """The session time zone, or an error naming it."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise GpuwriteError(f"column {column!r}: unknown session time zone {name!r}") from None
+
+
+def _offset_at(zone: ZoneInfo, micros: int) -> int:
+    """UTC offset (micros) of `zone` at an instant, by tzdb (local mean time before standard time)."""
+    instant = dt.datetime(1, 1, 2, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=micros - _YEAR1_MICROS)
+    delta = instant.astimezone(zone).utcoffset()
+    assert delta is not None
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+_YEAR1_MICROS = -62_135_510_400_000_000  # 0001-01-02T00:00:00Z
+
+
+@functools.lru_cache(maxsize=64)
+def _offset_history(zone: ZoneInfo) -> tuple[np.ndarray, np.ndarray]:
+    """The zone's offsets before 1900 as (start instants, offsets): yearly probes, bisected to the microsecond."""
+    step = 365 * 86_400_000_000
+    probes = list(range(_YEAR1_MICROS, LAST_SWITCH_GREGORIAN_MICROS + step, step))
+    starts = [np.iinfo(np.int64).min]
+    offsets = [_offset_at(zone, probes[0])]
+    for lo, hi in zip(probes, probes[1:], strict=False):
+        if _offset_at(zone, hi) == offsets[-1]:
+            continue
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _offset_at(zone, mid) == offsets[-1]:
+                lo = mid
+            else:
+                hi = mid
+        starts.append(hi)
+        offsets.append(_offset_at(zone, hi))
+    return np.array(starts, dtype=np.int64), np.array(offsets, dtype=np.int64)
+
+
+def _raw_offset_now(zone: ZoneInfo) -> int:
+    """java.util.TimeZone.getRawOffset: today's standard (non-DST) offset, in micros."""
+    now = dt.datetime.now(dt.timezone.utc).astimezone(zone)
+    raw = now.utcoffset() - (now.dst() or dt.timedelta(0))  # type: ignore[operator]
+    return (raw.days * 86_400 + raw.seconds) * 1_000_000

@@ -2,7 +2,7 @@
 
 A date before 1582-10-15 keeps its year, month and day but is counted in the Julian calendar, as Spark's
 RebaseDateTime.rebaseGregorianToJulianDays does; later dates are unchanged. Timestamps are rebased through
-their local date in a fixed-offset zone (UTC or +hh:mm), keeping the time of day.
+their local date-time, keeping the time of day (offsets chosen by the caller).
 """
 
 from __future__ import annotations
@@ -61,10 +61,28 @@ def rebase_days(values: np.ndarray, out: np.ndarray) -> None:
 
 
 @jit
-def rebase_micros(values: np.ndarray, offset_micros: np.int64, out: np.ndarray) -> None:
-    """Timestamps in a fixed-offset zone: rebase the local date, keep the local time of day."""
+def rebase_instant(micros: np.int64, local_offset: np.int64, hybrid_offset: np.int64) -> np.int64:
+    """One timestamp: its local date-time (at local_offset) re-read in the hybrid calendar at hybrid_offset."""
+    local = micros + local_offset
+    day = local // MICROS_PER_DAY
+    tod = local - day * MICROS_PER_DAY
+    return rebase_day(day) * MICROS_PER_DAY + tod - hybrid_offset
+
+
+@jit
+def rebase_micros(values: np.ndarray, local_offset: np.int64, hybrid_offset: np.int64, out: np.ndarray) -> None:
+    """Timestamps in a fixed-offset zone (both offsets equal): rebase the local date, keep the time of day."""
     for i in range(values.shape[0]):
-        local = np.int64(values[i]) + offset_micros
-        day = local // MICROS_PER_DAY
-        tod = local - day * MICROS_PER_DAY
-        out[i] = rebase_day(day) * MICROS_PER_DAY + tod - offset_micros
+        out[i] = rebase_instant(np.int64(values[i]), local_offset, hybrid_offset)
+
+
+@jit
+def rebase_zoned(values: np.ndarray, local_offsets: np.ndarray, raw_offset: np.int64, old: np.ndarray,
+                 out: np.ndarray) -> None:
+    """Timestamps in a region zone: values before 1900 (`old`) are rebased with their tzdb local offset and
+    re-read at the zone's raw offset (java.util.TimeZone); later values are unchanged."""
+    for i in range(values.shape[0]):
+        if old[i]:
+            out[i] = rebase_instant(np.int64(values[i]), np.int64(local_offsets[i]), raw_offset)
+        else:
+            out[i] = values[i]

@@ -138,3 +138,28 @@ def test_concurrent_writers_same_layout_as_sorted(tmp_path, max_open_files):
                       for folder, _, files in os.walk(root) for f in files if f.endswith(".parquet"))
 
     assert file_rows(concurrent_out) == file_rows(sorted_out)
+
+
+@pytest.mark.parametrize("max_open_files", [0, 2])
+def test_partitioned_failure_leaves_target_as_it_was(tmp_path, max_open_files):
+    """A source failing half-way through a partitioned, bucketed write: the target keeps its old files only,
+    no staging directory remains, and a second write succeeds."""
+    out = tmp_path / "t"
+    schema = pa.schema([("p", pa.string()), ("k", pa.int64())])
+    gpuwrite.write_dataset(pa.table({"p": ["old"], "k": pa.array([1], pa.int64())}), out, partition_by=["p"])
+    before = sorted(os.path.relpath(os.path.join(d, f), out) for d, _, fs in os.walk(out) for f in fs)
+
+    def batches():
+        for i in range(5):
+            if i == 3:
+                raise RuntimeError("source broke")
+            yield pa.record_batch([pa.array(["a", "b", "c"] * 10), pa.array(range(30), pa.int64())], schema=schema)
+
+    with pytest.raises(RuntimeError, match="source broke"):
+        gpuwrite.write_dataset(pa.RecordBatchReader.from_batches(schema, batches()), out, mode="overwrite",
+                               partition_by=["p"], bucket_by=(2, ["k"]), max_open_files=max_open_files)
+    after = sorted(os.path.relpath(os.path.join(d, f), out) for d, _, fs in os.walk(out) for f in fs)
+    assert after == before and sorted(os.listdir(tmp_path)) == ["t"]
+    gpuwrite.write_dataset(pa.table({"p": ["new"], "k": pa.array([2], pa.int64())}), out, mode="overwrite",
+                           partition_by=["p"])
+    assert sorted(d for d in os.listdir(out) if not d.startswith("_")) == ["p=new"]

@@ -18,8 +18,8 @@ DATES = [dt.date(1, 1, 1), dt.date(1000, 2, 28), dt.date(1000, 3, 1), dt.date(15
          dt.date(1582, 10, 14), dt.date(1582, 10, 15), dt.date(1899, 12, 31), dt.date(2000, 1, 1), None]
 TIMES = [dt.datetime(1, 1, 1, 0, 0, 0, 1), dt.datetime(1000, 3, 1, 12, 34, 56, 789000),
          dt.datetime(1582, 10, 10, 23, 59, 59), dt.datetime(1899, 12, 31, 23, 59, 59, 999999),
-         dt.datetime(1900, 1, 1), dt.datetime(2024, 6, 1, 8, 0), None, dt.datetime(1700, 1, 1),
-         dt.datetime(1960, 1, 1), dt.datetime(1582, 10, 15)]
+         dt.datetime(1900, 1, 1), dt.datetime(2024, 6, 1, 8, 0), None, dt.datetime(1850, 7, 1, 23, 30),
+         dt.datetime(1960, 1, 1), dt.datetime(1883, 11, 18, 20, 0)]
 
 
 def _table() -> pa.Table:
@@ -55,23 +55,28 @@ def test_exception_mode_names_column_and_value(tmp_path):
     assert not os.path.exists(tmp_path / "x.parquet")
 
 
-def test_legacy_region_zone_refused_only_when_needed(tmp_path):
-    """LEGACY timestamps before 1900 in a region zone are refused by name; modern ones are fine."""
+def test_unknown_session_zone_named(tmp_path):
+    """LEGACY rebase in a zone that does not exist names the zone."""
     old = pa.table({"t": pa.array([dt.datetime(1800, 1, 1)], pa.timestamp("us", "UTC"))})
-    with pytest.raises(GpuwriteError, match="Europe/Paris"):
-        gpuwrite.write_table(old, tmp_path / "o.parquet", int96_rebase="LEGACY", time_zone="Europe/Paris")
-    new = pa.table({"t": pa.array([dt.datetime(2000, 1, 1)], pa.timestamp("us", "UTC"))})
-    gpuwrite.write_table(new, tmp_path / "n.parquet", int96_rebase="LEGACY", time_zone="Europe/Paris")
+    with pytest.raises(GpuwriteError, match="Mars/Olympus"):
+        gpuwrite.write_table(old, tmp_path / "o.parquet", int96_rebase="LEGACY", time_zone="Mars/Olympus")
+    assert not os.path.exists(tmp_path / "o.parquet")
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("ts_type", ["INT96", "TIMESTAMP_MICROS"])
-@pytest.mark.parametrize("mode", ["LEGACY", "CORRECTED"])
-def test_stored_values_and_footer_as_spark(tmp_path, spark, ts_type, mode):
-    """The stored days / micros / INT96 and the footer keys (in order) equal Spark's; Spark reads ours back."""
+@pytest.mark.parametrize("ts_type, mode, zone", [
+    ("INT96", "LEGACY", "UTC"), ("TIMESTAMP_MICROS", "LEGACY", "UTC"), ("INT96", "CORRECTED", "UTC"),
+    ("TIMESTAMP_MICROS", "CORRECTED", "UTC"), ("TIMESTAMP_MICROS", "LEGACY", "America/Los_Angeles"),
+    ("INT96", "LEGACY", "Europe/Paris"), ("TIMESTAMP_MICROS", "LEGACY", "Asia/Kolkata"),
+    ("INT96", "LEGACY", "Australia/Sydney"), ("TIMESTAMP_MICROS", "LEGACY", "+05:30"),
+    ("TIMESTAMP_MICROS", "LEGACY", "GMT+05:30"), ("INT96", "LEGACY", "GMT-3"),
+])
+def test_stored_values_and_footer_as_spark(tmp_path, spark, ts_type, mode, zone):
+    """The stored days / micros / INT96 and the footer keys (in order) equal Spark's, in UTC, fixed-offset and
+    region session zones (local mean time before standard time included); Spark reads ours back."""
     table = _table()
     conf = {"spark.sql.parquet.datetimeRebaseModeInWrite": mode, "spark.sql.parquet.int96RebaseModeInWrite": mode,
-            "spark.sql.parquet.outputTimestampType": ts_type, "spark.sql.session.timeZone": "UTC"}
+            "spark.sql.parquet.outputTimestampType": ts_type, "spark.sql.session.timeZone": zone}
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     gpuwrite.write_dataset(table, ours, options=conf)
     for key, value in conf.items():
