@@ -38,89 +38,77 @@ def _valid(col: pa.Array) -> np.ndarray:
     return col.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8)
 
 
-def _fold(col: pa.Array, hashes: np.ndarray, name: str) -> None:
-    """Fold one column into the running hashes."""
+def _hash_input(col: pa.Array, name: str) -> tuple[str, tuple]:
+    """One column as the values Spark's hash functions see, shared by Murmur3 and HiveHash.
+
+    Returns (kind, arrays): int (int32 values), long (int64), timestamp (micros, zoned), decimal (low and high
+    128-bit words, precision, scale) or bytes (offsets, data). Floats become canonical IEEE bits with -0.0 as 0.
+    """
     t = col.type
-    valid = _valid(col)
     if pa.types.is_dictionary(t):
         col, t = col.dictionary_decode(), t.value_type
     if pa.types.is_boolean(t):
-        fold_int(col.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int32), valid, hashes)
-    elif pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
-        fold_int(_row_values(col, f"<i{t.bit_width // 8}").astype(np.int32), valid, hashes)
-    elif pa.types.is_date32(t):
-        fold_int(_row_values(col, "<i4"), valid, hashes)
-    elif pa.types.is_int64(t):
-        fold_long(_row_values(col, "<i8"), valid, hashes)
-    elif pa.types.is_timestamp(t):
+        return "int", (col.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int32),)
+    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t) or pa.types.is_date32(t):
+        width = 4 if pa.types.is_date32(t) else t.bit_width // 8
+        return "int", (_row_values(col, f"<i{width}").astype(np.int32),)
+    if pa.types.is_int64(t):
+        return "long", (_row_values(col, "<i8"),)
+    if pa.types.is_timestamp(t):
         raw = _row_values(col, "<i8")
-        fold_long(raw // 1000 if t.unit == "ns" else raw * _UNIT_TO_MICROS[t.unit], valid, hashes)
-    elif pa.types.is_float32(t):
+        return "timestamp", (raw // 1000 if t.unit == "ns" else raw * _UNIT_TO_MICROS[t.unit], t.tz is not None)
+    if pa.types.is_float32(t):
         v = _row_values(col, "<f4")
         bits = np.where(np.isnan(v), np.int32(0x7FC00000), v.view(np.int32))
-        fold_int(np.where(v == 0, 0, bits).astype(np.int32), valid, hashes)
-    elif pa.types.is_float64(t):
+        return "int", (np.where(v == 0, 0, bits).astype(np.int32),)
+    if pa.types.is_float64(t):
         v = _row_values(col, "<f8")
         bits = np.where(np.isnan(v), np.int64(0x7FF8000000000000), v.view(np.int64))
-        fold_long(np.where(v == 0, 0, bits).astype(np.int64), valid, hashes)
-    elif pa.types.is_decimal(t) and t.precision <= 18:
-        width = t.byte_width // 8
-        words = np.frombuffer(col.buffers()[1], dtype="<i8", count=(col.offset + len(col)) * width)
-        fold_long(np.ascontiguousarray(words.reshape(-1, width)[col.offset:, 0]), valid, hashes)
-    elif pa.types.is_decimal(t):
+        return "long", (np.where(v == 0, 0, bits).astype(np.int64),)
+    if pa.types.is_decimal(t):
         width = t.byte_width // 8
         words = np.frombuffer(col.buffers()[1], dtype="<i8", count=(col.offset + len(col)) * width)
         words = words.reshape(-1, width)[col.offset:]
+        return "decimal", (np.ascontiguousarray(words[:, 0]), np.ascontiguousarray(words[:, 1]), t.precision,
+                           t.scale)
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
+        return "bytes", _large_bytes(col)
+    raise GpuwriteError(f"bucket column {name!r}: type {t} cannot be hashed for Spark buckets")
+
+
+def _fold(col: pa.Array, hashes: np.ndarray, name: str) -> None:
+    """Fold one column into running Murmur3 hashes (Spark's `hash()`)."""
+    valid = _valid(col)
+    kind, args = _hash_input(col, name)
+    if kind == "int":
+        fold_int(args[0], valid, hashes)
+    elif kind in ("long", "timestamp"):
+        fold_long(args[0], valid, hashes)
+    elif kind == "decimal" and args[2] <= 18:
+        fold_long(args[0], valid, hashes)
+    elif kind == "decimal":
         offsets = np.empty(len(col) + 1, dtype=np.int64)
         data = np.empty(16 * len(col) + 1, dtype=np.uint8)
-        java_big_integer_bytes(np.ascontiguousarray(words[:, 0]), np.ascontiguousarray(words[:, 1]), offsets, data)
-        fold_bytes(offsets, data, valid, hashes)
-    elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        offsets, data = _large_bytes(col)
+        java_big_integer_bytes(args[0], args[1], offsets, data)
         fold_bytes(offsets, data, valid, hashes)
     else:
-        raise GpuwriteError(f"bucket column {name!r}: type {t} cannot be hashed for Spark buckets")
+        fold_bytes(args[0], args[1], valid, hashes)
 
 
 def _hive_fold(col: pa.Array, hashes: np.ndarray, name: str) -> None:
     """Fold one column into running HiveHash values."""
-    t = col.type
     valid = _valid(col)
-    if pa.types.is_dictionary(t):
-        col, t = col.dictionary_decode(), t.value_type
-    if pa.types.is_boolean(t):
-        hive_fold_int(col.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int32), valid, hashes)
-    elif pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t) or pa.types.is_date32(t):
-        width = 4 if pa.types.is_date32(t) else t.bit_width // 8
-        hive_fold_int(_row_values(col, f"<i{width}").astype(np.int32), valid, hashes)
-    elif pa.types.is_int64(t):
-        hive_fold_long(_row_values(col, "<i8"), valid, hashes)
-    elif pa.types.is_timestamp(t):
-        raw = _row_values(col, "<i8")
-        micros = raw // 1000 if t.unit == "ns" else raw * _UNIT_TO_MICROS[t.unit]
-        if t.tz is None:
-            hive_fold_long(micros, valid, hashes)  # TIMESTAMP_NTZ is a plain long to HiveHash
-        else:
-            hive_fold_timestamp(micros, valid, hashes)
-    elif pa.types.is_float32(t):
-        v = _row_values(col, "<f4")
-        bits = np.where(np.isnan(v), np.int32(0x7FC00000), v.view(np.int32))
-        hive_fold_int(np.where(v == 0, 0, bits).astype(np.int32), valid, hashes)
-    elif pa.types.is_float64(t):
-        v = _row_values(col, "<f8")
-        bits = np.where(np.isnan(v), np.int64(0x7FF8000000000000), v.view(np.int64))
-        hive_fold_long(np.where(v == 0, 0, bits).astype(np.int64), valid, hashes)
-    elif pa.types.is_decimal(t):
-        width = t.byte_width // 8
-        words = np.frombuffer(col.buffers()[1], dtype="<i8", count=(col.offset + len(col)) * width)
-        words = words.reshape(-1, width)[col.offset:]
-        hive_fold_decimal(np.ascontiguousarray(words[:, 0]), np.ascontiguousarray(words[:, 1]), t.scale, valid,
-                          hashes)
-    elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t):
-        offsets, data = _large_bytes(col)
-        hive_fold_bytes(offsets, data, valid, hashes)
+    kind, args = _hash_input(col, name)
+    if kind == "int":
+        hive_fold_int(args[0], valid, hashes)
+    elif kind == "long" or (kind == "timestamp" and not args[1]):
+        hive_fold_long(args[0], valid, hashes)  # TIMESTAMP_NTZ is a plain long to HiveHash
+    elif kind == "timestamp":
+        hive_fold_timestamp(args[0], valid, hashes)
+    elif kind == "decimal":
+        hive_fold_decimal(args[0], args[1], args[3], valid, hashes)
     else:
-        raise GpuwriteError(f"bucket column {name!r}: type {t} cannot be hashed for Hive buckets")
+        hive_fold_bytes(args[0], args[1], valid, hashes)
 
 
 def _large_bytes(col: pa.Array) -> tuple[np.ndarray, np.ndarray]:
