@@ -43,45 +43,44 @@ def _java_long_add(a: int, b: int) -> int:
     return s - (1 << 64) if s >= 1 << 63 else s
 
 
-class RowGroupBuilder:
-    """Replays parquet-java's page and row-group checks for one row group over a window of rows."""
+class PagePlanner:
+    """parquet-java's page checks (ColumnWriteStoreBase.sizeCheck): at which record counts pages end.
 
-    def __init__(self, leaves: Sequence[Leaf], encoders: Sequence[ChunkEncoder], opts: WriteOptions,
-                 run: Runner = serial) -> None:
-        self.run = run
+    They depend only on buffered sizes (emitted level bytes plus PLAIN-equivalent value bytes), never on how
+    the values end up encoded, so a GPU backend can plan a whole row group's pages before encoding any.
+    """
+
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions) -> None:
         self.leaves = list(leaves)
-        self.encoders = list(encoders)
         self.opts = opts
         self.tolerance = int(np.float32(opts.page_size) * np.float32(THRESHOLD_TOLERANCE_RATIO))
         self.page_start = [0] * len(leaves)
-        self.produced = [0] * len(leaves)
         self.meters = [LevelMeter(leaf) for leaf in leaves]
         self.next_page_check = opts.page_size_check_min
-        self.next_mem_check = MIN_RECORDS_FOR_BLOCK_CHECK
 
-    def _buffered(self, c: int, data: LeafData, row: int) -> int:
+    def buffered(self, c: int, data: LeafData, row: int) -> int:
         """Bytes column c holds for its open page at `row`: emitted levels plus raw values."""
         start = self.page_start[c]
         levels = self.meters[c].bytes_until(data, row)
         va, vb = int(data.value_index(start)), int(data.value_index(row))
         return levels + raw_value_bytes(self.leaves[c], data, va, vb)
 
-    def _write_pages(self, columns: list[int], datas: Sequence[LeafData], row: int) -> None:
-        """Each listed column writes its open page, rows page_start..row (columns encode concurrently)."""
-        jobs = [(self.encoders[c], datas[c], self.page_start[c], row) for c in columns]
-        for c, page in zip(columns, self.run(_encode, jobs), strict=True):
-            self.produced[c] += page.size
-            self.page_start[c] = row
-            self.meters[c].reset(row)
+    def close(self, c: int, row: int) -> None:
+        """Column c wrote its open page, ending at `row`."""
+        self.page_start[c] = row
+        self.meters[c].reset(row)
 
-    def _size_check(self, datas: Sequence[LeafData], row: int) -> None:
-        """SPEC: ColumnWriteStoreBase.sizeCheck at record count `row`."""
+    def size_check(self, datas: Sequence[LeafData], row: int) -> list[int]:
+        """SPEC: ColumnWriteStoreBase.sizeCheck at record count `row`: the columns whose page ends here.
+
+        Sets the next check; the caller writes those pages and calls close() for each.
+        """
         o = self.opts
         min_wait = LONG_MAX
         next_row_count_check = row + o.page_row_count_limit
         flush = []
         for c, data in enumerate(datas):
-            used = self._buffered(c, data, row)
+            used = self.buffered(c, data, row)
             rows = row - self.page_start[c]
             remaining = o.page_size - used
             if remaining <= self.tolerance or rows >= o.page_row_count_limit or rows >= o.page_value_count_threshold:
@@ -91,7 +90,6 @@ class RowGroupBuilder:
                 next_row_count_check = min(next_row_count_check, self.page_start[c] + o.page_row_count_limit)
             to_fill = o.page_size_check_max if used == 0 else (rows * remaining) // used
             min_wait = min(min_wait, to_fill)
-        self._write_pages(flush, datas, row)
         if min_wait == LONG_MAX:
             min_wait = o.page_size_check_min
         if o.page_size_check_estimate:
@@ -99,12 +97,20 @@ class RowGroupBuilder:
         else:
             nxt = row + o.page_size_check_min
         self.next_page_check = min(nxt, next_row_count_check)
+        return flush
 
-    def _block_full(self, datas: Sequence[LeafData], row: int) -> bool:
-        """SPEC: InternalParquetRecordWriter.checkBlockSizeReached (memory part) at record count `row`."""
-        mem = sum(self.produced[c] + self._buffered(c, d, row) for c, d in enumerate(datas))
+
+class BlockCheck:
+    """parquet-java's row-group memory checks (InternalParquetRecordWriter.checkBlockSizeReached)."""
+
+    def __init__(self, opts: WriteOptions) -> None:
+        self.block = opts.block_size
+        self.next_mem_check = MIN_RECORDS_FOR_BLOCK_CHECK
+
+    def full(self, mem: int, row: int) -> bool:
+        """Whether the row group ends at record count `row`, holding `mem` bytes; else set the next check."""
         record_size = mem // row
-        block = self.opts.block_size
+        block = self.block
         if mem > block - 2 * record_size:
             return True
         if record_size == 0:
@@ -115,28 +121,54 @@ class RowGroupBuilder:
         self.next_mem_check = max(nxt, row + 1)
         return False
 
+
+class RowGroupBuilder:
+    """Replays parquet-java's page and row-group checks for one row group, encoding pages as they end."""
+
+    def __init__(self, leaves: Sequence[Leaf], encoders: Sequence[ChunkEncoder], opts: WriteOptions,
+                 run: Runner = serial) -> None:
+        self.run = run
+        self.leaves = list(leaves)
+        self.encoders = list(encoders)
+        self.opts = opts
+        self.planner = PagePlanner(leaves, opts)
+        self.blocks = BlockCheck(opts)
+        self.produced = [0] * len(leaves)
+
+    def _write_pages(self, columns: list[int], datas: Sequence[LeafData], row: int) -> None:
+        """Each listed column writes its open page, rows page_start..row (columns encode concurrently)."""
+        jobs = [(self.encoders[c], datas[c], self.planner.page_start[c], row) for c in columns]
+        for c, page in zip(columns, self.run(_encode, jobs), strict=True):
+            self.produced[c] += page.size
+            self.planner.close(c, row)
+
     def advance(self, datas: Sequence[LeafData], available: int, final: bool) -> int | None:
         """Run the checks over rows 0..available; return the row count if the row group ends, else None.
 
         With `final`, the group ends at `available` at the latest (the end of the input).
         """
         limit = self.opts.block_row_count_limit
+        planner, blocks = self.planner, self.blocks
         while True:
-            row = min(self.next_page_check, self.next_mem_check, limit)
+            row = min(planner.next_page_check, blocks.next_mem_check, limit)
             if row > available:
                 if final and available > 0:
                     self._flush(datas, available)
                     return available
                 return None
-            if row == self.next_page_check:
-                self._size_check(datas, row)
-            if row >= limit or (row == self.next_mem_check and self._block_full(datas, row)):
+            if row == planner.next_page_check:
+                self._write_pages(planner.size_check(datas, row), datas, row)
+            if row >= limit or (row == blocks.next_mem_check and blocks.full(self._memory(datas, row), row)):
                 self._flush(datas, row)
                 return row
 
+    def _memory(self, datas: Sequence[LeafData], row: int) -> int:
+        """Bytes the row group holds at `row`: written pages plus open pages."""
+        return sum(self.produced[c] + self.planner.buffered(c, d, row) for c, d in enumerate(datas))
+
     def _flush(self, datas: Sequence[LeafData], row: int) -> None:
         """Every column with open rows writes its last page (ColumnWriteStoreBase.flush)."""
-        self._write_pages([c for c in range(len(datas)) if self.page_start[c] < row], datas, row)
+        self._write_pages([c for c in range(len(datas)) if self.planner.page_start[c] < row], datas, row)
 
     def finish(self) -> list[EncodedChunk]:
         """The finished chunks of this row group, in schema order."""

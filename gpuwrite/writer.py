@@ -52,12 +52,19 @@ class ParquetWriter:
         self._page_counts: list[list[int]] = []
         self._index_pending: list[tuple[ColumnChunk, Leaf, list[EncodedPage], list[int], bytes | None]] = []
         self._num_rows = 0
-        self._builder: RowGroupBuilder | None = None
+        self._builder: Any = None
         self._window: list[LeafData] | None = None
         self._window_rows = 0
         self._target_rows = 0
         self.result: FileResult | None = None
-        self._pool = _page_pool(len(self.schema.leaves))
+        self._pool = _page_pool(len(self.schema.leaves)) if self.device == "cpu" else None
+        self._arrays: Any = None
+        self._device_codec: Any = None
+        if self.device == "gpu":
+            from .backends.device import DeviceArrays, page_codec
+
+            self._arrays = DeviceArrays()
+            self._device_codec = page_codec(self.options.compression, self.options.compression_level, self._arrays)
 
     def _run(self, fn: Callable[..., Any], jobs: list[tuple]) -> list[Any]:
         """Encode independent columns' pages on the worker threads (kernels release the GIL)."""
@@ -98,9 +105,13 @@ class ParquetWriter:
 
     # -- row groups --------------------------------------------------------------------------------
 
-    def _new_builder(self) -> RowGroupBuilder:
+    def _new_builder(self) -> Any:
         """Fresh chunk encoders for a new row group (parquet-java starts every row group afresh)."""
         o = self.options
+        if self.device == "gpu":
+            from .backends.device import DeviceRowGroupBuilder
+
+            return DeviceRowGroupBuilder(self.schema.leaves, o, self._arrays, self._device_codec)
         encoders = [ChunkEncoder(leaf, use_dictionary=o.dictionary_enabled(leaf.dotted),
                                  dictionary_limit=o.dictionary_page_size, compress=self._compress,
                                  codec_is_identity=o.compression == "uncompressed", checksum=o.page_checksum,

@@ -1,7 +1,15 @@
-"""One decorator for every kernel: numba's CPU target today, the same source for CUDA later."""
+"""One decorator for every kernel, and the CUDA forms built from the same source.
+
+`jit` compiles a kernel for the CPU with numba. `device` compiles the very same Python source with
+numba.cuda as a device function, rebinding the helpers it calls to their device forms; `page_kernel` wraps
+a per-page device function into a CUDA kernel with one thread per page. Under numba's CUDA simulator
+(NUMBA_ENABLE_CUDASIM=1) the CUDA forms run as Python, so the CPU tests and the simulator tests exercise the
+same logic.
+"""
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -9,7 +17,76 @@ from numba import njit
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+_KERNELS: dict[int, Callable[..., Any]] = {}  # id(cpu dispatcher) -> python source function
+_DEVICE: dict[int, Any] = {}  # id(python source function) -> cuda device function
+_GLOBAL: dict[int, Any] = {}  # id(python source function) -> cuda kernel, one thread per page
+
 
 def jit(fn: F) -> F:
-    """Compile `fn` for the CPU with numba (cached on disk); `.py_func` keeps the source for device builds."""
-    return njit(cache=True, nogil=True)(fn)  # type: ignore[return-value]
+    """Compile `fn` for the CPU with numba (cached on disk); `device(fn)` gives its CUDA form."""
+    dispatcher = njit(cache=True, nogil=True)(fn)
+    _KERNELS[id(dispatcher)] = fn
+    return dispatcher  # type: ignore[return-value]
+
+
+def source(kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """The Python function a @jit kernel was compiled from."""
+    fn = _KERNELS.get(id(kernel))
+    if fn is None:
+        raise TypeError(f"{getattr(kernel, '__name__', kernel)!r} is not a gpuwrite @jit kernel")
+    return fn
+
+
+def device(kernel: Callable[..., Any]) -> Any:
+    """The CUDA device function compiled from the same source as the @jit `kernel`."""
+    fn = source(kernel)
+    found = _DEVICE.get(id(fn))
+    if found is not None:
+        return found
+    from numba import cuda
+
+    namespace = dict(fn.__globals__)
+    for name in fn.__code__.co_names:
+        helper = namespace.get(name)
+        if id(helper) in _KERNELS:
+            namespace[name] = device(helper)  # type: ignore[arg-type]
+    clone = types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__, fn.__closure__)
+    clone.__qualname__ = fn.__qualname__
+    clone.__module__ = fn.__module__
+    clone.__doc__ = fn.__doc__
+    # Under the simulator a device function is plain Python; calling the clone directly skips the
+    # simulator's per-call wrapper, which the per-value helpers would pay millions of times.
+    compiled = clone if _simulated() else cuda.jit(device=True)(clone)
+    _DEVICE[id(fn)] = compiled
+    return compiled
+
+
+def _simulated() -> bool:
+    """Whether numba.cuda is numba's CUDA simulator."""
+    from numba.core import config
+
+    return bool(getattr(config, "ENABLE_CUDASIM", False))
+
+
+def page_kernel(kernel: Callable[..., Any]) -> Any:
+    """A CUDA kernel running the per-page @jit `kernel(p, *args)` with thread p handling page p < n.
+
+    Launch as `k[blocks, threads](n, *args)`.
+    """
+    fn = source(kernel)
+    found = _GLOBAL.get(id(fn))
+    if found is not None:
+        return found
+    from numba import cuda
+
+    nargs = fn.__code__.co_argcount - 1
+    names = ", ".join(f"a{i}" for i in range(nargs))
+    text = (f"def run_pages(n, {names}):\n"
+            f"    p = cuda.grid(1)\n"
+            f"    if p < n:\n"
+            f"        body(p, {names})\n")
+    namespace: dict[str, Any] = {"cuda": cuda, "body": device(kernel)}
+    exec(compile(text, f"<page kernel {fn.__qualname__}>", "exec"), namespace)
+    compiled = cuda.jit(namespace["run_pages"])
+    _GLOBAL[id(fn)] = compiled
+    return compiled

@@ -39,9 +39,20 @@ def zigzag64(v: np.int64) -> np.uint64:
 
 @jit
 def pack_lsb(vals: np.ndarray, start: int, count: int, width: int, out: np.ndarray, pos: int) -> int:
-    """Bit-pack vals[start:start+count] (uint64) at `width` bits each, LSB first; return the new position.
+    """Bit-pack vals[start:start+count] at `width` bits each, LSB first; return the new position.
 
     count * width must be a multiple of 8 (groups of 8 values, or miniblocks of 32).
+    """
+    return pack_padded(vals, start, count, count, width, out, pos)
+
+
+@jit
+def pack_padded(vals: np.ndarray, start: int, valid: int, count: int, width: int, out: np.ndarray,
+                pos: int) -> int:
+    """Bit-pack `count` slots LSB first: vals[start:start+valid], then zeros; return the new position.
+
+    count * width must be a multiple of 8. Reads nothing past start+valid, so the last, partial group of
+    an RLE run packs straight from the input without a staging buffer.
     """
     if width == 0:
         return pos
@@ -49,7 +60,9 @@ def pack_lsb(vals: np.ndarray, start: int, count: int, width: int, out: np.ndarr
     nbits = 0
     mask = np.uint64(0xFFFFFFFFFFFFFFFF) if width == 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
     for i in range(count):
-        v = np.uint64(vals[start + i]) & mask
+        v = np.uint64(0)
+        if i < valid:
+            v = np.uint64(vals[start + i]) & mask
         left = width
         while left > 0:
             take = min(left, 32)

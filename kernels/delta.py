@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
-from .bits import bit_width_u64, pack_lsb, write_uleb, zigzag64
+from .bits import bit_width_u64, write_uleb, zigzag64
 
 BLOCK = 128
 MINIBLOCKS = 4
@@ -22,8 +22,58 @@ def delta_max_size(n: int) -> int:
 
 
 @jit
+def _delta_at(values: np.ndarray, k: int, is32: bool) -> np.int64:
+    """values[k] - values[k-1] with 64-bit wrap-around (32-bit when is32)."""
+    d = np.int64(np.uint64(np.int64(values[k])) - np.uint64(np.int64(values[k - 1])))
+    if is32:
+        d = np.int64(np.int32(np.uint32(np.uint64(d) & np.uint64(0xFFFFFFFF))))
+    return d
+
+
+@jit
+def _adjusted(values: np.ndarray, k: int, mn: np.int64, is32: bool) -> np.uint64:
+    """The delta ending at values[k] minus the block minimum, as the unsigned value that gets packed."""
+    a = np.uint64(_delta_at(values, k, is32)) - np.uint64(mn)
+    if is32:
+        a = a & np.uint64(0xFFFFFFFF)
+    return a
+
+
+@jit
+def _pack_miniblock(values: np.ndarray, first: int, valid: int, mn: np.int64, is32: bool, width: int,
+                    out: np.ndarray, pos: int) -> int:
+    """Pack 32 adjusted deltas (those ending at values[first:first+valid], then zeros) LSB first."""
+    if width == 0:
+        return pos
+    acc = np.uint64(0)
+    nbits = 0
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF) if width == 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    for j in range(MINI):
+        v = np.uint64(0)
+        if j < valid:
+            v = _adjusted(values, first + j, mn, is32) & mask
+        left = width
+        while left > 0:
+            take = min(left, 32)
+            acc |= (v & ((np.uint64(1) << np.uint64(take)) - np.uint64(1))) << np.uint64(nbits)
+            nbits += take
+            v = v >> np.uint64(take)
+            left -= take
+            while nbits >= 8:
+                out[pos] = np.uint8(acc & np.uint64(0xFF))
+                pos += 1
+                acc = acc >> np.uint64(8)
+                nbits -= 8
+    return pos
+
+
+@jit
 def delta_encode(values: np.ndarray, start: int, end: int, is32: bool, out: np.ndarray, pos: int) -> int:
-    """Encode values[start:end] (int64; INT32 data when is32, with 32-bit wrapping deltas) at out[pos:]."""
+    """Encode values[start:end] (integers; INT32 data when is32, with 32-bit wrapping deltas) at out[pos:].
+
+    Deltas are recomputed from the input in each pass over a block instead of staged, so the encoder
+    allocates nothing and the same source is a CUDA device function.
+    """
     n = end - start
     pos = write_uleb(out, pos, np.uint64(BLOCK))
     pos = write_uleb(out, pos, np.uint64(MINIBLOCKS))
@@ -34,30 +84,14 @@ def delta_encode(values: np.ndarray, start: int, end: int, is32: bool, out: np.n
     pos = write_uleb(out, pos, zigzag64(first))
     if n <= 1:
         return pos
-    deltas = np.empty(BLOCK, dtype=np.int64)
-    adjusted = np.zeros(BLOCK, dtype=np.uint64)
-    prev = first
     i = start + 1
     while i < end:
         count = min(BLOCK, end - i)
-        for j in range(count):
-            v = np.int64(values[i + j])
-            d = np.int64(np.uint64(v) - np.uint64(prev))
-            if is32:
-                d = np.int64(np.int32(np.uint32(np.uint64(d) & np.uint64(0xFFFFFFFF))))
-            deltas[j] = d
-            prev = v
-        mn = deltas[0]
+        mn = _delta_at(values, i, is32)
         for j in range(1, count):
-            if deltas[j] < mn:
-                mn = deltas[j]
-        for j in range(BLOCK):
-            adjusted[j] = 0
-        for j in range(count):
-            a = np.uint64(deltas[j]) - np.uint64(mn)
-            if is32:
-                a = a & np.uint64(0xFFFFFFFF)
-            adjusted[j] = a
+            d = _delta_at(values, i + j, is32)
+            if d < mn:
+                mn = d
         pos = write_uleb(out, pos, zigzag64(mn))
         width_pos = pos
         used = (count + MINI - 1) // MINI
@@ -66,12 +100,13 @@ def delta_encode(values: np.ndarray, start: int, end: int, is32: bool, out: np.n
             if m < used:
                 acc = np.uint64(0)
                 for j in range(m * MINI, min(count, (m + 1) * MINI)):
-                    acc |= adjusted[j]
+                    acc |= _adjusted(values, i + j, mn, is32)
                 w = bit_width_u64(acc)
             out[width_pos + m] = w
         pos = width_pos + MINIBLOCKS
         for m in range(used):
-            pos = pack_lsb(adjusted, m * MINI, MINI, int(out[width_pos + m]), out, pos)
+            valid = min(MINI, count - m * MINI)
+            pos = _pack_miniblock(values, i + m * MINI, valid, mn, is32, int(out[width_pos + m]), out, pos)
         i += count
     return pos
 

@@ -27,13 +27,27 @@ def plain_byte_array(offsets: np.ndarray, data: np.ndarray, start: int, end: int
 
 
 @jit
+def canonical32(b: np.int64) -> np.int64:
+    """Float bits (sign-extended int32) with any NaN as 0x7FC00000, as Java's floatToIntBits gives them."""
+    if (b & 0x7F800000) == 0x7F800000 and (b & 0x007FFFFF) != 0:
+        return np.int64(0x7FC00000)
+    return b
+
+
+@jit
+def canonical64(b: np.int64) -> np.int64:
+    """Double bits with any NaN as 0x7FF8000000000000, as Java's doubleToLongBits gives them."""
+    if (b & 0x7FF0000000000000) == 0x7FF0000000000000 and (b & 0x000FFFFFFFFFFFFF) != 0:
+        return np.int64(0x7FF8000000000000)
+    return b
+
+
+@jit
 def canonical_float_bits32(bits: np.ndarray) -> np.ndarray:
     """IEEE bits with every NaN replaced by 0x7FC00000, as Java's floatToIntBits writes them."""
     out = bits.copy()
     for i in range(bits.shape[0]):
-        b = bits[i]
-        if (b & 0x7F800000) == 0x7F800000 and (b & 0x007FFFFF) != 0:
-            out[i] = 0x7FC00000
+        out[i] = canonical32(np.int64(bits[i]))
     return out
 
 
@@ -42,7 +56,14 @@ def canonical_float_bits64(bits: np.ndarray) -> np.ndarray:
     """IEEE bits with every NaN replaced by 0x7FF8000000000000, as Java's doubleToLongBits writes them."""
     out = bits.copy()
     for i in range(bits.shape[0]):
-        b = bits[i]
-        if (b & 0x7FF0000000000000) == 0x7FF0000000000000 and (b & 0x000FFFFFFFFFFFFF) != 0:
-            out[i] = 0x7FF8000000000000
+        out[i] = canonical64(np.int64(bits[i]))
     return out
+
+
+@jit
+def write_le(out: np.ndarray, pos: int, v: np.int64, nbytes: int) -> int:
+    """Write the low `nbytes` bytes of v little-endian at out[pos:]; return the new position."""
+    u = np.uint64(v)
+    for k in range(nbytes):
+        out[pos + k] = np.uint8((u >> np.uint64(8 * k)) & np.uint64(0xFF))
+    return pos + nbytes

@@ -3,6 +3,8 @@
 Used for v2 repetition/definition levels (no length prefix) and dictionary indices (after a bit-width byte).
 The run choices are parquet-java's exactly (runs of 8+ repeats counted from a group boundary, bit-packed runs
 of at most 63 groups, zero padding of the last group), so our level and index bytes equal its bytes.
+The encoder allocates nothing (the 8 buffered values are always the last 8 inputs), so the same source is
+a CUDA device function.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
-from .bits import pack_lsb, write_uleb
+from .bits import pack_padded, write_uleb
 
 
 def rle_max_size(n: int, width: int) -> int:
@@ -28,7 +30,6 @@ def _end_bitpacked(out: np.ndarray, header_pos: int, groups: int) -> None:
 @jit
 def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.ndarray, pos: int) -> int:
     """Encode values[start:end] at `width` bits into out[pos:]; return the end position."""
-    buf = np.zeros(8, dtype=np.uint64)
     nbuf = 0
     previous = np.uint64(0)
     repeat = 0
@@ -53,7 +54,6 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
                 nbuf = 0
             repeat = 1
             previous = v
-        buf[nbuf] = v
         nbuf += 1
         if nbuf == 8:
             if groups >= 63:
@@ -64,7 +64,7 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
                 out[pos] = 0
                 header_pos = pos
                 pos += 1
-            pos = pack_lsb(buf, 0, 8, width, out, pos)
+            pos = pack_padded(values, i - 7, 8, 8, width, out, pos)
             nbuf = 0
             repeat = 0
             groups += 1
@@ -75,8 +75,6 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
             out[pos] = np.uint8((previous >> np.uint64(8 * k)) & np.uint64(0xFF))
             pos += 1
     elif nbuf > 0:
-        for k in range(nbuf, 8):
-            buf[k] = 0
         if groups >= 63:
             _end_bitpacked(out, header_pos, groups)
             header_pos = -1
@@ -85,7 +83,7 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
             out[pos] = 0
             header_pos = pos
             pos += 1
-        pos = pack_lsb(buf, 0, 8, width, out, pos)
+        pos = pack_padded(values, end - nbuf, nbuf, 8, width, out, pos)
         groups += 1
         _end_bitpacked(out, header_pos, groups)
     else:

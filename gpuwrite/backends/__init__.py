@@ -1,4 +1,4 @@
-"""Backend selection: which device encodes the pages. Only the CPU backend (numba kernels) exists so far."""
+"""Backend selection: which device encodes the pages (numba kernels on the CPU, or the GPU backend)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,19 @@ from ..errors import GpuwriteError
 
 
 def resolve_device(device: str) -> str:
-    """The backend for `device`: 'cpu' and 'auto' give the CPU; 'gpu' is an error naming what is missing."""
+    """'cpu' or 'gpu' for the requested device.
+
+    'gpu' needs a CUDA device reachable by CuPy and numba.cuda (or numba's CUDA simulator, for tests) and is an
+    error naming what is missing otherwise; 'auto' takes a real GPU when there is one, else the CPU.
+    """
+    from .device.arrays import gpu_problem, simulated
+
+    if device == "cpu":
+        return "cpu"
+    problem = gpu_problem()
     if device == "gpu":
-        raise GpuwriteError("device='gpu' was requested, but gpuwrite's GPU backend is not available "
-                            "(not implemented yet); use device='cpu' or 'auto'")
-    return "cpu"
+        if problem is not None:
+            raise GpuwriteError(f"device='gpu' was requested, but the GPU backend cannot run here: {problem}; "
+                                f"use device='cpu' or 'auto'")
+        return "gpu"
+    return "gpu" if problem is None and not simulated() else "cpu"

@@ -69,6 +69,38 @@ class EncodedChunk:
     bloom_filter: bytes | None = None  # bitset written after the offset indexes, when the chunk gets one
 
 
+def signed_crc32(body: bytes) -> int:
+    """The page CRC as Thrift's i32 holds it (zlib's CRC-32, two's complement)."""
+    crc = zlib.crc32(body)
+    return crc - (1 << 32) if crc >= 1 << 31 else crc
+
+
+def finish_page(leaf: Leaf, data: LeafData, first_row: int, a: int, b: int, encoding: int, levels_len: int,
+                values_len: int, body: bytes, compressed: bool, crc: int | None, stats: PageStats) -> EncodedPage:
+    """The DATA_PAGE_V2 for rows a..b of a flat leaf, from its finished body (levels then stored values)."""
+    va, vb = int(data.value_index(a)), int(data.value_index(b))
+    num_nulls = (b - a) - (vb - va)
+    header = PageHeader(
+        type=PageType.DATA_PAGE_V2, uncompressed_page_size=levels_len + values_len, compressed_page_size=len(body),
+        crc=crc, data_page_header_v2=DataPageHeaderV2(
+            num_values=b - a, num_nulls=num_nulls, num_rows=b - a, encoding=encoding,
+            definition_levels_byte_length=levels_len, repetition_levels_byte_length=0,
+            is_compressed=compressed))
+    byte_array = None
+    if leaf.physical == BYTE_ARRAY:
+        byte_array = int(data.offsets[vb] - data.offsets[va])
+    return EncodedPage(serialize(header), body, encoding, first_row, b - a, b - a, num_nulls,
+                       levels_len + values_len, stats, byte_array)
+
+
+def dictionary_header(raw_len: int, body: bytes, count: int, checksum: bool) -> bytes:
+    """The serialized DICTIONARY_PAGE header (PLAIN entries) for a finished dictionary body."""
+    header = PageHeader(type=PageType.DICTIONARY_PAGE, uncompressed_page_size=raw_len,
+                        compressed_page_size=len(body), crc=signed_crc32(body) if checksum else None,
+                        dictionary_page_header=DictionaryPageHeader(num_values=count, encoding=Encoding.PLAIN))
+    return serialize(header)
+
+
 def raw_value_bytes(leaf: Leaf, data: LeafData, va: int, vb: int) -> int:
     """parquet-java's buffered value size for a page: PLAIN-equivalent bytes (booleans: packed bits)."""
     if leaf.kind == "bool":
@@ -208,22 +240,9 @@ class ChunkEncoder:
             else:
                 compressed = False
         body = levels + stored
-        crc = None
-        if self.checksum:
-            crc = zlib.crc32(body)
-            crc = crc - (1 << 32) if crc >= 1 << 31 else crc
-        uncompressed = len(levels) + len(values)
-        header = PageHeader(
-            type=PageType.DATA_PAGE_V2, uncompressed_page_size=uncompressed, compressed_page_size=len(body),
-            crc=crc, data_page_header_v2=DataPageHeaderV2(
-                num_values=b - a, num_nulls=num_nulls, num_rows=b - a, encoding=int(encoding),
-                definition_levels_byte_length=len(levels), repetition_levels_byte_length=0,
-                is_compressed=compressed))
-        byte_array = None
-        if self.leaf.physical == BYTE_ARRAY:
-            byte_array = int(data.offsets[vb] - data.offsets[va])
-        page = EncodedPage(serialize(header), body, int(encoding), self.rows_written, b - a, b - a, num_nulls,
-                           uncompressed, page_stats(self.leaf, data, va, vb, num_nulls), byte_array)
+        crc = signed_crc32(body) if self.checksum else None
+        page = finish_page(self.leaf, data, self.rows_written, a, b, int(encoding), len(levels), len(values),
+                           body, compressed, crc, page_stats(self.leaf, data, va, vb, num_nulls))
         self.rows_written += b - a
         self.pages.append(page)
         return page
@@ -237,12 +256,5 @@ class ChunkEncoder:
             return EncodedChunk(None, None, 0, 0, self.pages, bloom)
         raw = d.plain_page(count)
         body = self.compress(raw) if not self.identity else raw
-        crc = None
-        if self.checksum:
-            crc = zlib.crc32(body)
-            crc = crc - (1 << 32) if crc >= 1 << 31 else crc
-        header = PageHeader(type=PageType.DICTIONARY_PAGE, uncompressed_page_size=len(raw),
-                            compressed_page_size=len(body), crc=crc,
-                            dictionary_page_header=DictionaryPageHeader(num_values=count,
-                                                                        encoding=Encoding.PLAIN))
-        return EncodedChunk(serialize(header), body, len(raw), count, self.pages, bloom)
+        header = dictionary_header(len(raw), body, count, self.checksum)
+        return EncodedChunk(header, body, len(raw), count, self.pages, bloom)

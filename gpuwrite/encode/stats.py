@@ -47,33 +47,47 @@ def _float_key(bits: int, width: int) -> int:
 
 def page_stats(leaf: Leaf, data: LeafData, va: int, vb: int, nulls: int) -> PageStats:
     """Min/max of values va..vb of `data` with the leaf's comparator."""
-    st = PageStats(null_count=nulls, num_values=vb - va)
     if vb <= va:
-        return st
+        return PageStats(null_count=nulls, num_values=0)
+    same = True
     if leaf.physical in (INT32, INT64, BOOLEAN):
         vals = data.values[va:vb]
-        lo, hi = int(vals.min()), int(vals.max())
+        imin, imax = va + int(vals.argmin()), va + int(vals.argmax())
+    elif leaf.physical == FLOAT:
+        imin, imax = total_order_minmax32(canonical_float_bits32(data.values[va:vb].view(np.int32)), 0, vb - va)
+        imin, imax = va + imin, va + imax
+    elif leaf.physical == DOUBLE:
+        imin, imax = total_order_minmax64(canonical_float_bits64(data.values[va:vb].view(np.int64)), 0, vb - va)
+        imin, imax = va + imin, va + imax
+    else:
+        imin, imax, same = bytes_minmax(data.offsets, data.data, va, vb, leaf.is_decimal)
+    return stats_at(leaf, data, vb - va, nulls, int(imin), int(imax), bool(same))
+
+
+def stats_at(leaf: Leaf, data: LeafData, count: int, nulls: int, imin: int, imax: int, same: bool) -> PageStats:
+    """Page statistics from the indices of its min and max value (found by a CPU or GPU kernel)."""
+    st = PageStats(null_count=nulls, num_values=count)
+    if count <= 0:
+        return st
+    if leaf.physical in (INT32, INT64, BOOLEAN):
+        lo, hi = int(data.values[imin]), int(data.values[imax])
         fmt = {INT32: "<i", INT64: "<q", BOOLEAN: "<B"}[leaf.physical]
         st.min_key, st.max_key = lo, hi
         st.min_bytes, st.max_bytes = struct.pack(fmt, lo), struct.pack(fmt, hi)
     elif leaf.physical in (FLOAT, DOUBLE):
         width = 32 if leaf.physical == FLOAT else 64
-        if width == 32:
-            bits = canonical_float_bits32(data.values[va:vb].view(np.int32))
-            imin, imax = total_order_minmax32(bits, 0, len(bits))
-        else:
-            bits = canonical_float_bits64(data.values[va:vb].view(np.int64))
-            imin, imax = total_order_minmax64(bits, 0, len(bits))
-        udt = np.uint32 if width == 32 else np.uint64
-        lo, hi = int(bits[imin:imin + 1].view(udt)[0]), int(bits[imax:imax + 1].view(udt)[0])
+        canon = canonical_float_bits32 if width == 32 else canonical_float_bits64
+        view = np.int32 if width == 32 else np.int64
+        pair = canon(np.array([data.values[imin], data.values[imax]]).view(view))
+        mask = (1 << width) - 1
+        lo, hi = int(pair[0]) & mask, int(pair[1]) & mask
         st.min_key, st.max_key = _float_key(lo, width), _float_key(hi, width)
         st.min_bytes, st.max_bytes = lo.to_bytes(width // 8, "little"), hi.to_bytes(width // 8, "little")
     else:
-        imin, imax, same = bytes_minmax(data.offsets, data.data, va, vb, leaf.is_decimal)
         off, raw = data.offsets, data.data
         st.min_bytes = raw[off[imin]:off[imin + 1]].tobytes()
         st.max_bytes = raw[off[imax]:off[imax + 1]].tobytes()
-        st.all_same = bool(same)
+        st.all_same = same
         if leaf.is_decimal:
             st.min_key = int.from_bytes(st.min_bytes, "big", signed=True)
             st.max_key = int.from_bytes(st.max_bytes, "big", signed=True)
