@@ -22,7 +22,7 @@ _equal = device(_bytes_equal)
 @cuda.jit
 def insert_fixed(keys: np.ndarray, lo: int, hi: int, table: np.ndarray, shift: int, slot_of: np.ndarray) -> None:
     """Insert value indices lo..hi keyed by keys[i]; slot_of[i] receives the slot holding the key."""
-    i = cuda.grid(1)  # type: ignore[call-arg] + lo
+    i = cuda.grid(1) + lo  # type: ignore[call-arg]
     if i >= hi:
         return
     k = keys[i]
@@ -46,7 +46,7 @@ def insert_fixed(keys: np.ndarray, lo: int, hi: int, table: np.ndarray, shift: i
 @cuda.jit
 def hash_values(offsets: np.ndarray, data: np.ndarray, lo: int, hi: int, hashes: np.ndarray) -> None:
     """hashes[i] = hash of value i's bytes, for lo <= i < hi."""
-    i = cuda.grid(1)  # type: ignore[call-arg] + lo
+    i = cuda.grid(1) + lo  # type: ignore[call-arg]
     if i < hi:
         hashes[i] = _hash_bytes(data, offsets[i], offsets[i + 1])
 
@@ -55,7 +55,7 @@ def hash_values(offsets: np.ndarray, data: np.ndarray, lo: int, hi: int, hashes:
 def insert_bytes(offsets: np.ndarray, data: np.ndarray, hashes: np.ndarray, lo: int, hi: int,
                  table: np.ndarray, slot_of: np.ndarray) -> None:
     """insert_fixed for byte-string values data[offsets[i]:offsets[i+1]] (hashes precomputed)."""
-    i = cuda.grid(1)  # type: ignore[call-arg] + lo
+    i = cuda.grid(1) + lo  # type: ignore[call-arg]
     if i >= hi:
         return
     h = hashes[i]
@@ -79,6 +79,6 @@ def insert_bytes(offsets: np.ndarray, data: np.ndarray, hashes: np.ndarray, lo: 
 @cuda.jit
 def first_of(slot_of: np.ndarray, table: np.ndarray, lo: int, hi: int, first: np.ndarray) -> None:
     """first[i - lo] = the first index holding value i's key (read after every insert has finished)."""
-    i = cuda.grid(1)  # type: ignore[call-arg] + lo
+    i = cuda.grid(1) + lo  # type: ignore[call-arg]
     if i < hi:
         first[i - lo] = table[slot_of[i]]
