@@ -19,10 +19,13 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check gpuwrite kernels
-	$(VENV)/bin/mypy gpuwrite
+	$(VENV)/bin/mypy gpuwrite kernels
 
+# The GPU backend's tests run in a second pytest process under numba's CUDA simulator (small inputs):
+# the simulator is chosen when numba is imported, so it cannot share a process with the CPU tests.
 test: $(STAMP) lint
 	$(PY) -m pytest -q tests
+	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q tests/gpu
 
 bench: $(STAMP)
 	$(PY) bench/write_bench.py

@@ -161,6 +161,8 @@ class FileSchema:
     def from_arrow(cls, schema: pa.Schema, opts: WriteOptions) -> FileSchema:
         """Map every field; flat schemas only for now (nested types are refused by name)."""
         names = [f.name for f in schema]
+        if not names:
+            raise UnsupportedTypeError("the schema has no columns: a Parquet file needs at least one column")
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise UnsupportedTypeError(f"duplicate column name {dupes[0]!r}: Parquet column paths must be unique")

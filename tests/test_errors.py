@@ -166,3 +166,9 @@ def test_nanosecond_timestamps_with_sub_micro_parts(tmp_path):
         gpuwrite.write_table(table, tmp_path / "t.parquet")
     ok = pa.table({"t": pa.array([1_000_000_000], pa.timestamp("ns", "UTC"))})
     assert gpuwrite.write_table(ok, tmp_path / "t.parquet").num_rows == 1
+
+
+def test_table_without_columns_is_refused(tmp_path):
+    with pytest.raises(gpuwrite.UnsupportedTypeError, match="no columns"):
+        gpuwrite.write_table(pa.table({}), tmp_path / "x.parquet")
+    assert not list(tmp_path.iterdir())

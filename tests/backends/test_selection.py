@@ -1,0 +1,48 @@
+"""Backend selection: device='gpu' without a usable GPU is an error naming what is missing; 'auto' falls back."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import gpuwrite
+from gpuwrite.backends import resolve_device
+from gpuwrite.backends.device import arrays
+
+
+def test_gpu_without_device_names_the_problem(tmp_path, monkeypatch):
+    monkeypatch.setattr(arrays, "simulated", lambda: False)
+    problem = arrays.gpu_problem()
+    assert problem is not None  # no GPU on the machines these tests run on
+    with pytest.raises(gpuwrite.GpuwriteError, match="GPU backend cannot run here") as err:
+        gpuwrite.write_table(pa.table({"a": [1]}), tmp_path / "x.parquet", device="gpu")
+    assert problem in str(err.value)
+    assert not list(tmp_path.iterdir())
+
+
+def test_missing_cupy_is_named(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_cupy(name, *args, **kwargs):
+        if name == "cupy":
+            raise ImportError("no cupy")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(arrays, "simulated", lambda: False)
+    monkeypatch.setattr(builtins, "__import__", no_cupy)
+    assert "CuPy is not installed" in arrays.gpu_problem()
+
+
+def test_auto_and_cpu(monkeypatch):
+    monkeypatch.setattr(arrays, "simulated", lambda: False)
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("auto") == "cpu"
+    monkeypatch.setattr(arrays, "gpu_problem", lambda: None)
+    assert resolve_device("auto") == "gpu"
+
+
+def test_unknown_device_is_an_option_error():
+    with pytest.raises(gpuwrite.OptionError, match="device"):
+        gpuwrite.WriteOptions(device="tpu")
