@@ -94,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
                    "K, M, G suffixes allowed")
     w.add_argument("--page-size", metavar="BYTES", type=_size, help="page size (parquet.page.size)")
     w.add_argument("--no-dictionary", action="store_true", help="do not dictionary-encode any column")
+    w.add_argument("--device", choices=["auto", "cpu", "gpu"], default=None,
+                   help="encode on the GPU or the CPU (default auto: the GPU when there is one)")
     w.add_argument("--timestamp-type", metavar="T", type=str.upper,
                    help=f"timestamp physical type: {', '.join(TIMESTAMP_TYPES)} (default INT96, as Spark)")
     w.add_argument("--quiet", action="store_true", help="print nothing on success")
@@ -159,7 +161,8 @@ def _write_options(args: argparse.Namespace) -> WriteOptions:
             raise OptionError(f"--option {item!r} is not KEY=VALUE")
         conf[key.strip()] = value.strip()
     keywords: dict[str, Any] = {"compression": args.compression, "block_size": args.row_group_size,
-                                "page_size": args.page_size, "timestamp_type": args.timestamp_type}
+                                "page_size": args.page_size, "timestamp_type": args.timestamp_type,
+                                "device": args.device}
     if args.no_dictionary:
         keywords["enable_dictionary"] = False
     return WriteOptions.from_conf(conf, **{k: v for k, v in keywords.items() if v is not None})

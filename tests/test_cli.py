@@ -177,3 +177,16 @@ def test_demo_console_script(tmp_path: Path) -> None:
     done = subprocess.run([str(GPUWRITE), "demo", "--rows", "5000"], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "verified             yes" in done.stdout
+
+
+def test_device_flag(tmp_path: Path, table: pa.Table, capsys: pytest.CaptureFixture[str]) -> None:
+    """--device cpu writes; --device gpu on a machine without a GPU exits 2 naming what is missing."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src)
+    assert main(["write", str(src), str(out), "--device", "cpu", "--quiet"]) == 0
+    assert pq.read_table(out).num_rows == table.num_rows
+    out.unlink()
+    assert main(["write", str(src), str(out), "--device", "gpu"]) == 2
+    err = capsys.readouterr().err
+    assert "device='gpu'" in err and "GPU backend cannot run here" in err
+    assert not out.exists()
