@@ -37,9 +37,30 @@ class LeafData:
     offsets: Any = None  # byte kinds: np.ndarray of int64 offsets of compacted values into data
     data: Any = None  # byte kinds: np.ndarray of uint8
 
+    # Nested leaves: levels per entry, the entry where each row starts (num_rows + 1 values) and the number
+    # of values before each entry (num_entries + 1 values).
+    rep: Any = None
+    dfn: Any = None
+    row_entry: Any = None
+    values_before: Any = None
+
     def __post_init__(self) -> None:
         self._levels: np.ndarray | None = None
         self._block_prefix: np.ndarray | None = None
+
+    @property
+    def nested(self) -> bool:
+        """Whether the leaf has explicit levels (entries differ from rows)."""
+        return self.row_entry is not None
+
+    @property
+    def num_entries(self) -> int:
+        """Level entries: one per row for flat leaves; per value, null or empty container when nested."""
+        return int(self.row_entry[-1]) if self.row_entry is not None else self.num_rows
+
+    def entry_index(self, row: int) -> int:
+        """Index of the first level entry of `row`."""
+        return int(self.row_entry[row]) if self.row_entry is not None else row
 
     @property
     def num_values(self) -> int:
@@ -51,6 +72,8 @@ class LeafData:
 
     def value_index(self, row: int) -> int:
         """Index of the first value at or after `row`: the number of non-null rows before it."""
+        if self.row_entry is not None:
+            return int(self.values_before[self.row_entry[row]])
         if self.valid is None:
             return row
         if self._block_prefix is None:
@@ -62,7 +85,9 @@ class LeafData:
 
     @property
     def def_levels(self) -> np.ndarray:
-        """Definition levels (0/1 per row) for a flat optional column."""
+        """Definition levels: one per entry (0/1 per row for a flat optional column)."""
+        if self.dfn is not None:
+            return self.dfn  # type: ignore[no-any-return]
         if self._levels is None:
             self._levels = (np.ones(self.num_rows, dtype=np.uint8) if self.valid is None
                             else self.valid.view(np.uint8))
@@ -73,6 +98,8 @@ class LeafData:
         """Rows of several windows one after the other (byte offsets rebased)."""
         if len(parts) == 1:
             return parts[0]
+        if parts[0].nested:
+            return _concat_nested(parts)
         rows = sum(p.num_rows for p in parts)
         valid = None
         if any(p.valid is not None for p in parts):
@@ -87,6 +114,24 @@ class LeafData:
             offsets.append(p.offsets[1:] - p.offsets[0] + base)
             base += int(p.offsets[-1] - p.offsets[0])
         return LeafData(rows, valid, offsets=np.concatenate(offsets), data=np.concatenate(datas))
+
+
+def _concat_nested(parts: list[LeafData]) -> LeafData:
+    """LeafData.concat for nested leaves: values as for flat leaves, levels and row / value indexes shifted."""
+    flat = LeafData.concat([LeafData(p.num_values, None, values=p.values, offsets=p.offsets, data=p.data)
+                            for p in parts])
+    rows = sum(p.num_rows for p in parts)
+    row_entry, values_before = [np.zeros(1, dtype=np.int64)], [np.zeros(1, dtype=np.int64)]
+    entries = values = 0
+    for p in parts:
+        row_entry.append(p.row_entry[1:] + entries)
+        values_before.append(p.values_before[1:] + values)
+        entries += p.num_entries
+        values += p.num_values
+    rep = None if parts[0].rep is None else np.concatenate([p.rep for p in parts])
+    return LeafData(rows, None, values=flat.values, offsets=flat.offsets, data=flat.data, rep=rep,
+                    dfn=np.concatenate([p.dfn for p in parts]), row_entry=np.concatenate(row_entry),
+                    values_before=np.concatenate(values_before))
 
 
 def _validity(arr: pa.Array) -> np.ndarray | None:
@@ -187,6 +232,10 @@ def _binary(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions) -> LeafData:
     """Convert one window of a column (chunks are combined only within the window) to LeafData."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if leaf.nested:
+        from .levels import nested_leaf_data
+
+        return nested_leaf_data(arr, leaf, opts)
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
     if arr.type != value_type(leaf.arrow_type) and not pa.types.is_dictionary(leaf.arrow_type):

@@ -82,8 +82,10 @@ class PagePlanner:
         for c, data in enumerate(datas):
             used = self.buffered(c, data, row)
             rows = row - self.page_start[c]
+            entries = data.entry_index(row) - data.entry_index(self.page_start[c])
             remaining = o.page_size - used
-            if remaining <= self.tolerance or rows >= o.page_row_count_limit or rows >= o.page_value_count_threshold:
+            if (remaining <= self.tolerance or rows >= o.page_row_count_limit
+                    or entries >= o.page_value_count_threshold):
                 flush.append(c)
                 remaining = o.page_size
             else:

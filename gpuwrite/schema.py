@@ -1,13 +1,16 @@
-"""Arrow schema -> Parquet schema as Spark's SparkToParquetSchemaConverter builds it, for flat columns.
+"""Arrow schema -> Parquet schema as Spark's SparkToParquetSchemaConverter builds it.
 
-Each supported Arrow field becomes one `Leaf`: its Parquet physical type and annotations, the value
-representation the encoders work on (`kind`), and the Spark type name for the row-metadata JSON.
+Each primitive Arrow field becomes one `Leaf`: its Parquet physical type and annotations, the value
+representation the encoders work on (`kind`), the Spark type for the row-metadata JSON, its levels, and the
+steps that lead from its top-level Arrow column to its values. Structs, lists and maps become `Group`s in
+Spark's standard layout, or its legacy one under writeLegacyFormat.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import pyarrow as pa
 
@@ -19,6 +22,9 @@ BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = 
 PHYSICAL_NAMES = ("BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
 # Converted types used here (parquet.thrift ConvertedType).
 CT_UTF8, CT_DECIMAL, CT_DATE, CT_TIMESTAMP_MILLIS, CT_TIMESTAMP_MICROS, CT_INT_8, CT_INT_16 = 0, 5, 6, 9, 10, 15, 16
+CT_MAP, CT_MAP_KEY_VALUE, CT_LIST = 1, 2, 3
+# Repetition (parquet.thrift FieldRepetitionType).
+REQUIRED, OPTIONAL, REPEATED = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -49,11 +55,19 @@ class Leaf:
     logical: Logical | None = None
     decimal_precision: int = 0
     decimal_scale: int = 0
+    # Nested leaves: the full path, levels, repetition of the leaf node and the Arrow steps to its values
+    # (("node", optional) checks validity, ("field", i) enters a struct child, ("list", level) /
+    # ("map", level) / ("fixed", level) enter list elements or map entries).
+    nested_path: tuple[str, ...] = ()
+    def_level: int = -1
+    rep_level: int = 0
+    repetition: int = -1
+    steps: tuple[tuple[Any, ...], ...] = ()
 
     @property
     def path(self) -> tuple[str, ...]:
-        """Path in the schema (one element for flat columns)."""
-        return (self.name,)
+        """Path in the schema."""
+        return self.nested_path or (self.name,)
 
     @property
     def dotted(self) -> str:
@@ -63,12 +77,40 @@ class Leaf:
     @property
     def max_def(self) -> int:
         """Maximum definition level."""
-        return 1 if self.nullable else 0
+        return self.def_level if self.def_level >= 0 else (1 if self.nullable else 0)
+
+    @property
+    def max_rep(self) -> int:
+        """Maximum repetition level."""
+        return self.rep_level
+
+    @property
+    def nested(self) -> bool:
+        """Whether the leaf sits under a struct, list or map."""
+        return len(self.path) > 1
+
+    @property
+    def repetition_type(self) -> int:
+        """REQUIRED, OPTIONAL or REPEATED (the element of a legacy 2-level list)."""
+        if self.repetition >= 0:
+            return self.repetition
+        return OPTIONAL if self.nullable else REQUIRED
 
     @property
     def is_decimal(self) -> bool:
         """Whether the leaf carries a DECIMAL annotation."""
         return self.logical is not None and self.logical.kind == "DECIMAL"
+
+
+@dataclass(frozen=True)
+class Group:
+    """A struct, list or map node (or the repeated group inside a list or map)."""
+
+    name: str
+    repetition: int
+    children: tuple[Group | Leaf, ...]
+    converted: int | None = None  # LIST, MAP or MAP_KEY_VALUE
+    logical: str | None = None  # "LIST" or "MAP"
 
 
 def min_bytes_for_precision(precision: int) -> int:
@@ -120,6 +162,87 @@ def leaf_for_field(f: pa.Field, index: int, opts: WriteOptions) -> Leaf:
                                "(Spark has no Parquet mapping for it here)")
 
 
+_LISTS = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+
+
+def is_nested_type(t: pa.DataType) -> bool:
+    """Struct, list, large list, fixed-size list or map."""
+    return pa.types.is_struct(t) or pa.types.is_map(t) or any(f(t) for f in _LISTS)
+
+
+class _Converter:
+    """Builds the Parquet nodes, leaves and Spark types of one top-level field, depth first."""
+
+    def __init__(self, index: int, opts: WriteOptions) -> None:
+        self.index = index
+        self.opts = opts
+        self.leaves: list[Leaf] = []
+
+    def convert(self, f: pa.Field, name: str, path: tuple[str, ...], d: int, r: int,
+                steps: tuple[tuple[Any, ...], ...], repetition: int | None = None) -> tuple[Group | Leaf, Any]:
+        """The node for field `f` (written as `name`) below `path`, with its Spark type."""
+        t = value_type(f.type)
+        here = (*path, name)
+        rep = repetition if repetition is not None else (OPTIONAL if f.nullable else REQUIRED)
+        optional = rep == OPTIONAL
+        d_here = d + (1 if optional else 0)
+        steps = (*steps, ("node", optional))
+        dotted = ".".join(here)
+        if pa.types.is_dictionary(f.type) and is_nested_type(t):
+            raise UnsupportedTypeError(f"column {dotted!r}: dictionary-encoded {t} is not supported")
+        if pa.types.is_struct(t):
+            if t.num_fields == 0:
+                raise UnsupportedTypeError(f"column {dotted!r}: an empty struct has no Parquet representation "
+                                           "(Spark refuses it too)")
+            children, fields = [], []
+            for i in range(t.num_fields):
+                child = t.field(i)
+                node, spark = self.convert(child, child.name, here, d_here, r, (*steps, ("field", i)))
+                children.append(node)
+                fields.append({"name": child.name, "type": spark, "nullable": child.nullable, "metadata": {}})
+            return Group(name, rep, tuple(children)), {"type": "struct", "fields": fields}
+        if any(is_list(t) for is_list in _LISTS):
+            elem = t.value_field
+            kind = "fixed" if pa.types.is_fixed_size_list(t) else "list"
+            inner = (*steps, (kind, r + 1) if kind == "list" else (kind, r + 1, t.list_size))
+            legacy = self.opts.legacy_format
+            if not legacy:
+                node, spark = self.convert(elem, "element", (*here, "list"), d_here + 1, r + 1, inner)
+                group = Group(name, rep, (Group("list", REPEATED, (node,)),), CT_LIST, "LIST")
+            elif elem.nullable:
+                node, spark = self.convert(elem, "array", (*here, "bag"), d_here + 1, r + 1, inner)
+                group = Group(name, rep, (Group("bag", REPEATED, (node,)),), CT_LIST, "LIST")
+            else:  # SPEC: Spark's legacy 2-level list: the element itself is the repeated field
+                node, spark = self.convert(elem, "array", here, d_here + 1, r + 1, inner, repetition=REPEATED)
+                group = Group(name, rep, (node,), CT_LIST, "LIST")
+            return group, {"type": "array", "elementType": spark, "containsNull": elem.nullable}
+        if pa.types.is_map(t):
+            key, item = t.key_field, t.item_field
+            inner = (*steps, ("map", r + 1))
+            kv = (*here, "key_value")
+            knode, kspark = self.convert(key, "key", kv, d_here + 1, r + 1, (*inner, ("field", 0)),
+                                         repetition=REQUIRED)
+            vnode, vspark = self.convert(item, "value", kv, d_here + 1, r + 1, (*inner, ("field", 1)))
+            entries = Group("key_value", REPEATED, (knode, vnode),
+                            CT_MAP_KEY_VALUE if self.opts.legacy_format else None)
+            return (Group(name, rep, (entries,), CT_MAP, "MAP"),
+                    {"type": "map", "keyType": kspark, "valueType": vspark, "valueContainsNull": item.nullable})
+        if pa.types.is_union(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
+            raise UnsupportedTypeError(f"column {dotted!r}: Arrow type {t} is not supported by gpuwrite "
+                                       "(Spark has no Parquet mapping for it)")
+        try:
+            leaf = leaf_for_field(pa.field(name, f.type, f.nullable), self.index, self.opts)
+        except UnsupportedTypeError as err:
+            if len(here) == 1:
+                raise
+            raise UnsupportedTypeError(str(err).replace(f"column {name!r}", f"column {dotted!r}", 1)) from None
+        if len(here) > 1:
+            leaf = replace(leaf, nested_path=here, def_level=d_here, rep_level=r, repetition=rep, steps=steps,
+                           nullable=rep == OPTIONAL)
+        self.leaves.append(leaf)
+        return leaf, leaf.spark_type
+
+
 def _decimal_leaf(f: pa.Field, t: pa.DataType, common: dict, opts: WriteOptions) -> Leaf:
     """DECIMAL on INT32 / INT64 / FIXED_LEN_BYTE_ARRAY by precision, as Spark (all FLBA in legacy format)."""
     p, s = t.precision, t.scale
@@ -156,20 +279,30 @@ class FileSchema:
 
     arrow: pa.Schema
     leaves: tuple[Leaf, ...]
+    roots: tuple[Group | Leaf, ...] = ()
+    spark_types: tuple[Any, ...] = ()
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema, opts: WriteOptions) -> FileSchema:
-        """Map every field; flat schemas only for now (nested types are refused by name)."""
+        """Map every field (nested ones to groups); unsupported types are refused naming the column path."""
         names = [f.name for f in schema]
         if not names:
             raise UnsupportedTypeError("the schema has no columns: a Parquet file needs at least one column")
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise UnsupportedTypeError(f"duplicate column name {dupes[0]!r}: Parquet column paths must be unique")
-        return cls(schema, tuple(leaf_for_field(f, i, opts) for i, f in enumerate(schema)))
+        leaves: list[Leaf] = []
+        roots, spark_types = [], []
+        for i, f in enumerate(schema):
+            conv = _Converter(i, opts)
+            node, spark = conv.convert(f, f.name, (), 0, 0, ())
+            roots.append(node)
+            spark_types.append(spark)
+            leaves.extend(conv.leaves)
+        return cls(schema, tuple(leaves), tuple(roots), tuple(spark_types))
 
     def spark_row_metadata(self) -> str:
         """Spark's StructType JSON for org.apache.spark.sql.parquet.row.metadata (compact, Spark's key order)."""
-        fields = [{"name": leaf.name, "type": leaf.spark_type, "nullable": leaf.nullable, "metadata": {}}
-                  for leaf in self.leaves]
+        fields = [{"name": f.name, "type": spark, "nullable": f.nullable, "metadata": {}}
+                  for f, spark in zip(self.arrow, self.spark_types, strict=True)]
         return json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"), ensure_ascii=False)

@@ -19,11 +19,11 @@ from .stats import _compare
 
 
 @jit
-def page_levels(p: int, levels: np.ndarray, row_a: np.ndarray, row_b: np.ndarray, out: np.ndarray,
+def page_levels(p: int, levels: np.ndarray, ea: np.ndarray, eb: np.ndarray, width: int, out: np.ndarray,
                 out_off: np.ndarray, sizes: np.ndarray) -> None:
-    """Definition levels of rows row_a[p]..row_b[p] as the v2 RLE/bit-packed hybrid at width 1."""
+    """Levels of entries ea[p]..eb[p] as the v2 RLE/bit-packed hybrid at `width` (no length prefix)."""
     pos = out_off[p]
-    sizes[p] = rle_encode(levels, row_a[p], row_b[p], 1, out, pos) - pos
+    sizes[p] = rle_encode(levels, ea[p], eb[p], width, out, pos) - pos
 
 
 @jit
@@ -179,10 +179,15 @@ def page_bytes_minmax(p: int, offsets: np.ndarray, data: np.ndarray, va: np.ndar
 
 
 @jit
-def page_gather(p: int, levels: np.ndarray, lev_off: np.ndarray, lev_len: np.ndarray, values: np.ndarray,
-                val_off: np.ndarray, val_len: np.ndarray, out: np.ndarray, out_off: np.ndarray) -> None:
-    """Page body = its levels section then its (stored) values section, at out_off[p]."""
+def page_gather(p: int, reps: np.ndarray, rep_off: np.ndarray, rep_len: np.ndarray, levels: np.ndarray,
+                lev_off: np.ndarray, lev_len: np.ndarray, values: np.ndarray, val_off: np.ndarray,
+                val_len: np.ndarray, out: np.ndarray, out_off: np.ndarray) -> None:
+    """Page body = repetition levels, definition levels, then the (stored) values, at out_off[p]."""
     pos = out_off[p]
+    s = rep_off[p]
+    for j in range(rep_len[p]):
+        out[pos + j] = reps[s + j]
+    pos += rep_len[p]
     s = lev_off[p]
     for j in range(lev_len[p]):
         out[pos + j] = levels[s + j]

@@ -20,7 +20,7 @@ from ..format.structs import (
     SchemaElement,
     SizeStatistics,
 )
-from ..schema import BYTE_ARRAY, FileSchema, Leaf
+from ..schema import BYTE_ARRAY, FileSchema, Group, Leaf
 
 ROOT_NAME = "spark_schema"
 CREATED_BY = f"gpuwrite version {__version__} (build {__version__})"
@@ -44,17 +44,34 @@ def _logical(leaf: Leaf) -> LogicalType | None:
     raise ValueError(f"unknown logical type {lg.kind}")
 
 
+def _leaf_element(leaf: Leaf, name: str) -> SchemaElement:
+    """The SchemaElement of a leaf, written under `name`."""
+    return SchemaElement(
+        type=leaf.physical, type_length=leaf.type_length or None, repetition_type=leaf.repetition_type,
+        name=name, converted_type=leaf.converted,
+        scale=leaf.decimal_scale if leaf.is_decimal else None,
+        precision=leaf.decimal_precision if leaf.is_decimal else None,
+        logicalType=_logical(leaf))
+
+
+def _elements(node: Group | Leaf, out: list[SchemaElement]) -> None:
+    """Depth-first: the node, then its children."""
+    if isinstance(node, Leaf):
+        out.append(_leaf_element(node, node.path[-1]))
+        return
+    logical = LogicalType.of(node.logical) if node.logical else None
+    out.append(SchemaElement(repetition_type=node.repetition, name=node.name, num_children=len(node.children),
+                             converted_type=node.converted, logicalType=logical))
+    for child in node.children:
+        _elements(child, out)
+
+
 def schema_elements(schema: FileSchema) -> list[SchemaElement]:
-    """Root `spark_schema` (no repetition) then one element per leaf, as parquet-java serialises them."""
-    out = [SchemaElement(name=ROOT_NAME, num_children=len(schema.leaves))]
-    for leaf in schema.leaves:
-        out.append(SchemaElement(
-            type=leaf.physical, type_length=leaf.type_length or None,
-            repetition_type=FieldRepetitionType.OPTIONAL if leaf.nullable else FieldRepetitionType.REQUIRED,
-            name=leaf.name, converted_type=leaf.converted,
-            scale=leaf.decimal_scale if leaf.is_decimal else None,
-            precision=leaf.decimal_precision if leaf.is_decimal else None,
-            logicalType=_logical(leaf)))
+    """Root `spark_schema` (no repetition) then every node depth first, as parquet-java serialises them."""
+    roots = schema.roots or schema.leaves
+    out = [SchemaElement(name=ROOT_NAME, num_children=len(roots))]
+    for node in roots:
+        _elements(node, out)
     return out
 
 
@@ -90,12 +107,27 @@ def column_metadata(leaf: Leaf, chunk: EncodedChunk, codec: int, start: int,
     size_stats = SizeStatistics()
     if leaf.physical == BYTE_ARRAY:
         size_stats.unencoded_byte_array_data_bytes = sum(p.byte_array_bytes or 0 for p in chunk.pages)
+    if leaf.max_rep > 0:
+        size_stats.repetition_level_histogram = _sum_histograms([p.rep_histogram for p in chunk.pages],
+                                                                leaf.max_rep)
+    if leaf.max_def > 1:
+        size_stats.definition_level_histogram = _sum_histograms([p.def_histogram for p in chunk.pages],
+                                                                leaf.max_def)
     meta = ColumnMetaData(
         type=leaf.physical, encodings=encodings, path_in_schema=list(leaf.path), codec=codec,
         num_values=sum(p.num_values for p in chunk.pages), total_uncompressed_size=total_unc,
         total_compressed_size=total_comp, data_page_offset=pos, dictionary_page_offset=dict_offset,
         statistics=to_thrift(leaf, merged, truncate_length), encoding_stats=stats, size_statistics=size_stats)
     return meta, merged
+
+
+def _sum_histograms(pages: list[list[int] | None], max_level: int) -> list[int]:
+    """Chunk histogram: the per-level sum of its pages' histograms."""
+    total = [0] * (max_level + 1)
+    for hist in pages:
+        for level, count in enumerate(hist or ()):
+            total[level] += count
+    return total
 
 
 def row_group(chunks: Sequence[ColumnChunk], num_rows: int, ordinal: int) -> RowGroup:

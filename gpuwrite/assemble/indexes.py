@@ -86,8 +86,14 @@ def column_index(leaf: Leaf, pages: Sequence[EncodedPage], truncate_length: int)
         keys.append((_sort_key(leaf, lo), _sort_key(leaf, hi)))
     if sum(len(v) for v in mins) + sum(len(v) for v in maxs) > len(pages) * MAX_STATS_SIZE:
         return None
-    return ColumnIndex(null_pages=null_pages, min_values=mins, max_values=maxs,
-                       boundary_order=_boundary_order(keys), null_counts=[p.num_nulls for p in pages])
+    index = ColumnIndex(null_pages=null_pages, min_values=mins, max_values=maxs,
+                        boundary_order=_boundary_order(keys), null_counts=[p.num_nulls for p in pages])
+    # SPEC: ColumnIndexBuilder appends each page's level histograms where SizeStatistics has them.
+    if leaf.max_rep > 0:
+        index.repetition_level_histograms = [n for p in pages for n in (p.rep_histogram or [])]
+    if leaf.max_def > 1:
+        index.definition_level_histograms = [n for p in pages for n in (p.def_histogram or [])]
+    return index
 
 
 def offset_index(leaf: Leaf, pages: Sequence[EncodedPage], offsets: Sequence[int]) -> OffsetIndex:

@@ -50,6 +50,8 @@ class EncodedPage:
     uncompressed_size: int
     stats: PageStats
     byte_array_bytes: int | None
+    rep_histogram: list[int] | None = None  # per repetition level, when the max level is > 0
+    def_histogram: list[int] | None = None  # per definition level, when the max level is > 1
 
     @property
     def size(self) -> int:
@@ -75,22 +77,37 @@ def signed_crc32(body: bytes) -> int:
     return crc - (1 << 32) if crc >= 1 << 31 else crc
 
 
-def finish_page(leaf: Leaf, data: LeafData, first_row: int, a: int, b: int, encoding: int, levels_len: int,
-                values_len: int, body: bytes, compressed: bool, crc: int | None, stats: PageStats) -> EncodedPage:
-    """The DATA_PAGE_V2 for rows a..b of a flat leaf, from its finished body (levels then stored values)."""
+def level_width(max_level: int) -> int:
+    """Bit width of levels up to max_level."""
+    return int(max_level).bit_length()
+
+
+def finish_page(leaf: Leaf, data: LeafData, first_row: int, a: int, b: int, encoding: int, rep_len: int,
+                def_len: int, values_len: int, body: bytes, compressed: bool, crc: int | None,
+                stats: PageStats) -> EncodedPage:
+    """The DATA_PAGE_V2 for rows a..b of a leaf, from its finished body (rep levels, def levels, stored values)."""
+    ea, eb = data.entry_index(a), data.entry_index(b)
     va, vb = int(data.value_index(a)), int(data.value_index(b))
-    num_nulls = (b - a) - (vb - va)
+    num_values = eb - ea
+    num_nulls = num_values - (vb - va)
+    levels_len = rep_len + def_len
     header = PageHeader(
         type=PageType.DATA_PAGE_V2, uncompressed_page_size=levels_len + values_len, compressed_page_size=len(body),
         crc=crc, data_page_header_v2=DataPageHeaderV2(
-            num_values=b - a, num_nulls=num_nulls, num_rows=b - a, encoding=encoding,
-            definition_levels_byte_length=levels_len, repetition_levels_byte_length=0,
+            num_values=num_values, num_nulls=num_nulls, num_rows=b - a, encoding=encoding,
+            definition_levels_byte_length=def_len, repetition_levels_byte_length=rep_len,
             is_compressed=compressed))
     byte_array = None
     if leaf.physical == BYTE_ARRAY:
         byte_array = int(data.offsets[vb] - data.offsets[va])
-    return EncodedPage(serialize(header), body, encoding, first_row, b - a, b - a, num_nulls,
-                       levels_len + values_len, stats, byte_array)
+    rep_hist = def_hist = None
+    # SPEC: SizeStatistics level histograms: repetition when its max level > 0, definition when > 1.
+    if leaf.max_rep > 0:
+        rep_hist = np.bincount(data.rep[ea:eb], minlength=leaf.max_rep + 1).tolist()
+    if leaf.max_def > 1:
+        def_hist = np.bincount(data.def_levels[ea:eb], minlength=leaf.max_def + 1).tolist()
+    return EncodedPage(serialize(header), body, encoding, first_row, b - a, num_values, num_nulls,
+                       levels_len + values_len, stats, byte_array, rep_hist, def_hist)
 
 
 def dictionary_header(raw_len: int, body: bytes, count: int, checksum: bool) -> bytes:
@@ -111,37 +128,54 @@ def raw_value_bytes(leaf: Leaf, data: LeafData, va: int, vb: int) -> int:
 
 
 class LevelMeter:
-    """Tracks the bytes parquet-java's definition-level encoder has emitted for the current page."""
+    """Tracks the bytes parquet-java's level encoders (repetition, then definition) have emitted for the
+    current page."""
 
     def __init__(self, leaf: Leaf) -> None:
-        self.active = leaf.max_def > 0
+        self.def_width = level_width(leaf.max_def)
+        self.rep_width = level_width(leaf.max_rep)
         self.state = np.zeros(6, dtype=np.int64)
+        self.rep_state = np.zeros(6, dtype=np.int64)
         self.upto = 0
         self.size = 0
 
     def reset(self, row: int) -> None:
         """A new page starts at `row`."""
         self.state[:] = 0
+        self.rep_state[:] = 0
         self.upto = row
         self.size = 0
 
     def bytes_until(self, data: LeafData, row: int) -> int:
         """Emitted bytes once rows up to `row` are fed (rows are fed once, in order)."""
-        if not self.active:
+        if self.def_width == 0 and self.rep_width == 0:
             return 0
         if row > self.upto:
-            self.size = int(rle_emitted_size(data.def_levels, self.upto, row, 1, self.state))
+            ea, eb = data.entry_index(self.upto), data.entry_index(row)
+            size = 0
+            if self.rep_width:
+                size += int(rle_emitted_size(data.rep, ea, eb, self.rep_width, self.rep_state))
+            if self.def_width:
+                size += int(rle_emitted_size(data.def_levels, ea, eb, self.def_width, self.state))
+            self.size = size
             self.upto = row
         return self.size
 
 
-def _encode_levels(leaf: Leaf, data: LeafData, a: int, b: int) -> bytes:
-    """v2 definition-level section: RLE/bit-packed hybrid at width 1, no length prefix; empty when required."""
-    if leaf.max_def == 0:
+def _rle_levels(levels: np.ndarray, ea: int, eb: int, width: int) -> bytes:
+    """A v2 level section: RLE/bit-packed hybrid at `width`, no length prefix; empty when the width is 0."""
+    if width == 0:
         return b""
-    out = np.empty(rle_max_size(b - a, 1), dtype=np.uint8)
-    end = rle_encode(data.def_levels, a, b, 1, out, 0)
+    out = np.empty(rle_max_size(eb - ea, width), dtype=np.uint8)
+    end = rle_encode(levels, ea, eb, width, out, 0)
     return out[:end].tobytes()
+
+
+def _encode_levels(leaf: Leaf, data: LeafData, a: int, b: int) -> tuple[bytes, bytes]:
+    """Repetition and definition level sections of rows a..b."""
+    ea, eb = data.entry_index(a), data.entry_index(b)
+    rep = _rle_levels(data.rep, ea, eb, level_width(leaf.max_rep)) if leaf.max_rep else b""
+    return rep, _rle_levels(data.def_levels, ea, eb, level_width(leaf.max_def))
 
 
 def _encode_ids(ids: np.ndarray, dict_size: int) -> bytes:
@@ -227,8 +261,9 @@ class ChunkEncoder:
     def encode_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
         """Encode rows a..b of `data` (row indices of the window) as the chunk's next DATA_PAGE_V2."""
         va, vb = int(data.value_index(a)), int(data.value_index(b))
-        num_nulls = (b - a) - (vb - va)
-        levels = _encode_levels(self.leaf, data, a, b)
+        num_nulls = (data.entry_index(b) - data.entry_index(a)) - (vb - va)
+        rep, dfn = _encode_levels(self.leaf, data, a, b)
+        levels = rep + dfn
         encoding, values = self._values(data, va, vb)
         if self.bloom is not None:
             self.bloom.add(data, va, vb)
@@ -241,8 +276,8 @@ class ChunkEncoder:
                 compressed = False
         body = levels + stored
         crc = signed_crc32(body) if self.checksum else None
-        page = finish_page(self.leaf, data, self.rows_written, a, b, int(encoding), len(levels), len(values),
-                           body, compressed, crc, page_stats(self.leaf, data, va, vb, num_nulls))
+        page = finish_page(self.leaf, data, self.rows_written, a, b, int(encoding), len(rep), len(dfn),
+                           len(values), body, compressed, crc, page_stats(self.leaf, data, va, vb, num_nulls))
         self.rows_written += b - a
         self.pages.append(page)
         return page

@@ -15,7 +15,7 @@ A_u8, A_i64, A_i32, A_u64, A_u32 = T.uint8[:], T.int64[:], T.int32[:], T.uint64[
 
 # (kernel, argument types after the page index), one entry per type combination the backend launches
 PAGE_SIGNATURES: list[tuple[str, list[Any]]] = [
-    ("page_levels", [A_u8, A_i64, A_i64, A_u8, A_i64, A_i64]),
+    ("page_levels", [A_u8, A_i64, A_i64, i64, A_u8, A_i64, A_i64]),
     ("page_dict_ids", [A_i32, A_i64, A_i64, A_i64, A_u8, A_i64, A_i64]),
     ("page_delta", [A_i64, A_i64, A_i64, b1, A_u8, A_i64, A_i64]),
     ("page_delta_bytes", [A_i64, A_u8, A_i64, A_i64, A_i64, A_i64, A_u8, A_i64, A_i64]),
@@ -25,13 +25,19 @@ PAGE_SIGNATURES: list[tuple[str, list[Any]]] = [
     ("page_int_minmax", [A_i32, A_i64, A_i64, A_i64, A_i64]),
     ("page_float_minmax", [A_i64, A_i64, A_i64, b1, A_i64, A_i64]),
     ("page_bytes_minmax", [A_i64, A_u8, A_i64, A_i64, b1, A_i64, A_i64, A_i64]),
-    ("page_gather", [A_u8, A_i64, A_i64, A_u8, A_i64, A_i64, A_u8, A_i64]),
+    ("page_gather", [A_u8, A_i64, A_i64, A_u8, A_i64, A_i64, A_u8, A_i64, A_i64, A_u8, A_i64]),
     ("page_crc32", [A_u8, A_i64, A_i64, A_u32, A_i64]),
     ("page_delta", [A_i32, A_i64, A_i64, b1, A_u8, A_i64, A_i64]),
     ("page_plain_fixed", [A_i32, A_i64, A_i64, i64, i64, A_u8, A_i64, A_i64]),
     ("page_int_minmax", [A_i64, A_i64, A_i64, A_i64, A_i64]),
     ("page_int_minmax", [A_u8, A_i64, A_i64, A_i64, A_i64]),
     ("page_float_minmax", [A_i32, A_i64, A_i64, b1, A_i64, A_i64]),
+]
+# Dremel level steps (kernels/levels.py), one thread per slot through the same wrapper.
+LEVEL_SIGNATURES: list[tuple[str, list[Any]]] = [
+    ("slot_optional", [A_i64, A_u8, A_u8, b1, A_i64]),
+    ("slot_count", [A_i64, A_i64, A_i64]),
+    ("slot_expand", [A_i64, A_u8, A_u8, A_i64, A_i64, i64, A_i64, A_u8, A_u8]),
 ]
 
 DICTIONARY_SIGNATURES: dict[str, list[Any]] = {
@@ -57,7 +63,7 @@ def compile_all() -> dict[str, int]:
     """PTX size per kernel; raises on the first kernel numba.cuda cannot compile."""
     from numba import cuda
 
-    from gpuwrite.kernels import dictionary_cuda, pages
+    from gpuwrite.kernels import dictionary_cuda, levels, pages
     from gpuwrite.kernels._jit import page_kernel, source
 
     enable_offline_compilation()
@@ -67,6 +73,9 @@ def compile_all() -> dict[str, int]:
         ptx, _ = cuda.compile_ptx(kernel.py_func, (i64, *args), cc=(9, 0))
         sizes[name] = min(sizes.get(name, len(ptx)), len(ptx))
         assert source(getattr(pages, name))  # a @jit kernel: the CPU form exists too
+    for name, args in LEVEL_SIGNATURES:
+        ptx, _ = cuda.compile_ptx(page_kernel(getattr(levels, name)).py_func, (i64, *args), cc=(9, 0))
+        sizes[name] = len(ptx)
     for name, args in DICTIONARY_SIGNATURES.items():
         ptx, _ = cuda.compile_ptx(getattr(dictionary_cuda, name).py_func, tuple(args), cc=(9, 0))
         sizes[name] = len(ptx)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from numba import cuda
 
 from gpuwrite.kernels import dictionary as cpu_dict
+from gpuwrite.kernels import levels as L
 from gpuwrite.kernels import dictionary_cuda as D
 from gpuwrite.kernels import pages as K
 from gpuwrite.kernels._jit import page_kernel
@@ -60,7 +61,8 @@ def test_levels_ids_delta_plain_match_cpu(n, count, seed):
     bits[::7] = 0x7FC00001  # NaNs with payloads: canonicalised on both sides
     bools = (rng.random(n) < 0.5).astype(np.uint8)
     cases = [
-        (K.page_levels, (levels, va, vb, off)),
+        (K.page_levels, (levels, va, vb, 1, off)),
+        (K.page_levels, (ids.astype(np.uint8) % 5, va, vb, 3, off)),
         (K.page_dict_ids, (ids, va, vb, entries, off)),
         (K.page_delta, (ints, va, vb, False, off)),
         (K.page_delta, (ints.astype(np.int32), va, vb, True, off)),
@@ -180,3 +182,39 @@ def test_simulator_is_active():
 
     assert config.ENABLE_CUDASIM
     assert cuda.is_available()  # the simulator stands in for a device
+
+
+def test_dremel_steps_match_cpu():
+    """The per-slot level kernels under the simulator equal their CPU loops, step by step."""
+    rng = np.random.default_rng(5)
+    n = 300
+    pos = np.where(rng.random(n) < 0.1, -1, rng.integers(0, 200, n)).astype(np.int64)
+    valid = (rng.random(200) < 0.8).astype(np.uint8)
+    lengths = rng.integers(0, 4, 200)
+    offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+    blocks = (n + THREADS - 1) // THREADS
+    for required in (False, True):
+        cpu_pos, dev_pos = pos.copy(), pos.copy()
+        cpu_dfn, dev_dfn = np.ones(n, np.uint8), np.ones(n, np.uint8)
+        cpu_bad, dev_bad = np.zeros(1, np.int64), np.zeros(1, np.int64)
+        L.optional_all(cpu_pos, cpu_dfn, valid, required, cpu_bad)
+        page_kernel(L.slot_optional)[blocks, THREADS](n, dev_pos, dev_dfn, valid, required, dev_bad)
+        assert np.array_equal(cpu_pos, dev_pos) and np.array_equal(cpu_dfn, dev_dfn)
+        assert bool(cpu_bad[0]) == bool(dev_bad[0]) == (required and bool((valid[pos[pos >= 0]] == 0).any()))
+    cpu_counts, dev_counts = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    L.count_all(pos, offsets, cpu_counts)
+    page_kernel(L.slot_count)[blocks, THREADS](n, pos, offsets, dev_counts)
+    assert np.array_equal(cpu_counts, dev_counts)
+    start = np.concatenate(([0], np.cumsum(cpu_counts)[:-1])).astype(np.int64)
+    total = int(cpu_counts.sum())
+    rep, dfn = rng.integers(0, 2, n).astype(np.uint8), rng.integers(0, 3, n).astype(np.uint8)
+    outs = []
+    for device in (False, True):
+        new = (np.zeros(total, np.int64), np.zeros(total, np.uint8), np.zeros(total, np.uint8))
+        if device:
+            page_kernel(L.slot_expand)[blocks, THREADS](n, pos, rep, dfn, offsets, start, 2, *new)
+        else:
+            L.expand_all(pos, rep, dfn, offsets, start, 2, *new)
+        outs.append(new)
+    for a, b in zip(*outs, strict=True):
+        assert np.array_equal(a, b)

@@ -234,7 +234,36 @@ def mixed_small() -> pa.Table:
     return pa.table({k: cols[k] for k in ("int32", "int64", "double", "string", "dec18_3", "ts_int96")})
 
 
+def nested() -> pa.Table:
+    """Structs, lists and maps with nulls at every level, empty containers and a list of lists of structs."""
+    rng = _rng(21)
+    n = 3000
+    lengths = rng.integers(0, 5, n)
+
+    def maybe(v: Any, p: float = 0.08) -> Any:
+        return None if rng.random() < p else v
+
+    point = pa.struct([("x", pa.int32()), ("tag", pa.string())])
+    return pa.table({
+        "id": pa.array(np.arange(n)),
+        "ints": pa.array([maybe([maybe(int(v)) for v in rng.integers(0, 40, k)]) for k in lengths],
+                         pa.list_(pa.int32())),
+        "strict": pa.array([maybe([float(v) for v in rng.integers(0, 9, k)]) for k in lengths[::-1]],
+                           pa.list_(pa.field("element", pa.float64(), nullable=False))),
+        "attrs": pa.array([maybe([(f"k{int(v)}", maybe(f"v{int(v) % 13}")) for v in rng.choice(30, k, replace=False)])
+                           for k in lengths], pa.map_(pa.string(), pa.string())),
+        "pt": pa.array([maybe({"x": maybe(int(i % 97)), "tag": maybe(f"t{i % 31}")}) for i in range(n)], point),
+        "deep": pa.array([maybe([maybe([maybe({"x": int(v), "tag": None}) for v in rng.integers(0, 5, k % 3)])
+                                 for _ in range(k)]) for k in lengths], pa.list_(pa.list_(point))),
+    })
+
+
 CASES: dict[str, Case] = {
+    "nested": Case(nested, {"parquet.page.row.count.limit": "400"}),
+    "nested_small_pages": Case(nested, {"parquet.page.size": "1024", "parquet.block.size": "32768"}),
+    "nested_legacy": Case(nested, {"spark.sql.parquet.writeLegacyFormat": "true",
+                                   "parquet.page.row.count.limit": "700"}),
+    "nested_bloom": Case(nested, {"parquet.bloom.filter.enabled": "true", "parquet.page.row.count.limit": "900"}),
     "all_types": Case(all_types, {"parquet.page.row.count.limit": "1000"}),
     "all_types_distinct": Case(all_types_distinct, {"parquet.page.row.count.limit": "500"}),
     "dictionary_overflow": Case(dictionary_overflow, {"parquet.page.row.count.limit": "1000",

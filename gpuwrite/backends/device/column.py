@@ -26,6 +26,7 @@ from ...encode.chunk import (
     EncodedPage,
     dictionary_header,
     finish_page,
+    level_width,
     raw_value_bytes,
 )
 from ...encode.stats import stats_at
@@ -99,6 +100,8 @@ class DeviceColumn:
         dev: dict[str, Any] = {}
         if self.leaf.max_def > 0:
             dev["levels"] = a.to_device(data.def_levels)
+        if self.leaf.max_rep > 0:
+            dev["rep"] = a.to_device(data.rep)
         if self.fixed:
             vals = data.values
             if self.leaf.kind == "float":
@@ -292,25 +295,19 @@ class DeviceColumn:
                 use_dict[:] = False
                 entries[:] = 0
                 self._launch_values(redo, False, va, vb, entries, off, out, sizes)
-        lev_len = np.zeros(n, dtype=np.int64)
-        lev_off = np.zeros(n, dtype=np.int64)
-        levels = a.empty(1, np.uint8)
-        if self.leaf.max_def > 0:
-            lb = np.array([rle_max_size(int(rows_b[p] - rows_a[p]), 1) for p in range(n)], dtype=np.int64)
-            lev_off = np.concatenate(([0], np.cumsum(lb)[:-1])).astype(np.int64)
-            levels = a.empty(int(lb.sum()) + 1, np.uint8)
-            dsz = a.empty(n, np.int64)
-            a.pages(page_kernel(K.page_levels), n, self.dev["levels"], a.to_device(rows_a), a.to_device(rows_b),
-                    levels, a.to_device(lev_off), dsz)
-            lev_len = a.to_host(dsz).astype(np.int64)
+        ea = np.array([host.entry_index(int(r)) for r in rows_a], dtype=np.int64)
+        eb = np.array([host.entry_index(int(r)) for r in rows_b], dtype=np.int64)
+        rep, rep_off, rep_len = self._levels("rep", self.leaf.max_rep, ea, eb)
+        levels, lev_off, lev_len = self._levels("levels", self.leaf.max_def, ea, eb)
         stored, stored_len, compressed = self._compress(out, off, sizes)
-        body_len = lev_len + stored_len
+        body_len = rep_len + lev_len + stored_len
         body_off = np.concatenate(([0], np.cumsum(body_len)[:-1])).astype(np.int64)
         bodies = a.empty(int(body_len.sum()) + 1, np.uint8)
         stored_off = np.concatenate(([0], np.cumsum(stored_len)[:-1])).astype(np.int64)
         dbody_off, dbody_len = a.to_device(body_off), a.to_device(body_len)
-        a.pages(page_kernel(K.page_gather), n, levels, a.to_device(lev_off), a.to_device(lev_len), stored,
-                a.to_device(stored_off), a.to_device(stored_len), bodies, dbody_off)
+        a.pages(page_kernel(K.page_gather), n, rep, a.to_device(rep_off), a.to_device(rep_len), levels,
+                a.to_device(lev_off), a.to_device(lev_len), stored, a.to_device(stored_off), a.to_device(stored_len),
+                bodies, dbody_off)
         crcs = None
         if self.checksum:
             if self._crc_table is None:
@@ -323,7 +320,7 @@ class DeviceColumn:
         first_row = sum(p.num_rows for p in self.pages)
         for p in range(n):
             ra, rb = int(rows_a[p]), int(rows_b[p])
-            nulls = (rb - ra) - int(vb[p] - va[p])
+            nulls = int(eb[p] - ea[p]) - int(vb[p] - va[p])
             encoding = _DICT if use_dict[p] else int(FALLBACK[self.leaf.kind])
             crc = None
             if crcs is not None:
@@ -331,12 +328,27 @@ class DeviceColumn:
                 crc = c - (1 << 32) if c >= 1 << 31 else c
             body = host_bodies[body_off[p]:body_off[p] + body_len[p]].tobytes()
             st = stats_at(self.leaf, host, int(vb[p] - va[p]), nulls, int(imin[p]), int(imax[p]), bool(same[p]))
-            self.pages.append(finish_page(self.leaf, host, first_row, ra, rb, encoding, int(lev_len[p]),
-                                          int(sizes[p]), body, bool(compressed[p]), crc, st))
+            self.pages.append(finish_page(self.leaf, host, first_row, ra, rb, encoding, int(rep_len[p]),
+                                          int(lev_len[p]), int(sizes[p]), body, bool(compressed[p]), crc, st))
             self.page_entries.append(int(entries[p]) if use_dict[p] else 0)
             self.page_dict.append(bool(use_dict[p]))
             self.page_values.append((int(va[p]), int(vb[p])))
             first_row += rb - ra
+
+    def _levels(self, name: str, max_level: int, ea: np.ndarray, eb: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
+        """One level section per page (repetition or definition): (device buffer, offsets, lengths)."""
+        a = self.arrays
+        n = len(ea)
+        if max_level == 0:
+            return a.empty(1, np.uint8), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        width = level_width(max_level)
+        bound = np.array([rle_max_size(int(eb[p] - ea[p]), width) for p in range(n)], dtype=np.int64)
+        off = np.concatenate(([0], np.cumsum(bound)[:-1])).astype(np.int64)
+        buf = a.empty(int(bound.sum()) + 1, np.uint8)
+        dsz = a.empty(n, np.int64)
+        a.pages(page_kernel(K.page_levels), n, self.dev[name], a.to_device(ea), a.to_device(eb), width, buf,
+                a.to_device(off), dsz)
+        return buf, off, a.to_host(dsz).astype(np.int64)
 
     def _value_bytes(self, va: np.ndarray, vb: np.ndarray) -> np.ndarray:
         """Bytes of the values of each page (byte kinds)."""

@@ -1,0 +1,89 @@
+"""A nested leaf's rows as levels and values: walks its Arrow steps with the Dremel kernels (kernels/levels.py).
+
+Starting from one slot per row, each step of the leaf (`schema.Leaf.steps`) either checks a node's validity
+or enters struct fields, list elements or map entries; what is left are the entries of the leaf column, with
+their repetition and definition levels, and the positions of the present values in the leaf's Arrow array.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pyarrow as pa
+
+from gpuwrite.kernels.levels import count_all, expand_all, optional_all
+
+from .columns import LeafData
+from .errors import GpuwriteError
+from .options import WriteOptions
+from .schema import Leaf
+
+
+def _valid(arr: pa.Array) -> np.ndarray:
+    """Validity per position as uint8 (empty when the array has no nulls)."""
+    if arr.null_count == 0:
+        return np.zeros(0, dtype=np.uint8)
+    return np.asarray(arr.is_valid()).view(np.uint8)
+
+
+def _offsets(arr: pa.Array, step: tuple) -> np.ndarray:
+    """Element offsets of a list, map or fixed-size list array, into its (unsliced) values."""
+    if step[0] == "fixed":
+        size = step[2]
+        return (np.arange(len(arr) + 1, dtype=np.int64) + arr.offset) * size
+    return np.asarray(arr.offsets).astype(np.int64)
+
+
+def walk(arr: pa.Array, leaf: Leaf) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
+    """(slot positions in the leaf array, -1 where no value; repetition levels; definition levels; leaf array)."""
+    n = len(arr)
+    pos = np.arange(n, dtype=np.int64)
+    rep = np.zeros(n, dtype=np.uint8)
+    dfn = np.zeros(n, dtype=np.uint8)
+    bad = np.zeros(1, dtype=np.int64)
+    cur = arr
+    for step in leaf.steps:
+        kind = step[0]
+        if kind == "node":
+            optional_all(pos, dfn, _valid(cur), not step[1], bad)
+            if bad[0]:
+                raise GpuwriteError(f"column {leaf.dotted!r}: a non-nullable field holds a null (row entry "
+                                    f"{int(bad[0]) - 1}); declare the field nullable or fill the nulls")
+        elif kind == "field":
+            cur = cur.field(step[1])
+        else:
+            offsets = _offsets(cur, step)
+            counts = np.empty(len(pos), dtype=np.int64)
+            count_all(pos, offsets, counts)
+            start = np.zeros(len(pos), dtype=np.int64)
+            np.cumsum(counts[:-1], out=start[1:])
+            total = int(start[-1] + counts[-1]) if len(pos) else 0
+            new_pos = np.empty(total, dtype=np.int64)
+            new_rep = np.empty(total, dtype=np.uint8)
+            new_dfn = np.empty(total, dtype=np.uint8)
+            expand_all(pos, rep, dfn, offsets, start, step[1], new_pos, new_rep, new_dfn)
+            pos, rep, dfn = new_pos, new_rep, new_dfn
+            cur = cur.values
+    return pos, rep, dfn, cur
+
+
+def nested_leaf_data(arr: pa.Array, leaf: Leaf, opts: WriteOptions) -> LeafData:
+    """LeafData of a nested leaf: its present values converted as a flat column, plus levels and indexes."""
+    from .columns import leaf_data
+
+    pos, rep, dfn, values = walk(arr, leaf)
+    present = pos >= 0
+    taken = values.take(pa.array(pos[present])) if len(values) else values.slice(0, 0)
+    flat = leaf_data(taken, replace(leaf, nested_path=(), def_level=-1, rep_level=0, repetition=-1, steps=(),
+                                    name=leaf.dotted, nullable=False), opts)
+    if leaf.max_rep > 0:
+        row_entry = np.flatnonzero(rep == 0).astype(np.int64)
+    else:
+        row_entry = np.arange(len(arr), dtype=np.int64)
+    row_entry = np.append(row_entry, np.int64(len(pos)))
+    values_before = np.zeros(len(pos) + 1, dtype=np.int64)
+    np.cumsum(present, out=values_before[1:])
+    return LeafData(len(arr), None, values=flat.values, offsets=flat.offsets, data=flat.data,
+                    rep=rep if leaf.max_rep > 0 else None, dfn=dfn, row_entry=row_entry,
+                    values_before=values_before)
