@@ -21,10 +21,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .encode.murmur3 import bucket_ids
-from .errors import GpuwriteError
+from .errors import GpuwriteError, UnsupportedTypeError
 from .integrations.arrow import ArrowPiece, open_input
 from .options import WriteOptions, resolve_options
 from .result import FileResult
+from .schema import is_nested_type
 from .spark.naming import data_file_name, hive_bucket_prefix
 from .spark.partitions import partition_fragment, spark_string
 from .writer import ParquetWriter
@@ -325,6 +326,12 @@ def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns:
                             f"(columns: {schema.names})")
     if len(set(columns)) != len(columns) or len(columns) == len(schema.names):
         raise GpuwriteError(f"partition_by={columns} must name distinct columns and leave at least one data column")
+    for name in columns:
+        t = schema.field(name).type
+        if is_nested_type(t):
+            # SPEC: Spark refuses complex partition columns (PartitioningUtils.validatePartitionColumn).
+            raise UnsupportedTypeError(f"partition column {name!r}: type {t} cannot be a partition column "
+                                       "(Spark allows only atomic types there)")
     data_schema = pa.schema([f for f in schema if f.name not in columns])
     files = _OpenFiles(data_schema, staging, job, limit, opts, hive_prefix=bool(buckets and buckets.hive_compatible))
     try:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from .. import __version__
 from ..encode.chunk import EncodedChunk
 from ..encode.stats import PageStats, merge, to_thrift
-from ..format.enums import Encoding, FieldRepetitionType, PageType
+from ..format.enums import Encoding, PageType
 from ..format.structs import (
     ColumnChunk,
     ColumnMetaData,
