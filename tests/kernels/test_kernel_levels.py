@@ -1,0 +1,95 @@
+"""Dremel levels from the slot kernels (gpuwrite.levels.walk) against an independent recursive oracle that
+follows the definition of repetition and definition levels value by value, over random nested data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuwrite.levels import walk
+from gpuwrite.options import WriteOptions
+from gpuwrite.schema import FileSchema
+
+
+def _oracle(value: Any, t: pa.DataType, nullable: bool, path: list[Any], d: int, r: int, depth_rep: int,
+            out: list[tuple[int, int, Any]]) -> None:
+    """Append (rep, def, value) for one value of type t along the leaf `path` (a list of field selectors)."""
+    if value is None:
+        out.append((r, d, None))
+        return
+    d = d + (1 if nullable else 0)
+    if pa.types.is_struct(t):
+        i = path[0]
+        _oracle(value.get(t.field(i).name), t.field(i).type, t.field(i).nullable, path[1:], d, r, depth_rep, out)
+        return
+    if pa.types.is_map(t):
+        entries = list(value)
+        if not entries:
+            out.append((r, d, None))
+            return
+        i = path[0]
+        for k, (key, item) in enumerate(entries):
+            field = t.key_field if i == 0 else t.item_field
+            child = key if i == 0 else item
+            _oracle(child, field.type, i == 1 and field.nullable, path[1:], d + 1, r if k == 0 else depth_rep + 1,
+                    depth_rep + 1, out)
+        return
+    if pa.types.is_list(t):
+        if not value:
+            out.append((r, d, None))
+            return
+        for k, item in enumerate(value):
+            _oracle(item, t.value_type, t.value_field.nullable, path, d + 1, r if k == 0 else depth_rep + 1,
+                    depth_rep + 1, out)
+        return
+    out.append((r, d, value))
+
+
+def _selectors(leaf_steps: tuple) -> list[int]:
+    return [s[1] for s in leaf_steps if s[0] == "field"]
+
+
+TYPES = [
+    pa.list_(pa.int32()),
+    pa.list_(pa.list_(pa.int32())),
+    pa.struct([("a", pa.int32()), ("b", pa.list_(pa.field("e", pa.int32(), nullable=False)))]),
+    pa.map_(pa.int32(), pa.list_(pa.int32())),
+    pa.list_(pa.struct([("a", pa.list_(pa.int32())), ("m", pa.map_(pa.int32(), pa.int32()))])),
+]
+
+
+def _values(t: pa.DataType, nullable: bool = True) -> st.SearchStrategy[Any]:
+    if pa.types.is_struct(t):
+        inner = st.fixed_dictionaries({t.field(i).name: _values(t.field(i).type, t.field(i).nullable)
+                                       for i in range(t.num_fields)})
+    elif pa.types.is_map(t):
+        inner = st.lists(st.tuples(st.integers(0, 99), _values(t.item_type)), max_size=3,
+                         unique_by=lambda kv: kv[0])
+    elif pa.types.is_list(t):
+        inner = st.lists(_values(t.value_type, t.value_field.nullable), max_size=3)
+    else:
+        inner = st.integers(-5, 5)
+    return st.one_of(st.none(), inner) if nullable else inner
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_walk_matches_oracle(data):
+    t = data.draw(st.sampled_from(TYPES))
+    rows = data.draw(st.lists(_values(t), max_size=12))
+    arr = pa.array(rows, t)
+    if data.draw(st.booleans()) and len(arr) > 1:
+        arr = arr.slice(1)
+        rows = rows[1:]
+    schema = FileSchema.from_arrow(pa.schema([("c", t)]), WriteOptions())
+    for leaf in schema.leaves:
+        pos, rep, dfn, leaf_arr = walk(arr, leaf)
+        expected: list[tuple[int, int, Any]] = []
+        for row in rows:
+            _oracle(row, t, True, _selectors(leaf.steps), 0, 0, 0, expected)
+        got_values = [leaf_arr[int(p)].as_py() if p >= 0 else None for p in pos]
+        assert list(zip(rep.tolist(), dfn.tolist(), got_values, strict=True)) == expected, leaf.dotted
+        assert all((d == leaf.max_def) == (p >= 0) for d, p in zip(dfn.tolist(), pos.tolist(), strict=True))
