@@ -117,9 +117,25 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
     return DatasetResult(target, job, moved)
 
 
+def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, job: str, task: int, *,
+               partition_by: list[str] | None = None, bucket_by: tuple[int, list[str]] | None = None,
+               max_records_per_file: int = 0, options: WriteOptions | None = None,
+               hive_compatible_buckets: bool = False, empty_file: bool = True) -> list[FileResult]:
+    """One Spark task's share of a dataset write: its files, named for `task` and `job`, under `directory`
+    (partition directories below it), exactly as `write_dataset` lays out a whole write."""
+    opts = options or WriteOptions()
+    buckets = _check_buckets(bucket_by, partition_by or [], hive_compatible_buckets)
+    os.makedirs(directory, exist_ok=True)
+    if partition_by or buckets:
+        return _write_partitioned(schema, pieces, list(partition_by or []), buckets, directory, job,
+                                  max_records_per_file, opts, task=task)
+    return _write_files(schema, pieces, directory, job, max_records_per_file, opts, task=task,
+                        empty_file=empty_file)
+
+
 def _write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], staging: str, job: str, limit: int,
                  opts: WriteOptions, *, directory: str = "", dynamic: bool = False,
-                 empty_file: bool = True, bucket: int | None = None) -> list[FileResult]:
+                 empty_file: bool = True, bucket: int | None = None, task: int = 0) -> list[FileResult]:
     """One task's files in `directory`: a new file each `limit` rows; one (footer-only) file for empty input."""
     results: list[FileResult] = []
     writer: ParquetWriter | None = None
@@ -129,7 +145,7 @@ def _write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], staging: str, 
 
     def open_next() -> ParquetWriter:
         nonlocal counter
-        name = data_file_name(0, job, counter, opts.compression, dynamic=dynamic, bucket_id=bucket)
+        name = data_file_name(task, job, counter, opts.compression, dynamic=dynamic, bucket_id=bucket)
         counter += 1
         return ParquetWriter(os.path.join(folder, name), schema, options=opts)
 
@@ -230,8 +246,9 @@ class _OpenFiles:
     """Open files per (directory, bucket) with Spark's per-writer record count and file counter."""
 
     def __init__(self, schema: pa.Schema, staging: str, job: str, limit: int, opts: WriteOptions,
-                 hive_prefix: bool = False) -> None:
+                 hive_prefix: bool = False, task: int = 0) -> None:
         self.schema, self.staging, self.job, self.limit, self.opts = schema, staging, job, limit, opts
+        self.task = task
         self.hive_prefix = hive_prefix
         self.open: dict[tuple[str, int | None], list[Any]] = {}  # key -> [writer, records in file, counter]
         self.results: list[FileResult] = []
@@ -241,7 +258,7 @@ class _OpenFiles:
         directory, bucket = key
         folder = os.path.join(self.staging, directory)
         os.makedirs(folder, exist_ok=True)
-        name = data_file_name(0, self.job, counter, self.opts.compression, dynamic=True, bucket_id=bucket)
+        name = data_file_name(self.task, self.job, counter, self.opts.compression, dynamic=True, bucket_id=bucket)
         if self.hive_prefix and bucket is not None:
             name = hive_bucket_prefix(bucket) + name
         return ParquetWriter(os.path.join(folder, name), self.schema, options=self.opts)
@@ -313,7 +330,7 @@ def _row_keys(table: pa.Table, columns: list[str], buckets: BucketSpec | None,
 
 def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns: list[str],
                        buckets: BucketSpec | None, staging: str, job: str, limit: int,
-                       opts: WriteOptions, max_open_files: int = 0) -> list[FileResult]:
+                       opts: WriteOptions, max_open_files: int = 0, task: int = 0) -> list[FileResult]:
     """Every partition's (and bucket's) files under its Hive directory, as Spark's dynamic writers do.
 
     With max_open_files > 0 rows go straight to one open file per key (Spark's concurrent writers) until
@@ -333,7 +350,8 @@ def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns:
             raise UnsupportedTypeError(f"partition column {name!r}: type {t} cannot be a partition column "
                                        "(Spark allows only atomic types there)")
     data_schema = pa.schema([f for f in schema if f.name not in columns])
-    files = _OpenFiles(data_schema, staging, job, limit, opts, hive_prefix=bool(buckets and buckets.hive_compatible))
+    files = _OpenFiles(data_schema, staging, job, limit, opts, hive_prefix=bool(buckets and buckets.hive_compatible),
+                       task=task)
     try:
         rest: list[ArrowPiece] = []
         concurrent = max_open_files > 0
