@@ -1,0 +1,256 @@
+"""`gpuwrite.spark.write_parquet`: a Spark job whose tasks write Parquet with gpuwrite, committed on the driver.
+
+The write is planned as Spark's V1Writes plans it (rows sorted within each task by the partition columns, then
+by bucket id), runs one `mapInArrow` task per partition of the DataFrame (`task.run_task`), and commits like
+HadoopMapReduceCommitProtocol (`commit`). Writes gpuwrite cannot do (Parquet v1 pages, types it does not
+support) go through Spark's own writer, with the reason logged, or raise with `fallback="error"`.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import uuid
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from ..errors import GpuwriteError, OptionError, UnsupportedTypeError
+from ..options import WriteOptions
+from ..schema import FileSchema
+from . import commit
+from .conf import session_conf, writer_conf
+from .task import STATS_DDL, TaskPlan, run_task
+
+log = logging.getLogger("gpuwrite.spark")
+MODES = ("error", "errorifexists", "overwrite", "append", "ignore")
+FAULTS = ""  # tests set "task:attempt,..." to make those task attempts fail after writing (see TaskPlan)
+
+
+@dataclass
+class SparkWriteResult:
+    """What a write produced: the table directory, its files (relative paths), rows, and who wrote them."""
+
+    path: str
+    job: str
+    files: list[str] = field(default_factory=list)
+    rows: int = 0
+    bytes: int = 0
+    writer: str = "gpuwrite"  # or "spark" when the write fell back to Spark's own writer
+    fallback_reason: str | None = None
+    attempts: dict[int, int] = field(default_factory=dict)  # task -> the attempt whose files were committed
+
+
+def _arrow_schema(df: Any) -> Any:
+    """The Arrow schema mapInArrow gives the tasks for this DataFrame."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    spark = df.sparkSession
+    zone = spark.conf.get("spark.sql.session.timeZone", "UTC")
+    large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "true")).lower() == "true"
+    return to_arrow_schema(df.schema, timezone=zone, prefers_large_types=large)
+
+
+def fallback_reason(df: Any, conf: dict[str, str]) -> str | None:
+    """Why gpuwrite cannot write this DataFrame with these options, or None."""
+    if str(conf.get("parquet.writer.version", "")).lower() in ("v1", "parquet_1_0", "1.0"):
+        return "parquet.writer.version=v1 asks for v1 data pages; gpuwrite writes v2 pages only"
+    try:
+        opts = WriteOptions.from_conf(conf)
+    except OptionError as err:
+        return f"option not supported by gpuwrite: {err}"
+    try:
+        schema = _arrow_schema(df)
+    except Exception as err:  # a Spark type with no Arrow mapping (intervals, variant, ...)
+        return f"a column type has no Arrow form for mapInArrow: {type(err).__name__}: {err}"
+    try:
+        FileSchema.from_arrow(schema, opts)
+    except UnsupportedTypeError as err:
+        return str(err)
+    return None
+
+
+def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list[str] | None = None,
+                  bucket_by: tuple[int, list[str]] | None = None, max_records_per_file: int | None = None,
+                  options: dict[str, Any] | None = None, table: str | None = None, fallback: str = "spark",
+                  device: str = "auto", filesystem: Any = None) -> SparkWriteResult:
+    """Write `df` as a Parquet table directory at `path` with gpuwrite in Spark's tasks.
+
+    mode: error / overwrite / append / ignore, as DataFrameWriter.mode. partition_by / bucket_by /
+    max_records_per_file as partitionBy / bucketBy / maxRecordsPerFile. options: DataFrameWriter options
+    (compression, parquet.* keys, ...); the session conf supplies the rest. table: register (create or replace)
+    a catalog table over the files. fallback: "spark" writes with Spark's own writer when gpuwrite cannot,
+    "error" raises instead. device: "auto" uses each task's GPU resource when it has one. filesystem: a
+    pyarrow or fsspec filesystem for `path` (default: from the path's URI, local for plain paths).
+    """
+    if mode not in MODES:
+        raise GpuwriteError(f"mode={mode!r} is not one of {', '.join(MODES)}")
+    if fallback not in ("spark", "error"):
+        raise GpuwriteError(f"fallback={fallback!r} must be 'spark' or 'error'")
+    spark = df.sparkSession
+    sql, hadoop = session_conf(spark)
+    conf, max_records = writer_conf(sql, hadoop, options)
+    if max_records_per_file is not None:
+        max_records = max_records_per_file
+    partition_by = list(partition_by or [])
+    bucket = (int(bucket_by[0]), [bucket_by[1]] if isinstance(bucket_by[1], str) else list(bucket_by[1])) \
+        if bucket_by else None
+    if bucket and not table:
+        raise GpuwriteError("bucket_by needs table=: Spark records buckets in the catalog (bucketBy needs "
+                            "saveAsTable)")
+    reason = fallback_reason(df, conf)
+    if reason is not None:
+        if fallback == "error":
+            raise UnsupportedTypeError(f"gpuwrite cannot write this DataFrame: {reason}")
+        log.warning("gpuwrite.spark.write_parquet falls back to Spark's writer: %s", reason)
+        return _spark_write(df, path, mode, partition_by, bucket, max_records, options, table, reason)
+    fs, root = commit.resolve(path, filesystem)
+    info = fs.get_file_info(root)
+    exists = info.type != pafs.FileType.NotFound
+    if exists and info.type != pafs.FileType.Directory:
+        raise GpuwriteError(f"cannot write a table at {path!r}: it is a file")
+    if exists and mode in ("error", "errorifexists") and _has_data(fs, root):
+        raise GpuwriteError(f"path {path!r} already exists (mode='error'); use mode='overwrite' or 'append'")
+    if exists and mode == "ignore" and _has_data(fs, root):
+        return SparkWriteResult(path, "", writer="none")
+    job = str(uuid.uuid4())
+    paths = commit.JobPaths(root, job)
+    plan = TaskPlan(root=path, job=job, filesystem=filesystem, conf=conf, partition_by=tuple(partition_by),
+                    bucket_by=(bucket[0], tuple(bucket[1])) if bucket else None, max_records_per_file=max_records,
+                    device=device, faults=FAULTS)
+    try:
+        planned = _plan(df, partition_by, bucket)
+        stats = planned.mapInArrow(partial(run_task, plan), STATS_DDL).toArrow()
+        result = _commit(fs, paths, stats, mode, df, conf, job, path, bool(partition_by or bucket))
+    except BaseException:
+        commit.cleanup(fs, paths)
+        if not exists and fs.get_file_info(root).type == pafs.FileType.Directory and not _has_data(fs, root):
+            fs.delete_dir(root)
+        raise
+    if table:
+        register_table(spark, table, path, df.schema, partition_by, bucket, mode)
+    return result
+
+
+def _has_data(fs: pafs.FileSystem, root: str) -> bool:
+    """Whether a directory holds anything besides a staging area."""
+    return any(posixpath.basename(i.path) != commit.TEMPORARY for i in fs.get_file_info(pafs.FileSelector(root)))
+
+
+def _plan(df: Any, partition_by: list[str], bucket: tuple[int, list[str]] | None) -> Any:
+    """V1Writes' required ordering: sort within each task by partition columns, then bucket id."""
+    if not partition_by and not bucket:
+        return df
+    from pyspark.sql import functions as F
+
+    keys = [F.col(c) for c in partition_by]
+    if bucket:
+        keys.append(F.pmod(F.hash(*[F.col(c) for c in bucket[1]]), F.lit(bucket[0])))
+    return df.sortWithinPartitions(*keys)
+
+
+def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, mode: str, df: Any, conf: dict[str, str],
+            job: str, path: str, layout: bool) -> SparkWriteResult:
+    """Driver-side job commit: committed tasks' files into place, `_SUCCESS`, staging removed."""
+    committed = commit.committed_tasks(fs, paths)
+    rows = stats.to_pylist()
+    files: list[tuple[int, str]] = []
+    total_rows = total_bytes = 0
+    for task, attempt in sorted(committed.items()):
+        mine = [r for r in rows if r["task"] == task and r["attempt"] == attempt]
+        if not mine:  # the attempt Spark reported is not the one that committed: trust the directory
+            mine = _listed(fs, paths, task)
+        for r in sorted(mine, key=lambda r: r["path"]):
+            files.append((task, r["path"]))
+            total_rows += r["rows"]
+            total_bytes += r["bytes"]
+    if not files and not layout:
+        files.append(_empty_file(fs, paths, df, conf, job))
+    moved = commit.commit_job(fs, paths, files, overwrite=mode == "overwrite")
+    rel = [posixpath.relpath(m, paths.root) for m in moved]
+    return SparkWriteResult(path, job, rel, total_rows, total_bytes, attempts=committed)
+
+
+def _listed(fs: pafs.FileSystem, paths: commit.JobPaths, task: int) -> list[dict[str, Any]]:
+    """Stats of a committed task read from its directory (rows from each file's footer)."""
+    import pyarrow.parquet as pq
+
+    base = paths.task_dir(task)
+    out = []
+    for info in fs.get_file_info(pafs.FileSelector(base, recursive=True)):
+        if info.type != pafs.FileType.File or posixpath.basename(info.path) == commit.ATTEMPT_MARKER:
+            continue
+        with fs.open_input_file(info.path) as f:
+            rows = pq.ParquetFile(f).metadata.num_rows
+        out.append({"path": posixpath.relpath(info.path, base), "rows": rows, "bytes": info.size})
+    return out
+
+
+def _empty_file(fs: pafs.FileSystem, paths: commit.JobPaths, df: Any, conf: dict[str, str],
+                job: str) -> tuple[int, str]:
+    """An empty job still leaves one schema-only file (as Spark writes for an empty DataFrame)."""
+    import os
+    import tempfile
+
+    from ..spark.naming import data_file_name
+    from ..writer import write_table
+
+    schema = _arrow_schema(df)
+    opts = WriteOptions.from_conf(conf, device="cpu")
+    name = data_file_name(0, job, 0, opts.compression)
+    with tempfile.TemporaryDirectory() as tmp:
+        local = os.path.join(tmp, name)
+        write_table(schema.empty_table(), local, options=opts)
+        target = posixpath.join(paths.task_dir(0), name)
+        fs.create_dir(paths.task_dir(0), recursive=True)
+        pafs.copy_files(local, target, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
+    return 0, name
+
+
+def _spark_write(df: Any, path: str, mode: str, partition_by: list[str], bucket: tuple[int, list[str]] | None,
+                 max_records: int, options: dict[str, Any] | None, table: str | None,
+                 reason: str) -> SparkWriteResult:
+    """The same write through Spark's own Parquet writer."""
+    writer = df.write.mode("error" if mode == "errorifexists" else mode).format("parquet")
+    for key, value in (options or {}).items():
+        writer = writer.option(key, str(value))
+    if max_records:
+        writer = writer.option("maxRecordsPerFile", str(max_records))
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    if bucket:
+        writer = writer.bucketBy(bucket[0], *bucket[1])
+    if table:
+        writer.option("path", path).saveAsTable(table)
+    else:
+        writer.save(path)
+    return SparkWriteResult(path, "", writer="spark", fallback_reason=reason)
+
+
+def _ddl(schema: Any) -> str:
+    """Column list for CREATE TABLE from a Spark StructType."""
+    return ", ".join(f"`{f.name.replace('`', '``')}` {f.dataType.simpleString()}"
+                     + ("" if f.nullable else " NOT NULL") for f in schema.fields)
+
+
+def register_table(spark: Any, name: str, path: str, schema: Any, partition_by: list[str],
+                   bucket: tuple[int, list[str]] | None, mode: str) -> None:
+    """Create (or, with mode overwrite / append, replace) a catalog table over the written files, with its
+    partitions and bucket spec, so Spark reads it by name, prunes partitions and uses the buckets."""
+    exists = spark.catalog.tableExists(name)
+    if exists and mode in ("error", "errorifexists"):
+        raise GpuwriteError(f"table {name!r} already exists (mode='error')")
+    if exists:
+        spark.sql(f"DROP TABLE {name}")
+    location = path.replace("'", "\\'")
+    sql = f"CREATE TABLE {name} ({_ddl(schema)}) USING parquet"
+    if partition_by:
+        sql += " PARTITIONED BY (" + ", ".join(f"`{c}`" for c in partition_by) + ")"
+    if bucket:
+        sql += " CLUSTERED BY (" + ", ".join(f"`{c}`" for c in bucket[1]) + f") INTO {bucket[0]} BUCKETS"
+    sql += f" LOCATION '{location}'"
+    spark.sql(sql)
+    if partition_by:
+        spark.sql(f"ALTER TABLE {name} RECOVER PARTITIONS")

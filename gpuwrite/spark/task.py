@@ -1,0 +1,138 @@
+"""The executor side of `gpuwrite.spark.write_parquet`: one Spark task writes its rows with gpuwrite.
+
+Runs inside `DataFrame.mapInArrow`: the task's Arrow batches are written as Spark's writers would write them
+(partition directories, bucket files, maxRecordsPerFile, Spark's file names for this task and job) into the
+task's attempt directory, the attempt is committed, and one stats row per file goes back to the driver.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from . import commit
+
+log = logging.getLogger("gpuwrite.spark")
+
+STATS_SCHEMA = pa.schema([("task", pa.int32()), ("attempt", pa.int32()), ("path", pa.string()),
+                          ("rows", pa.int64()), ("bytes", pa.int64()), ("partition", pa.string())])
+STATS_DDL = "task int, attempt int, path string, rows long, bytes long, partition string"
+
+
+@dataclass(frozen=True)
+class TaskPlan:
+    """Everything a task needs, shipped to the executors with the function."""
+
+    root: str
+    job: str
+    filesystem: Any
+    conf: dict[str, str]
+    partition_by: tuple[str, ...]
+    bucket_by: tuple[int, tuple[str, ...]] | None
+    max_records_per_file: int
+    device: str  # "auto": the task's GPU when Spark assigned one; "cpu" / "gpu" to force
+    # Fault injection for tests of the commit protocol (job.FAULTS): "task:attempt" items, attempt "*" for
+    # every attempt; such an attempt fails after writing its files, before committing them.
+    faults: str = ""
+
+
+def task_device(context: Any, requested: str) -> str:
+    """The device for this task: its Spark GPU resource when it has one (and gpuwrite can use it), else CPU."""
+    if requested == "cpu":
+        return "cpu"
+    resources = context.resources() if context is not None else {}
+    gpu = resources.get("gpu") if resources else None
+    if gpu is None or not list(gpu.addresses):
+        if requested == "gpu":
+            raise RuntimeError("device='gpu' was requested but this Spark task has no GPU resource "
+                               "(spark.task.resource.gpu.amount)")
+        return "cpu"
+    from ..backends.device.arrays import gpu_problem
+
+    problem = gpu_problem()
+    if problem is not None:
+        if requested == "gpu":
+            raise RuntimeError(f"this task was given GPU {list(gpu.addresses)} but gpuwrite cannot use it: {problem}")
+        log.warning("task has GPU %s but gpuwrite cannot use it (%s); writing on the CPU", list(gpu.addresses),
+                    problem)
+        return "cpu"
+    _select_gpu(int(list(gpu.addresses)[0]))
+    return "gpu"
+
+
+def _select_gpu(ordinal: int) -> None:
+    """Make GPU `ordinal` current for CuPy and numba.cuda (as RAPIDS resource scheduling assigns it)."""
+    import cupy
+    from numba import cuda
+
+    cupy.cuda.Device(ordinal).use()
+    cuda.select_device(ordinal)
+
+
+def _should_fail(spec: str, task: int, attempt: int) -> bool:
+    """Whether the fault-injection spec asks this attempt to fail."""
+    for item in filter(None, spec.split(",")):
+        t, _, a = item.partition(":")
+        if int(t) == task and (a == "*" or int(a) == attempt):
+            return True
+    return False
+
+
+def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = None) -> Iterator[pa.RecordBatch]:
+    """Write one task's batches and commit them; yield the stats of the committed files."""
+    from ..dataset import write_task
+    from ..options import WriteOptions
+
+    if context is None:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+    task, attempt = context.partitionId(), context.attemptNumber()
+    first = next(batches, None)
+    if first is None:
+        return  # an empty task writes nothing (the driver writes the schema-only file of an empty job)
+    fs, root = commit.resolve(plan.root, plan.filesystem)
+    paths = commit.JobPaths(root, plan.job)
+    local = isinstance(fs, pafs.LocalFileSystem)
+    attempt_dir = paths.attempt_dir(task, attempt)
+    work = attempt_dir if local else tempfile.mkdtemp(prefix="gpuwrite-task-")
+    try:
+        opts = WriteOptions.from_conf(plan.conf, device=task_device(context, plan.device))
+
+        def rows() -> Iterator[pa.RecordBatch]:
+            yield first
+            yield from batches
+
+        files = write_task(first.schema, rows(), work, plan.job, task, partition_by=list(plan.partition_by),
+                           bucket_by=(plan.bucket_by[0], list(plan.bucket_by[1])) if plan.bucket_by else None,
+                           max_records_per_file=plan.max_records_per_file, options=opts, empty_file=False)
+        if not local:
+            pafs.copy_files(work, attempt_dir, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
+        if _should_fail(plan.faults, task, attempt):
+            raise RuntimeError(f"injected fault: task {task} attempt {attempt} fails after writing its files")
+        kept = commit.commit_task(fs, paths, task, attempt)
+    except BaseException:
+        commit.abort_task(fs, paths, task, attempt)
+        raise
+    finally:
+        if not local:
+            shutil.rmtree(work, ignore_errors=True)
+    out = {name: [] for name in STATS_SCHEMA.names}  # type: dict[str, list[Any]]
+    for f in files:
+        rel = os.path.relpath(f.path, work).replace(os.sep, "/")
+        out["task"].append(task)
+        out["attempt"].append(attempt if kept == attempt else -1)
+        out["path"].append(rel)
+        out["rows"].append(f.num_rows)
+        out["bytes"].append(f.size)
+        out["partition"].append(posixpath.dirname(rel))
+    yield pa.RecordBatch.from_pydict(out, schema=STATS_SCHEMA)
