@@ -140,3 +140,27 @@ def test_nested_columns(tmp_path):
                                   pa.map_(pa.string(), pa.string()))})
     data = _assert_identical(tmp_path, big, page_size=512, block_size=3 * 1024)
     assert pq.ParquetFile(pa.BufferReader(data)).metadata.num_row_groups >= 2
+
+
+def test_window_that_grows_inside_a_row_group(tmp_path, monkeypatch):
+    """Well-compressed rows: no row group ends inside the first window, so the writer extends it and the GPU
+    backend uploads only the new rows (levels, values) and hashes only the new values."""
+    from gpuwrite.columns import LeafData
+
+    joined = []
+    concat = LeafData.concat
+    monkeypatch.setattr(LeafData, "concat", staticmethod(lambda parts: joined.append(len(parts)) or concat(parts)))
+    n = 6000
+    table = pa.table({"a": pa.array(np.arange(n) % 3, pa.int64()),
+                      "s": pa.array([None if k % 5 == 0 else f"v{k % 4}" for k in range(n)]),
+                      "f": pa.array((np.arange(n) % 2).astype(np.float32))})
+    paths = {}
+    for device in ("cpu", "gpu"):
+        path = tmp_path / f"{device}.parquet"
+        with gpuwrite.ParquetWriter(path, table.schema, device=device, page_row_count_limit=100,
+                                    block_size=2048) as writer:
+            for batch in table.to_batches(max_chunksize=500):
+                writer.write(batch)
+        paths[device] = path.read_bytes()
+    assert joined, "the window never grew: this test no longer covers window extension"
+    assert paths["gpu"] == paths["cpu"]

@@ -88,43 +88,74 @@ class DeviceColumn:
         self.byte_cum: Any = None
         self.entry_first: list[Any] = []
         self._crc_table: Any = None
+        self._keys_cache: Any = None
+        self._hash_cache: Any = None
 
     # -- data --------------------------------------------------------------------------------------
 
     def load(self, data: LeafData) -> None:
-        """Make the device hold this window (the row group's rows so far; value indices stay stable)."""
+        """Make the device hold this window: the row group's rows so far. A window only grows within a row group,
+        so for levels and fixed-width values only the rows added since the last call are copied; byte values
+        are copied again (joining windows rebases their offsets)."""
         if data is self.host:
             return
         a = self.arrays
+        old = self.host
         self.host = data
-        dev: dict[str, Any] = {}
+        arrays: dict[str, np.ndarray] = {}
         if self.leaf.max_def > 0:
-            dev["levels"] = a.to_device(data.def_levels)
+            arrays["levels"] = data.def_levels
         if self.leaf.max_rep > 0:
-            dev["rep"] = a.to_device(data.rep)
+            arrays["rep"] = data.rep
         if self.fixed:
             vals = data.values
             if self.leaf.kind == "float":
                 vals = vals.view(np.int32)
             elif self.leaf.kind == "double":
                 vals = vals.view(np.int64)
-            dev["values"] = a.to_device(vals)
+            arrays["values"] = vals
         else:
-            dev["offsets"] = a.to_device(data.offsets)
-            dev["data"] = a.to_device(data.data)
-        self.dev = dev
+            arrays["offsets"] = data.offsets
+            arrays["data"] = data.data
+        for name, host in arrays.items():
+            have = self.dev.get(name)
+            if old is None or have is None or name in ("offsets", "data") or len(host) < len(have):
+                self.dev[name] = a.to_device(host)
+            elif len(host) > len(have):
+                self.dev[name] = a.xp.concatenate([have, a.to_device(host[len(have):])])
 
-    def _keys(self) -> Any:
-        """Dictionary keys (int64) of every value of the window: integers as is, floats as canonical bits."""
+    def _keys(self, hi: int) -> Any:
+        """Dictionary keys (int64) of values 0..hi: integers as is, floats as canonical bits; computed once."""
         xp = self.arrays.xp
-        b = self.dev["values"].astype(xp.int64)
+        cached = self._keys_cache
+        done = 0 if cached is None else len(cached)
+        if done >= hi:
+            return cached
+        b = self.dev["values"][done:hi].astype(xp.int64)
         if self.leaf.kind == "float":
             nan = ((b & 0x7F800000) == 0x7F800000) & ((b & 0x007FFFFF) != 0)
             b = xp.where(nan, 0x7FC00000, b)
         elif self.leaf.kind == "double":
             nan = ((b & 0x7FF0000000000000) == 0x7FF0000000000000) & ((b & 0x000FFFFFFFFFFFFF) != 0)
             b = xp.where(nan, 0x7FF8000000000000, b)
-        return b
+        self._keys_cache = b if cached is None else xp.concatenate([cached, b])
+        return self._keys_cache
+
+    def _hashes(self, hi: int) -> Any:
+        """Hashes of the byte values 0..hi (one thread per value), each computed once."""
+        from gpuwrite.kernels import dictionary_cuda as D
+
+        a = self.arrays
+        cached = self._hash_cache
+        done = 0 if cached is None else len(cached)
+        if done >= hi:
+            return cached
+        out = a.empty(hi, np.uint64)
+        if cached is not None:
+            out[:done] = cached
+        a.values(D.hash_values, hi - done, self.dev["offsets"], self.dev["data"], done, hi, out)
+        self._hash_cache = out
+        return out
 
     # -- dictionary --------------------------------------------------------------------------------
 
@@ -146,11 +177,8 @@ class DeviceColumn:
         from gpuwrite.kernels import dictionary_cuda as D
 
         a, xp = self.arrays, self.arrays.xp
-        keys = self._keys() if self.fixed else None
-        hashes = None
-        if not self.fixed:
-            hashes = a.empty(hi, np.uint64)
-            a.values(D.hash_values, hi, self.dev["offsets"], self.dev["data"], 0, hi, hashes)
+        keys = self._keys(hi) if self.fixed else None
+        hashes = None if self.fixed else self._hashes(hi)
         need = _next_pow2(2 * hi)
         slot_of = a.empty(hi, np.int64)
         if self.table is None or len(self.table) < need:
