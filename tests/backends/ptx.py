@@ -61,10 +61,9 @@ def enable_offline_compilation() -> None:
 
 def compile_all() -> dict[str, int]:
     """PTX size per kernel; raises on the first kernel numba.cuda cannot compile."""
-    from numba import cuda
-
     from gpuwrite.kernels import dictionary_cuda, levels, pages
     from gpuwrite.kernels._jit import page_kernel, source
+    from numba import cuda
 
     enable_offline_compilation()
     sizes = {}

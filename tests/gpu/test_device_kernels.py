@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gpuwrite.kernels import dictionary as cpu_dict
+from gpuwrite.kernels import dictionary_cuda as D
+from gpuwrite.kernels import levels as L
+from gpuwrite.kernels import pages as K
+from gpuwrite.kernels._jit import page_kernel
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda
-
-from gpuwrite.kernels import dictionary as cpu_dict
-from gpuwrite.kernels import levels as L
-from gpuwrite.kernels import dictionary_cuda as D
-from gpuwrite.kernels import pages as K
-from gpuwrite.kernels._jit import page_kernel
 
 THREADS = 32
 
