@@ -120,15 +120,17 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
 def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, job: str, task: int, *,
                partition_by: list[str] | None = None, bucket_by: tuple[int, list[str]] | None = None,
                max_records_per_file: int = 0, options: WriteOptions | None = None,
-               hive_compatible_buckets: bool = False, empty_file: bool = True) -> list[FileResult]:
+               hive_compatible_buckets: bool = False, empty_file: bool = True,
+               presorted: bool = False) -> list[FileResult]:
     """One Spark task's share of a dataset write: its files, named for `task` and `job`, under `directory`
-    (partition directories below it), exactly as `write_dataset` lays out a whole write."""
+    (partition directories below it), exactly as `write_dataset` lays out a whole write. `presorted`: the
+    rows arrive sorted as V1Writes sorts them, so they are streamed instead of gathered and sorted."""
     opts = options or WriteOptions()
     buckets = _check_buckets(bucket_by, partition_by or [], hive_compatible_buckets)
     os.makedirs(directory, exist_ok=True)
     if partition_by or buckets:
         return _write_partitioned(schema, pieces, list(partition_by or []), buckets, directory, job,
-                                  max_records_per_file, opts, task=task)
+                                  max_records_per_file, opts, task=task, presorted=presorted)
     return _write_files(schema, pieces, directory, job, max_records_per_file, opts, task=task,
                         empty_file=empty_file)
 
@@ -251,6 +253,7 @@ class _OpenFiles:
         self.task = task
         self.hive_prefix = hive_prefix
         self.open: dict[tuple[str, int | None], list[Any]] = {}  # key -> [writer, records in file, counter]
+        self.next_counter: dict[tuple[str, int | None], int] = {}  # counters of keys already closed
         self.results: list[FileResult] = []
 
     def _new(self, key: tuple[str, int | None], counter: int) -> ParquetWriter:
@@ -266,7 +269,8 @@ class _OpenFiles:
     def write(self, key: tuple[str, int | None], rows: pa.Table) -> None:
         """Append rows to key's file, rolling to the next file every `limit` records."""
         if key not in self.open:
-            self.open[key] = [self._new(key, 0), 0, 0]
+            counter = self.next_counter.get(key, 0)
+            self.open[key] = [self._new(key, counter), 0, counter]
         state = self.open[key]
         start = 0
         while start < rows.num_rows:
@@ -284,6 +288,7 @@ class _OpenFiles:
         state = self.open.pop(key, None)
         if state is not None:
             self.results.append(state[0].close())
+            self.next_counter[key] = state[2] + 1
 
     def close_all(self) -> list[FileResult]:
         """Finish every open file; the results of all files, in the order they were finished."""
@@ -330,12 +335,15 @@ def _row_keys(table: pa.Table, columns: list[str], buckets: BucketSpec | None,
 
 def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns: list[str],
                        buckets: BucketSpec | None, staging: str, job: str, limit: int,
-                       opts: WriteOptions, max_open_files: int = 0, task: int = 0) -> list[FileResult]:
+                       opts: WriteOptions, max_open_files: int = 0, task: int = 0,
+                       presorted: bool = False) -> list[FileResult]:
     """Every partition's (and bucket's) files under its Hive directory, as Spark's dynamic writers do.
 
     With max_open_files > 0 rows go straight to one open file per key (Spark's concurrent writers) until
     that many files are open; the rest of the input is then sorted and written key by key, continuing the
-    files already open. With 0 the whole input is sorted once (Spark's default).
+    files already open. With 0 the whole input is sorted once (Spark's default). With `presorted` (the rows
+    already come in V1Writes order, as Spark's sort delivers them) batches stream through one open file at a
+    time and nothing is gathered.
     """
     missing = [c for c in columns + (buckets.columns if buckets else []) if c not in schema.names]
     if missing:
@@ -353,6 +361,16 @@ def _write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], columns:
     files = _OpenFiles(data_schema, staging, job, limit, opts, hive_prefix=bool(buckets and buckets.hive_compatible),
                        task=task)
     try:
+        if presorted:
+            current: tuple[str, int | None] | None = None
+            for piece in pieces:
+                table = piece if isinstance(piece, pa.Table) else pa.Table.from_batches([piece])
+                for directory, bucket, rows in _partition_runs(table, columns, buckets, opts.time_zone):
+                    if current is not None and (directory, bucket) != current:
+                        files.close(current)
+                    current = (directory, bucket)
+                    files.write(current, rows)
+            return files.close_all()
         rest: list[ArrowPiece] = []
         concurrent = max_open_files > 0
         for piece in pieces:

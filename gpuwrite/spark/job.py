@@ -144,8 +144,13 @@ def _plan(df: Any, partition_by: list[str], bucket: tuple[int, list[str]] | None
     if not partition_by and not bucket:
         return df
     from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType
 
-    keys = [F.col(c) for c in partition_by]
+    types = {f.name: f.dataType for f in df.schema.fields}
+    keys = []
+    for c in partition_by:  # SPEC: V1Writes sorts string partition columns by empty2null(col)
+        col = F.col(c)
+        keys.append(F.when(col == "", F.lit(None)).otherwise(col) if isinstance(types[c], StringType) else col)
     if bucket:
         keys.append(F.pmod(F.hash(*[F.col(c) for c in bucket[1]]), F.lit(bucket[0])))
     return df.sortWithinPartitions(*keys)

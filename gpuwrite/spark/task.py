@@ -114,7 +114,8 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
 
         files = write_task(first.schema, rows(), work, plan.job, task, partition_by=list(plan.partition_by),
                            bucket_by=(plan.bucket_by[0], list(plan.bucket_by[1])) if plan.bucket_by else None,
-                           max_records_per_file=plan.max_records_per_file, options=opts, empty_file=False)
+                           max_records_per_file=plan.max_records_per_file, options=opts, empty_file=False,
+                           presorted=True)
         if not local:
             pafs.copy_files(work, attempt_dir, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
         if _should_fail(plan.faults, task, attempt):
