@@ -47,6 +47,27 @@ def pack_lsb(vals: np.ndarray, start: int, count: int, width: int, out: np.ndarr
 
 
 @jit
+def put_bits(out: np.ndarray, pos: int, acc: np.uint64, nbits: int, v: np.uint64, width: int) -> tuple:
+    """Append the low `width` bits of v to the LSB-first accumulator, flushing whole bytes to out[pos:].
+
+    Returns (pos, acc, nbits); the shared step of every bit packer (RLE groups, DELTA miniblocks).
+    """
+    left = width
+    while left > 0:
+        take = min(left, 32)
+        acc |= (v & ((np.uint64(1) << np.uint64(take)) - np.uint64(1))) << np.uint64(nbits)
+        nbits += take
+        v = v >> np.uint64(take)
+        left -= take
+        while nbits >= 8:
+            out[pos] = np.uint8(acc & np.uint64(0xFF))
+            pos += 1
+            acc = acc >> np.uint64(8)
+            nbits -= 8
+    return pos, acc, nbits
+
+
+@jit
 def pack_padded(vals: np.ndarray, start: int, valid: int, count: int, width: int, out: np.ndarray,
                 pos: int) -> int:
     """Bit-pack `count` slots LSB first: vals[start:start+valid], then zeros; return the new position.
@@ -63,17 +84,5 @@ def pack_padded(vals: np.ndarray, start: int, valid: int, count: int, width: int
         v = np.uint64(0)
         if i < valid:
             v = np.uint64(vals[start + i]) & mask
-        left = width
-        while left > 0:
-            take = min(left, 32)
-            part = v & ((np.uint64(1) << np.uint64(take)) - np.uint64(1))
-            acc |= part << np.uint64(nbits)
-            nbits += take
-            v = v >> np.uint64(take) if take < 64 else np.uint64(0)
-            left -= take
-            while nbits >= 8:
-                out[pos] = np.uint8(acc & np.uint64(0xFF))
-                pos += 1
-                acc = acc >> np.uint64(8)
-                nbits -= 8
+        pos, acc, nbits = put_bits(out, pos, acc, nbits, v, width)
     return pos

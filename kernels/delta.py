@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
-from .bits import bit_width_u64, write_uleb, zigzag64
+from .bits import bit_width_u64, put_bits, write_uleb, zigzag64
 
 BLOCK = 128
 MINIBLOCKS = 4
@@ -52,18 +52,7 @@ def _pack_miniblock(values: np.ndarray, first: int, valid: int, mn: np.int64, is
         v = np.uint64(0)
         if j < valid:
             v = _adjusted(values, first + j, mn, is32) & mask
-        left = width
-        while left > 0:
-            take = min(left, 32)
-            acc |= (v & ((np.uint64(1) << np.uint64(take)) - np.uint64(1))) << np.uint64(nbits)
-            nbits += take
-            v = v >> np.uint64(take)
-            left -= take
-            while nbits >= 8:
-                out[pos] = np.uint8(acc & np.uint64(0xFF))
-                pos += 1
-                acc = acc >> np.uint64(8)
-                nbits -= 8
+        pos, acc, nbits = put_bits(out, pos, acc, nbits, v, width)
     return pos
 
 

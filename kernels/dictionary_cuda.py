@@ -19,6 +19,23 @@ _hash_bytes = device(hash_bytes)
 _equal = device(_bytes_equal)
 
 
+@cuda.jit(device=True)
+def _claim(table: np.ndarray, slot: int, i: int) -> int:
+    """-1 when value i takes the empty slot, else the index of the value already holding it."""
+    cur = table[slot]
+    if cur == -1:
+        cur = cuda.atomic.cas(table, slot, np.int64(-1), np.int64(i))  # type: ignore[call-arg]
+    return cur  # type: ignore[no-any-return]
+
+
+@cuda.jit(device=True)
+def _settle(table: np.ndarray, slot: int, i: int, slot_of: np.ndarray, claimed: bool) -> None:
+    """Value i's key lives in `slot`: record it, and keep the slot's smallest index when i found it taken."""
+    if not claimed:
+        cuda.atomic.min(table, slot, np.int64(i))  # type: ignore[call-arg]
+    slot_of[i] = slot
+
+
 @cuda.jit
 def insert_fixed(keys: np.ndarray, lo: int, hi: int, table: np.ndarray, shift: int, slot_of: np.ndarray) -> None:
     """Insert value indices lo..hi keyed by keys[i]; slot_of[i] receives the slot holding the key."""
@@ -29,16 +46,9 @@ def insert_fixed(keys: np.ndarray, lo: int, hi: int, table: np.ndarray, shift: i
     mask = table.shape[0] - 1
     slot = np.int64((np.uint64(k) * _GOLDEN) >> np.uint64(shift))
     while True:
-        cur = table[slot]
-        if cur == -1:
-            old = cuda.atomic.cas(table, slot, np.int64(-1), np.int64(i))
-            if old == -1:
-                slot_of[i] = slot
-                return
-            cur = old
-        if keys[cur] == k:
-            cuda.atomic.min(table, slot, np.int64(i))
-            slot_of[i] = slot
+        cur = _claim(table, slot, i)
+        if cur == -1 or keys[cur] == k:
+            _settle(table, slot, i, slot_of, cur == -1)
             return
         slot = (slot + 1) & mask
 
@@ -62,16 +72,10 @@ def insert_bytes(offsets: np.ndarray, data: np.ndarray, hashes: np.ndarray, lo: 
     mask = table.shape[0] - 1
     slot = np.int64(h & np.uint64(mask))
     while True:
-        cur = table[slot]
-        if cur == -1:
-            old = cuda.atomic.cas(table, slot, np.int64(-1), np.int64(i))
-            if old == -1:
-                slot_of[i] = slot
-                return
-            cur = old
-        if hashes[cur] == h and _equal(data, offsets[cur], offsets[cur + 1], data, offsets[i], offsets[i + 1]):
-            cuda.atomic.min(table, slot, np.int64(i))
-            slot_of[i] = slot
+        cur = _claim(table, slot, i)
+        if cur == -1 or (hashes[cur] == h and _equal(data, offsets[cur], offsets[cur + 1], data, offsets[i],
+                                                      offsets[i + 1])):
+            _settle(table, slot, i, slot_of, cur == -1)
             return
         slot = (slot + 1) & mask
 

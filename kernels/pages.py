@@ -15,7 +15,7 @@ from .bits import bit_width_u64
 from .delta import byte_array_prefixes, delta_encode, gather_suffixes
 from .plain import canonical32, canonical64, write_le
 from .rle import rle_encode
-from .stats import _compare
+from .stats import bytes_minmax
 
 
 @jit
@@ -157,20 +157,8 @@ def page_float_minmax(p: int, bits: np.ndarray, va: np.ndarray, vb: np.ndarray, 
 def page_bytes_minmax(p: int, offsets: np.ndarray, data: np.ndarray, va: np.ndarray, vb: np.ndarray,
                       signed_first: bool, imin: np.ndarray, imax: np.ndarray, same: np.ndarray) -> None:
     """Min / max indices in byte order (first byte signed for decimals) and whether all values are equal."""
-    a = va[p]
-    lo = a
-    hi = a
-    eq = 1
-    for i in range(a + 1, vb[p]):
-        s = offsets[i]
-        t = offsets[i + 1]
-        if _compare(data, s, t, offsets[lo], offsets[lo + 1], signed_first) < 0:
-            lo = i
-        if _compare(data, s, t, offsets[hi], offsets[hi + 1], signed_first) > 0:
-            hi = i
-        if eq == 1 and _compare(data, s, t, offsets[a], offsets[a + 1], False) != 0:
-            eq = 0
-    if vb[p] <= a:
+    lo, hi, eq = bytes_minmax(offsets, data, va[p], vb[p], signed_first)
+    if vb[p] <= va[p]:
         lo = -1
         hi = -1
     imin[p] = lo

@@ -91,17 +91,21 @@ def test_empty_all_null_and_single_row(tmp_path):
     _assert_identical(tmp_path, pa.table({"a": pa.array([7], pa.int32()), "s": ["x"], "f": [1.5]}))
 
 
-def test_streaming_writer_many_small_batches(tmp_path):
-    table = _big(800, seed=11)
-    paths = {}
+def _streamed(tmp_path: Path, table: pa.Table, chunk: int, **options) -> dict[str, bytes]:
+    """Both backends' files for `table` written through ParquetWriter in batches of `chunk` rows."""
+    out = {}
     for device in ("cpu", "gpu"):
         path = tmp_path / f"{device}.parquet"
-        with gpuwrite.ParquetWriter(path, table.schema, device=device, page_size=2048,
-                                    block_size=20_000) as writer:
-            for batch in table.to_batches(max_chunksize=97):
+        with gpuwrite.ParquetWriter(path, table.schema, device=device, **options) as writer:
+            for batch in table.to_batches(max_chunksize=chunk):
                 writer.write(batch)
-        paths[device] = path.read_bytes()
-    assert paths["gpu"] == paths["cpu"]
+        out[device] = path.read_bytes()
+    return out
+
+
+def test_streaming_writer_many_small_batches(tmp_path):
+    files = _streamed(tmp_path, _big(800, seed=11), 97, page_size=2048, block_size=20_000)
+    assert files["gpu"] == files["cpu"]
 
 
 def test_legacy_rebase_and_dates(tmp_path):
@@ -154,13 +158,6 @@ def test_window_that_grows_inside_a_row_group(tmp_path, monkeypatch):
     table = pa.table({"a": pa.array(np.arange(n) % 3, pa.int64()),
                       "s": pa.array([None if k % 5 == 0 else f"v{k % 4}" for k in range(n)]),
                       "f": pa.array((np.arange(n) % 2).astype(np.float32))})
-    paths = {}
-    for device in ("cpu", "gpu"):
-        path = tmp_path / f"{device}.parquet"
-        with gpuwrite.ParquetWriter(path, table.schema, device=device, page_row_count_limit=100,
-                                    block_size=2048) as writer:
-            for batch in table.to_batches(max_chunksize=500):
-                writer.write(batch)
-        paths[device] = path.read_bytes()
+    files = _streamed(tmp_path, table, 500, page_row_count_limit=100, block_size=2048)
     assert joined, "the window never grew: this test no longer covers window extension"
-    assert paths["gpu"] == paths["cpu"]
+    assert files["gpu"] == files["cpu"]
