@@ -59,19 +59,10 @@ def _avalanche(h: np.uint64) -> np.uint64:
 
 
 @jit
-def _read64(data: np.ndarray, p: int) -> np.uint64:
-    """8 bytes at data[p:] as a little-endian uint64."""
+def _read_le(data: np.ndarray, p: int, nbytes: int) -> np.uint64:
+    """`nbytes` (4 or 8) bytes at data[p:] as a little-endian unsigned integer."""
     v = np.uint64(0)
-    for k in range(8):
-        v = v | (np.uint64(data[p + k]) << np.uint64(8 * k))
-    return v
-
-
-@jit
-def _read32(data: np.ndarray, p: int) -> np.uint64:
-    """4 bytes at data[p:] as a little-endian uint32 (in a uint64)."""
-    v = np.uint64(0)
-    for k in range(4):
+    for k in range(nbytes):
         v = v | (np.uint64(data[p + k]) << np.uint64(8 * k))
     return v
 
@@ -88,10 +79,10 @@ def xxhash64(data: np.ndarray, start: int, end: int, seed: np.uint64) -> np.uint
         v3 = seed
         v4 = seed - P1
         while p + 32 <= end:
-            v1 = np.uint64(_round(v1, np.uint64(_read64(data, p))))
-            v2 = np.uint64(_round(v2, np.uint64(_read64(data, p + 8))))
-            v3 = np.uint64(_round(v3, np.uint64(_read64(data, p + 16))))
-            v4 = np.uint64(_round(v4, np.uint64(_read64(data, p + 24))))
+            v1 = np.uint64(_round(v1, np.uint64(_read_le(data, p, 8))))
+            v2 = np.uint64(_round(v2, np.uint64(_read_le(data, p + 8, 8))))
+            v3 = np.uint64(_round(v3, np.uint64(_read_le(data, p + 16, 8))))
+            v4 = np.uint64(_round(v4, np.uint64(_read_le(data, p + 24, 8))))
             p += 32
         h = np.uint64(_rotl(v1, 1)) + np.uint64(_rotl(v2, 7)) + np.uint64(_rotl(v3, 12)) + np.uint64(_rotl(v4, 18))
         h = np.uint64(_merge(h, v1))
@@ -102,11 +93,11 @@ def xxhash64(data: np.ndarray, start: int, end: int, seed: np.uint64) -> np.uint
         h = seed + P5
     h = h + np.uint64(n)
     while p + 8 <= end:
-        h = h ^ np.uint64(_round(np.uint64(0), np.uint64(_read64(data, p))))
+        h = h ^ np.uint64(_round(np.uint64(0), np.uint64(_read_le(data, p, 8))))
         h = np.uint64(_rotl(h, 27)) * P1 + P4
         p += 8
     if p + 4 <= end:
-        h = h ^ (np.uint64(_read32(data, p)) * P1)
+        h = h ^ (np.uint64(_read_le(data, p, 4)) * P1)
         h = np.uint64(_rotl(h, 23)) * P2 + P3
         p += 4
     while p < end:

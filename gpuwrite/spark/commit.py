@@ -9,6 +9,7 @@ directory (so a retried task leaves one copy), and the driver moves committed fi
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +26,6 @@ def resolve(path: str, filesystem: Any = None) -> tuple[pafs.FileSystem, str]:
     if filesystem is None:
         fs, base = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
         if isinstance(fs, pafs.LocalFileSystem):
-            import os
-
             base = os.path.abspath(base)
         return fs, base.rstrip("/")
     if not isinstance(filesystem, pafs.FileSystem):
