@@ -20,12 +20,12 @@ from typing import Any, TextIO
 import pyarrow as pa
 
 from . import __version__
+from .api import ParquetWriter, write_table
 from .demo_data import DEMO_ROWS, store_sales_table
 from .errors import GpuwriteError, OptionError
 from .inspect import format_inspect, inspect
 from .options import TIMESTAMP_TYPES, WriteOptions
 from .result import FileResult
-from .writer import ParquetWriter, write_table
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 HANDLED_ERRORS = (GpuwriteError, TypeError, ValueError, OSError, pa.ArrowException)

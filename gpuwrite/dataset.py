@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .api import ParquetWriter
 from .encode.murmur3 import bucket_ids
 from .errors import GpuwriteError, UnsupportedTypeError
 from .integrations.arrow import ArrowPiece, open_input
@@ -28,7 +29,6 @@ from .result import FileResult
 from .schema import is_nested_type
 from .spark.naming import data_file_name, hive_bucket_prefix
 from .spark.partitions import partition_fragment, spark_string
-from .writer import ParquetWriter
 
 MODES = ("error", "errorifexists", "overwrite", "append", "ignore")
 SUCCESS = "_SUCCESS"

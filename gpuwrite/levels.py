@@ -1,4 +1,4 @@
-"""A nested leaf's rows as levels and values: walks its Arrow steps with the Dremel kernels (kernels/levels.py).
+"""A nested leaf's levels and value positions: walks its Arrow steps with the Dremel kernels (kernels/levels.py).
 
 Starting from one slot per row, each step of the leaf (`schema.Leaf.steps`) either checks a node's validity
 or enters struct fields, list elements or map entries; what is left are the entries of the leaf column, with
@@ -7,16 +7,12 @@ their repetition and definition levels, and the positions of the present values 
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 import pyarrow as pa
 
 from gpuwrite.kernels.levels import count_all, expand_all, optional_all
 
-from .columns import LeafData
 from .errors import GpuwriteError
-from .options import WriteOptions
 from .schema import Leaf
 
 
@@ -66,24 +62,3 @@ def walk(arr: pa.Array, leaf: Leaf) -> tuple[np.ndarray, np.ndarray, np.ndarray,
             pos, rep, dfn = new_pos, new_rep, new_dfn
             cur = cur.values
     return pos, rep, dfn, cur
-
-
-def nested_leaf_data(arr: pa.Array, leaf: Leaf, opts: WriteOptions) -> LeafData:
-    """LeafData of a nested leaf: its present values converted as a flat column, plus levels and indexes."""
-    from .columns import leaf_data
-
-    pos, rep, dfn, values = walk(arr, leaf)
-    present = pos >= 0
-    taken = values.take(pa.array(pos[present])) if len(values) else values.slice(0, 0)
-    flat = leaf_data(taken, replace(leaf, nested_path=(), def_level=-1, rep_level=0, repetition=-1, steps=(),
-                                    name=leaf.dotted, nullable=False), opts)
-    if leaf.max_rep > 0:
-        row_entry = np.flatnonzero(rep == 0).astype(np.int64)
-    else:
-        row_entry = np.arange(len(arr), dtype=np.int64)
-    row_entry = np.append(row_entry, np.int64(len(pos)))
-    values_before = np.zeros(len(pos) + 1, dtype=np.int64)
-    np.cumsum(present, out=values_before[1:])
-    return LeafData(len(arr), None, values=flat.values, offsets=flat.offsets, data=flat.data,
-                    rep=rep if leaf.max_rep > 0 else None, dfn=dfn, row_entry=row_entry,
-                    values_before=values_before)

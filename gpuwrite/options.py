@@ -7,8 +7,10 @@ unknown key or a bad value raises OptionError naming it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,16 +94,16 @@ class WriteOptions:
         _check_choice("timestamp_type", self.timestamp_type, TIMESTAMP_TYPES)
         _check_choice("device", self.device, DEVICES)
         for name in ("datetime_rebase", "int96_rebase"):
-            if getattr(self, name) not in REBASE_MODES:
-                raise OptionError(f"option {name}={getattr(self, name)!r} is not one of {', '.join(REBASE_MODES)}")
+            _check_choice(name, getattr(self, name), REBASE_MODES)
         for name in ("block_size", "page_size", "page_row_count_limit", "page_size_check_min",
                      "page_size_check_max", "block_row_count_limit", "page_value_count_threshold",
                      "column_index_truncate_length", "statistics_truncate_length"):
             _check_positive(name, getattr(self, name))
         if self.dictionary_page_size < 0:
-            raise OptionError(f"option dictionary_page_size must be >= 0, got {self.dictionary_page_size}")
+            raise OptionError(f"option {_label('dictionary_page_size')} must be >= 0, got {self.dictionary_page_size}")
         if self.compression_level is not None and self.compression not in ("zstd", "gzip"):
-            raise OptionError(f"option compression_level applies to zstd and gzip, not {self.compression!r}")
+            raise OptionError(f"option {_label('compression_level')} applies to zstd and gzip, not "
+                              f"{self.compression!r}")
         self._check_bloom()
 
     def _check_bloom(self) -> None:
@@ -158,6 +160,7 @@ class WriteOptions:
     def from_conf(cls, conf: Mapping[str, Any] | None = None, **keywords: Any) -> WriteOptions:
         """Build options from Spark / parquet-java keys, then Python keywords (keywords win)."""
         values: dict[str, Any] = {}
+        written: dict[str, str] = {}  # field -> key it came from
         column_dict: dict[str, bool] = {}
         codec_sources: dict[str, str] = {}
         bloom = _BloomKeys()
@@ -182,6 +185,7 @@ class WriteOptions:
                 parse(key, raw)
                 continue
             values[name] = parse(key, raw)
+            written[name] = key
         for key in _CODEC_KEYS:
             if key in codec_sources:
                 values["compression"] = codec_sources[key]
@@ -197,19 +201,42 @@ class WriteOptions:
             if name == "compression":
                 value = _parse_codec("compression", value)
             values[name] = value
-        return cls(**values)
+            written.pop(name, None)
+        with _keys_written(written):
+            return cls(**values)
+
+
+# Option fields set from keys during WriteOptions.from_conf: field name -> the key as the user wrote it, so a
+# bad value is reported under the name the user knows.
+_KEY_OF_FIELD: ContextVar[Mapping[str, str]] = ContextVar("gpuwrite_option_keys", default={})
+
+
+def _label(name: str) -> str:
+    """How an error names option field `name`: the key the user wrote (quoted), else the keyword."""
+    key = _KEY_OF_FIELD.get().get(name)
+    return repr(key) if key is not None else name
+
+
+@contextmanager
+def _keys_written(keys: Mapping[str, str]) -> Iterator[None]:
+    """Report validation errors of these fields under their keys while the block runs."""
+    token = _KEY_OF_FIELD.set(keys)
+    try:
+        yield
+    finally:
+        _KEY_OF_FIELD.reset(token)
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
     """Raise OptionError unless value is one of choices."""
     if value not in choices:
-        raise OptionError(f"option {name}={value!r} is not one of {', '.join(choices)}")
+        raise OptionError(f"option {_label(name)}={value!r} is not one of {', '.join(choices)}")
 
 
 def _check_positive(name: str, value: Any) -> None:
     """Raise OptionError unless value is a positive int."""
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise OptionError(f"option {name} must be a positive integer, got {value!r}")
+        raise OptionError(f"option {_label(name)} must be a positive integer, got {value!r}")
 
 
 def _parse_bool(key: str, raw: Any) -> bool:

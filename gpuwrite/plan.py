@@ -2,45 +2,70 @@
 
 Page checks (ColumnWriteStoreBase.sizeCheck) and row-group memory checks
 (InternalParquetRecordWriter.checkBlockSizeReached) happen at record counts that depend on the sizes seen
-so far; this module replays that schedule over whole columns, asking the chunk encoders for a page whenever
-parquet-java would write one. Row-group checks count finished pages at their compressed size, so pages are
-encoded as the schedule reaches them.
+so far. Page checks only depend on buffered (raw) sizes: the level bytes parquet-java's RLE encoders have
+emitted (`LevelMeter`) and PLAIN-equivalent value bytes, so pages can be planned before any is encoded.
+Row-group checks count finished pages at their stored size, so they are replayed once pages are encoded
+(`backends.rowgroup`). Both backends use these planners.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from .columns import LeafData
-from .encode.chunk import ChunkEncoder, EncodedChunk, EncodedPage, LevelMeter, raw_value_bytes
-from .options import WriteOptions
+from gpuwrite.kernels.rle import rle_emitted_size
+
+from .encode.rules import raw_value_bytes
+from .leafdata import LeafData
+from .options import LONG_MAX, WriteOptions
 from .schema import Leaf
 
 MIN_RECORDS_FOR_BLOCK_CHECK = 100  # SPEC: InternalParquetRecordWriter.MINIMUM_RECORD_COUNT_FOR_CHECK
 MAX_RECORDS_FOR_BLOCK_CHECK = 10_000  # SPEC: InternalParquetRecordWriter.MAXIMUM_RECORD_COUNT_FOR_CHECK
 THRESHOLD_TOLERANCE_RATIO = 0.1  # SPEC: ColumnWriteStoreBase.THRESHOLD_TOLERANCE_RATIO
-LONG_MAX = 2**63 - 1
-
-
-Runner = Callable[[Callable[..., EncodedPage], list[tuple]], list[EncodedPage]]
-
-
-def serial(fn: Callable[..., EncodedPage], jobs: list[tuple]) -> list[EncodedPage]:
-    """Run the page jobs one after the other."""
-    return [fn(*job) for job in jobs]
-
-
-def _encode(encoder: ChunkEncoder, data: LeafData, start: int, row: int) -> EncodedPage:
-    """One page job: encoder writes rows start..row of data."""
-    return encoder.encode_page(data, start, row)
 
 
 def _java_long_add(a: int, b: int) -> int:
     """a + b with Java's 64-bit wrap-around."""
     s = (a + b) & ((1 << 64) - 1)
     return s - (1 << 64) if s >= 1 << 63 else s
+
+
+class LevelMeter:
+    """Tracks the bytes parquet-java's level encoders (repetition, then definition) have emitted for the
+    current page."""
+
+    def __init__(self, leaf: Leaf) -> None:
+        self.def_width = leaf.def_width
+        self.rep_width = leaf.rep_width
+        self.state = np.zeros(6, dtype=np.int64)
+        self.rep_state = np.zeros(6, dtype=np.int64)
+        self.upto = 0
+        self.size = 0
+
+    def reset(self, row: int) -> None:
+        """A new page starts at `row`."""
+        self.state[:] = 0
+        self.rep_state[:] = 0
+        self.upto = row
+        self.size = 0
+
+    def bytes_until(self, data: LeafData, row: int) -> int:
+        """Emitted bytes once rows up to `row` are fed (rows are fed once, in order)."""
+        if self.def_width == 0 and self.rep_width == 0:
+            return 0
+        if row > self.upto:
+            ea, eb = data.entry_index(self.upto), data.entry_index(row)
+            size = 0
+            if self.rep_width:
+                assert data.rep is not None
+                size += int(rle_emitted_size(data.rep, ea, eb, self.rep_width, self.rep_state))
+            if self.def_width:
+                size += int(rle_emitted_size(data.def_levels, ea, eb, self.def_width, self.state))
+            self.size = size
+            self.upto = row
+        return self.size
 
 
 class PagePlanner:
@@ -122,56 +147,3 @@ class BlockCheck:
             nxt = min(max(MIN_RECORDS_FOR_BLOCK_CHECK, _java_long_add(row, fit) // 2), row + MAX_RECORDS_FOR_BLOCK_CHECK)
         self.next_mem_check = max(nxt, row + 1)
         return False
-
-
-class RowGroupBuilder:
-    """Replays parquet-java's page and row-group checks for one row group, encoding pages as they end."""
-
-    def __init__(self, leaves: Sequence[Leaf], encoders: Sequence[ChunkEncoder], opts: WriteOptions,
-                 run: Runner = serial) -> None:
-        self.run = run
-        self.leaves = list(leaves)
-        self.encoders = list(encoders)
-        self.opts = opts
-        self.planner = PagePlanner(leaves, opts)
-        self.blocks = BlockCheck(opts)
-        self.produced = [0] * len(leaves)
-
-    def _write_pages(self, columns: list[int], datas: Sequence[LeafData], row: int) -> None:
-        """Each listed column writes its open page, rows page_start..row (columns encode concurrently)."""
-        jobs = [(self.encoders[c], datas[c], self.planner.page_start[c], row) for c in columns]
-        for c, page in zip(columns, self.run(_encode, jobs), strict=True):
-            self.produced[c] += page.size
-            self.planner.close(c, row)
-
-    def advance(self, datas: Sequence[LeafData], available: int, final: bool) -> int | None:
-        """Run the checks over rows 0..available; return the row count if the row group ends, else None.
-
-        With `final`, the group ends at `available` at the latest (the end of the input).
-        """
-        limit = self.opts.block_row_count_limit
-        planner, blocks = self.planner, self.blocks
-        while True:
-            row = min(planner.next_page_check, blocks.next_mem_check, limit)
-            if row > available:
-                if final and available > 0:
-                    self._flush(datas, available)
-                    return available
-                return None
-            if row == planner.next_page_check:
-                self._write_pages(planner.size_check(datas, row), datas, row)
-            if row >= limit or (row == blocks.next_mem_check and blocks.full(self._memory(datas, row), row)):
-                self._flush(datas, row)
-                return row
-
-    def _memory(self, datas: Sequence[LeafData], row: int) -> int:
-        """Bytes the row group holds at `row`: written pages plus open pages."""
-        return sum(self.produced[c] + self.planner.buffered(c, d, row) for c, d in enumerate(datas))
-
-    def _flush(self, datas: Sequence[LeafData], row: int) -> None:
-        """Every column with open rows writes its last page (ColumnWriteStoreBase.flush)."""
-        self._write_pages([c for c in range(len(datas)) if self.planner.page_start[c] < row], datas, row)
-
-    def finish(self) -> list[EncodedChunk]:
-        """The finished chunks of this row group, in schema order."""
-        return [e.finish() for e in self.encoders]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 import pyarrow as pa
 
@@ -25,6 +25,11 @@ CT_UTF8, CT_DECIMAL, CT_DATE, CT_TIMESTAMP_MILLIS, CT_TIMESTAMP_MICROS, CT_INT_8
 CT_MAP, CT_MAP_KEY_VALUE, CT_LIST = 1, 2, 3
 # Repetition (parquet.thrift FieldRepetitionType).
 REQUIRED, OPTIONAL, REPEATED = 0, 1, 2
+
+
+# How the encoders hold a leaf's values: fixed-width kinds as a NumPy array, byte kinds as offsets + data.
+Kind = Literal["bool", "int32", "int64", "float", "double", "bytes", "flba", "int96"]
+FIXED_KINDS: tuple[Kind, ...] = ("bool", "int32", "int64", "float", "double")
 
 
 @dataclass(frozen=True)
@@ -47,7 +52,7 @@ class Leaf:
     index: int
     arrow_type: pa.DataType
     physical: int
-    kind: str  # bool, int32, int64, float, double, bytes, flba, int96
+    kind: Kind
     nullable: bool
     spark_type: str
     type_length: int = 0
@@ -88,6 +93,21 @@ class Leaf:
     def nested(self) -> bool:
         """Whether the leaf sits under a struct, list or map."""
         return len(self.path) > 1
+
+    @property
+    def def_width(self) -> int:
+        """Bit width of this leaf's definition levels (0 when it has none)."""
+        return self.max_def.bit_length()
+
+    @property
+    def rep_width(self) -> int:
+        """Bit width of this leaf's repetition levels (0 when it has none)."""
+        return self.max_rep.bit_length()
+
+    @property
+    def fixed_width(self) -> bool:
+        """Whether the encoders hold the values as one fixed-width array (else offsets + bytes)."""
+        return self.kind in FIXED_KINDS
 
     @property
     def repetition_type(self) -> int:
@@ -179,7 +199,7 @@ class _Converter:
         self.leaves: list[Leaf] = []
 
     def convert(self, f: pa.Field, name: str, path: tuple[str, ...], d: int, r: int,
-                steps: tuple[tuple[Any, ...], ...], repetition: int | None = None) -> tuple[Group | Leaf, Any]:
+                steps: tuple[tuple[Any, ...], ...], *, repetition: int | None = None) -> tuple[Group | Leaf, Any]:
         """The node for field `f` (written as `name`) below `path`, with its Spark type."""
         t = value_type(f.type)
         here = (*path, name)

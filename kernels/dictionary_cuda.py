@@ -13,6 +13,7 @@ from numba import cuda
 
 from ._jit import device
 from .dictionary import _bytes_equal, hash_bytes
+from .plain import canonical32, canonical64
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _hash_bytes = device(hash_bytes)
@@ -86,3 +87,19 @@ def first_of(slot_of: np.ndarray, table: np.ndarray, lo: int, hi: int, first: np
     i = cuda.grid(1) + lo  # type: ignore[call-arg]
     if i < hi:
         first[i - lo] = table[slot_of[i]]
+
+
+_canonical32 = device(canonical32)
+_canonical64 = device(canonical64)
+
+
+@cuda.jit
+def canonical_keys(bits: np.ndarray, lo: int, hi: int, is32: bool, keys: np.ndarray) -> None:
+    """keys[i - lo] = the dictionary key of float / double bits[i]: IEEE bits with every NaN canonical, as
+    Java's floatToIntBits / doubleToLongBits (the CPU form: `plain.canonical32` / `canonical64`)."""
+    i = cuda.grid(1) + lo  # type: ignore[call-arg]
+    if i < hi:
+        if is32:
+            keys[i - lo] = _canonical32(np.int64(bits[i]))
+        else:
+            keys[i - lo] = _canonical64(np.int64(bits[i]))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from .. import __version__
 from ..encode.chunk import EncodedChunk
-from ..encode.stats import PageStats, merge, to_thrift
+from ..encode.stats import merge
 from ..format.enums import Encoding, PageType
 from ..format.structs import (
     ColumnChunk,
@@ -21,6 +22,7 @@ from ..format.structs import (
     SizeStatistics,
 )
 from ..schema import BYTE_ARRAY, FileSchema, Group, Leaf
+from .statistics import statistics
 
 ROOT_NAME = "spark_schema"
 CREATED_BY = f"gpuwrite version {__version__} (build {__version__})"
@@ -75,22 +77,29 @@ def schema_elements(schema: FileSchema) -> list[SchemaElement]:
     return out
 
 
-def column_metadata(leaf: Leaf, chunk: EncodedChunk, codec: int, start: int,
-                    truncate_length: int) -> tuple[ColumnMetaData, PageStats]:
-    """ColumnMetaData for a chunk whose first byte is at file offset `start`."""
+@dataclass(frozen=True)
+class ChunkLayout:
+    """Where a chunk's pages landed in the file: its first byte, its dictionary page header's length (0 when
+    it has no dictionary page) and the offset of each data page."""
+
+    start: int
+    dictionary_header_len: int
+    page_offsets: tuple[int, ...]
+
+
+def column_metadata(leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout, codec: int,
+                    truncate_length: int) -> ColumnMetaData:
+    """ColumnMetaData for a chunk written at `layout`."""
     encodings: list[int] = []
     stats: list[PageEncodingStats] = []
     dict_offset = None
-    pos = start
     total_unc = total_comp = 0
-    if chunk.dictionary_header is not None:
-        assert chunk.dictionary_body is not None
-        dict_offset = start
+    if chunk.dictionary is not None:
+        dict_offset = layout.start
         encodings.append(Encoding.PLAIN)
         stats.append(PageEncodingStats(page_type=PageType.DICTIONARY_PAGE, encoding=Encoding.PLAIN, count=1))
-        pos += len(chunk.dictionary_header) + len(chunk.dictionary_body)
-        total_unc += len(chunk.dictionary_header) + chunk.dictionary_uncompressed
-        total_comp += len(chunk.dictionary_header) + len(chunk.dictionary_body)
+        total_unc += layout.dictionary_header_len + chunk.dictionary.uncompressed_size
+        total_comp += layout.dictionary_header_len + len(chunk.dictionary.body)
     counts: dict[int, int] = {}
     for page in chunk.pages:
         counts[page.encoding] = counts.get(page.encoding, 0) + 1
@@ -113,12 +122,12 @@ def column_metadata(leaf: Leaf, chunk: EncodedChunk, codec: int, start: int,
     if leaf.max_def > 1:
         size_stats.definition_level_histogram = _sum_histograms([p.def_histogram for p in chunk.pages],
                                                                 leaf.max_def)
-    meta = ColumnMetaData(
+    first_page = layout.start + total_comp if not chunk.pages else layout.page_offsets[0]
+    return ColumnMetaData(
         type=leaf.physical, encodings=encodings, path_in_schema=list(leaf.path), codec=codec,
         num_values=sum(p.num_values for p in chunk.pages), total_uncompressed_size=total_unc,
-        total_compressed_size=total_comp, data_page_offset=pos, dictionary_page_offset=dict_offset,
-        statistics=to_thrift(leaf, merged, truncate_length), encoding_stats=stats, size_statistics=size_stats)
-    return meta, merged
+        total_compressed_size=total_comp, data_page_offset=first_page, dictionary_page_offset=dict_offset,
+        statistics=statistics(leaf, merged, truncate_length), encoding_stats=stats, size_statistics=size_stats)
 
 
 def _sum_histograms(pages: list[list[int] | None], max_level: int) -> list[int]:

@@ -7,8 +7,6 @@ import uuid
 
 from ..errors import GpuwriteError
 
-MAGIC = b"PAR1"
-
 
 class FileSink:
     """Writes to a hidden temporary file beside `path`; commit() renames it, abort() removes it."""
@@ -28,7 +26,6 @@ class FileSink:
             raise GpuwriteError(f"cannot write {self.path!r}: {e.strerror}") from e
         self.pos = 0
         self.closed = False
-        self.write(MAGIC)
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         """Append bytes."""

@@ -1,8 +1,18 @@
-"""Backend selection: which device encodes the pages (numba kernels on the CPU, or the GPU backend)."""
+"""Backends: which device encodes the pages (numba kernels on the CPU, or the GPU backend), behind one
+protocol (`base.Backend`, `base.RowGroupBuilder`, `base.ColumnEncoders`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ..encode.compress import compressor
 from ..errors import GpuwriteError
+from ..options import WriteOptions
+from ..schema import Leaf
+from .base import Backend, RowGroupBuilder
+from .cpu import CpuBackend
+
+__all__ = ["Backend", "RowGroupBuilder", "open_backend", "resolve_device"]
 
 
 def resolve_device(device: str) -> str:
@@ -22,3 +32,13 @@ def resolve_device(device: str) -> str:
                                 f"use device='cpu' or 'auto'")
         return "gpu"
     return "gpu" if problem is None and not simulated() else "cpu"
+
+
+def open_backend(leaves: Sequence[Leaf], opts: WriteOptions, device: str) -> Backend:
+    """The backend for a resolved `device` ('cpu' or 'gpu'), ready for the file's row groups."""
+    compress = compressor(opts.compression, opts.compression_level)
+    if device == "gpu":
+        from .device import DeviceBackend
+
+        return DeviceBackend(leaves, opts, compress)
+    return CpuBackend(leaves, opts, compress)

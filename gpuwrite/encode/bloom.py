@@ -23,10 +23,8 @@ from gpuwrite.kernels.bloom import (
     hash_u64,
 )
 
-from ..columns import LeafData
 from ..format.enums import Encoding
-from ..format.structs import BloomFilterHeader
-from ..format.thrift import serialize
+from ..leafdata import LeafData
 from ..options import BloomSpec
 from ..schema import Leaf
 
@@ -254,8 +252,3 @@ def chunk_bitset(builder: BloomBuilder | None, page_encodings: Sequence[int]) ->
     if builder is None or all(e in _DICTIONARY_ENCODINGS for e in page_encodings):
         return None
     return builder.bitset()
-
-
-def serialize_filter(bitset: bytes) -> bytes:
-    """BloomFilterHeader (BLOCK, XXHASH, UNCOMPRESSED) followed by the bitset, as written at the file's end."""
-    return serialize(BloomFilterHeader(numBytes=len(bitset))) + bitset

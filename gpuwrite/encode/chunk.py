@@ -1,168 +1,202 @@
-"""One column chunk, page by page: parquet-java's dictionary-with-fallback decisions, then page bytes.
+"""One column chunk, page by page, on the CPU: parquet-java's dictionary-with-fallback decisions, then each
+page's sections (levels, values, compression, CRC) and the numbers the assembler needs.
 
-The planner (`gpuwrite.plan`) decides where pages end; this module turns each page's rows into a
-DATA_PAGE_V2 (levels, values, header, CRC) and, at the end, the dictionary page and the chunk metadata.
+The planner decides where pages end; the assembler (`gpuwrite.assemble`) turns what this module returns into
+page headers, chunk metadata and indexes. Pages can be dropped again (`truncate`) when the row group ends
+before them, so the encoder keeps, per page, the dictionary state it started from.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from gpuwrite.kernels.bits import bit_width_u64
 from gpuwrite.kernels.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
-from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64
-from gpuwrite.kernels.rle import rle_emitted_size, rle_encode, rle_max_size
+from gpuwrite.kernels.rle import rle_encode, rle_max_size
 
-from ..columns import LeafData
-from ..format.enums import Encoding, PageType
-from ..format.structs import DataPageHeaderV2, DictionaryPageHeader, PageHeader
-from ..format.thrift import serialize
-from ..options import BloomSpec
+from ..format.enums import Encoding
+from ..leafdata import Array, LeafData
+from ..options import BloomSpec, WriteOptions
 from ..schema import BYTE_ARRAY, Leaf
-from .bloom import BloomBuilder, chunk_bitset
+from .bloom import BloomBuilder, chunk_bitset, hash_values
 from .dictionary import Dictionary
+from .rules import FALLBACK, canonical_bits, keeps_dictionary, raw_value_bytes, signed_crc32
 from .stats import PageStats, page_stats
 
-# SPEC: FallbackValuesWriter raw size: PLAIN-equivalent bytes per value (length + 4 for byte arrays,
-# FIXED_LEN_BYTE_ARRAY and INT96 included).
-_RAW_WIDTH = {"int32": 4, "float": 4, "int64": 8, "double": 8}
-# Values encoding when the dictionary is off or abandoned (DefaultV2ValuesWriterFactory), BOOLEAN PLAIN by choice.
-FALLBACK = {"bool": Encoding.PLAIN, "int32": Encoding.DELTA_BINARY_PACKED, "int64": Encoding.DELTA_BINARY_PACKED,
-            "float": Encoding.PLAIN, "double": Encoding.PLAIN, "int96": Encoding.PLAIN,
-            "bytes": Encoding.DELTA_BYTE_ARRAY, "flba": Encoding.DELTA_BYTE_ARRAY}
+Compressor = Callable[[bytes], bytes]
+
+
+@dataclass(frozen=True)
+class PageSpan:
+    """Where a page lies in the window: rows a..b, level entries ea..eb, non-null values va..vb."""
+
+    a: int
+    b: int
+    ea: int
+    eb: int
+    va: int
+    vb: int
+
+    @classmethod
+    def of(cls, data: LeafData, a: int, b: int) -> PageSpan:
+        """The span of rows a..b of `data`."""
+        return cls(a, b, data.entry_index(a), data.entry_index(b), data.value_index(a), data.value_index(b))
+
+    @property
+    def num_rows(self) -> int:
+        """Rows (records) in the page."""
+        return self.b - self.a
+
+    @property
+    def num_values(self) -> int:
+        """Level entries in the page (Parquet's num_values: nulls and empty containers included)."""
+        return self.eb - self.ea
+
+    @property
+    def num_nulls(self) -> int:
+        """Entries without a value."""
+        return self.num_values - (self.vb - self.va)
+
+
+@dataclass(frozen=True)
+class PageSections:
+    """A page body: repetition levels, definition levels, then the stored (maybe compressed) values."""
+
+    body: bytes
+    rep_len: int
+    def_len: int
+    values_len: int  # the values section before compression
+    compressed: bool
+    crc: int | None
+
+    @classmethod
+    def build(cls, levels: tuple[bytes, bytes], values: bytes, chunk: ChunkOptions) -> PageSections:
+        """Compress the values section where that makes it smaller (parquet-java keeps the raw bytes
+        otherwise), join the sections and take the CRC."""
+        rep, dfn = levels
+        stored, compressed = values, bool(values)
+        if values and not chunk.identity:
+            packed = chunk.compress(values)
+            if len(packed) < len(values):
+                stored = packed
+            else:
+                compressed = False
+        body = rep + dfn + stored
+        return cls(body, len(rep), len(dfn), len(values), compressed, signed_crc32(body) if chunk.checksum else None)
 
 
 @dataclass
 class EncodedPage:
-    """A finished data page: header and body bytes plus what the footer and indexes need."""
+    """A finished data page: its sections, what the footer, indexes and statistics need, and (once the
+    assembler made it) its DATA_PAGE_V2 header."""
 
-    header: bytes
-    body: bytes
+    span: PageSpan
+    first_row: int  # first row of the page within its row group
     encoding: int
-    first_row: int
-    num_rows: int
-    num_values: int
-    num_nulls: int
-    uncompressed_size: int
+    sections: PageSections
     stats: PageStats
-    byte_array_bytes: int | None
+    byte_array_bytes: int | None  # unencoded BYTE_ARRAY bytes (SizeStatistics), BYTE_ARRAY leaves only
     rep_histogram: list[int] | None = None  # per repetition level, when the max level is > 0
     def_histogram: list[int] | None = None  # per definition level, when the max level is > 1
+    header: bytes = b""
+
+    @classmethod
+    def of(cls, leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, encoding: int,
+           sections: PageSections, stats: PageStats) -> EncodedPage:
+        """The page for `span` of `data`, with its level histograms and unencoded byte size."""
+        byte_array = None
+        if leaf.physical == BYTE_ARRAY:
+            offsets = data.byte_offsets
+            byte_array = int(offsets[span.vb] - offsets[span.va])
+        rep_hist = def_hist = None
+        # SPEC: SizeStatistics level histograms: repetition when its max level > 0, definition when > 1.
+        if leaf.max_rep > 0:
+            assert data.rep is not None
+            rep_hist = np.bincount(data.rep[span.ea:span.eb], minlength=leaf.max_rep + 1).tolist()
+        if leaf.max_def > 1:
+            def_hist = np.bincount(data.def_levels[span.ea:span.eb], minlength=leaf.max_def + 1).tolist()
+        return cls(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist)
+
+    @property
+    def body(self) -> bytes:
+        """The page's bytes after its header."""
+        return self.sections.body
+
+    @property
+    def num_rows(self) -> int:
+        """Rows (records) in the page."""
+        return self.span.num_rows
+
+    @property
+    def num_values(self) -> int:
+        """Level entries in the page."""
+        return self.span.num_values
+
+    @property
+    def num_nulls(self) -> int:
+        """Entries without a value."""
+        return self.span.num_nulls
+
+    @property
+    def uncompressed_size(self) -> int:
+        """Levels plus the values section before compression."""
+        s = self.sections
+        return s.rep_len + s.def_len + s.values_len
 
     @property
     def size(self) -> int:
         """Bytes on disk, header included."""
-        return len(self.header) + len(self.body)
+        return len(self.header) + len(self.sections.body)
+
+
+@dataclass(frozen=True)
+class DictionaryPage:
+    """A chunk's PLAIN dictionary page: stored body, its size before compression, entries and CRC."""
+
+    body: bytes
+    uncompressed_size: int
+    num_values: int
+    crc: int | None
+
+    @classmethod
+    def build(cls, raw: bytes, count: int, chunk: ChunkOptions, body: bytes | None = None) -> DictionaryPage:
+        """The page for PLAIN entries `raw` (compressed here unless `body` already holds the stored bytes)."""
+        if body is None:
+            body = raw if chunk.identity else chunk.compress(raw)
+        return cls(body, len(raw), count, signed_crc32(body) if chunk.checksum else None)
 
 
 @dataclass
 class EncodedChunk:
-    """A finished column chunk: optional dictionary page, data pages, and chunk-level facts."""
+    """A finished column chunk: optional dictionary page, data pages, and the bloom filter bitset."""
 
-    dictionary_header: bytes | None
-    dictionary_body: bytes | None
-    dictionary_uncompressed: int
-    dictionary_entries: int
+    dictionary: DictionaryPage | None
     pages: list[EncodedPage] = field(default_factory=list)
     bloom_filter: bytes | None = None  # bitset written after the offset indexes, when the chunk gets one
 
 
-def signed_crc32(body: bytes) -> int:
-    """The page CRC as Thrift's i32 holds it (zlib's CRC-32, two's complement)."""
-    crc = zlib.crc32(body)
-    return crc - (1 << 32) if crc >= 1 << 31 else crc
+@dataclass(frozen=True)
+class ChunkOptions:
+    """What one column chunk's encoding depends on, resolved from the write options for its leaf."""
+
+    use_dictionary: bool
+    dictionary_limit: int
+    compress: Compressor
+    identity: bool  # the codec leaves bytes as they are (uncompressed)
+    checksum: bool
+    bloom: BloomSpec | None
+
+    @classmethod
+    def for_leaf(cls, leaf: Leaf, opts: WriteOptions, compress: Compressor) -> ChunkOptions:
+        """The leaf's settings (per-column dictionary and bloom filter overrides applied)."""
+        return cls(opts.dictionary_enabled(leaf.dotted) and leaf.kind != "bool", opts.dictionary_page_size,
+                   compress, opts.compression == "uncompressed", opts.page_checksum, opts.bloom_filter(leaf.dotted))
 
 
-def level_width(max_level: int) -> int:
-    """Bit width of levels up to max_level."""
-    return int(max_level).bit_length()
-
-
-def finish_page(leaf: Leaf, data: LeafData, first_row: int, a: int, b: int, encoding: int, rep_len: int,
-                def_len: int, values_len: int, body: bytes, compressed: bool, crc: int | None,
-                stats: PageStats) -> EncodedPage:
-    """The DATA_PAGE_V2 for rows a..b of a leaf, from its finished body (rep levels, def levels, stored values)."""
-    ea, eb = data.entry_index(a), data.entry_index(b)
-    va, vb = int(data.value_index(a)), int(data.value_index(b))
-    num_values = eb - ea
-    num_nulls = num_values - (vb - va)
-    levels_len = rep_len + def_len
-    header = PageHeader(
-        type=PageType.DATA_PAGE_V2, uncompressed_page_size=levels_len + values_len, compressed_page_size=len(body),
-        crc=crc, data_page_header_v2=DataPageHeaderV2(
-            num_values=num_values, num_nulls=num_nulls, num_rows=b - a, encoding=encoding,
-            definition_levels_byte_length=def_len, repetition_levels_byte_length=rep_len,
-            is_compressed=compressed))
-    byte_array = None
-    if leaf.physical == BYTE_ARRAY:
-        byte_array = int(data.offsets[vb] - data.offsets[va])
-    rep_hist = def_hist = None
-    # SPEC: SizeStatistics level histograms: repetition when its max level > 0, definition when > 1.
-    if leaf.max_rep > 0:
-        rep_hist = np.bincount(data.rep[ea:eb], minlength=leaf.max_rep + 1).tolist()
-    if leaf.max_def > 1:
-        def_hist = np.bincount(data.def_levels[ea:eb], minlength=leaf.max_def + 1).tolist()
-    return EncodedPage(serialize(header), body, encoding, first_row, b - a, num_values, num_nulls,
-                       levels_len + values_len, stats, byte_array, rep_hist, def_hist)
-
-
-def dictionary_header(raw_len: int, body: bytes, count: int, checksum: bool) -> bytes:
-    """The serialized DICTIONARY_PAGE header (PLAIN entries) for a finished dictionary body."""
-    header = PageHeader(type=PageType.DICTIONARY_PAGE, uncompressed_page_size=raw_len,
-                        compressed_page_size=len(body), crc=signed_crc32(body) if checksum else None,
-                        dictionary_page_header=DictionaryPageHeader(num_values=count, encoding=Encoding.PLAIN))
-    return serialize(header)
-
-
-def raw_value_bytes(leaf: Leaf, data: LeafData, va: int, vb: int) -> int:
-    """parquet-java's buffered value size for a page: PLAIN-equivalent bytes (booleans: packed bits)."""
-    if leaf.kind == "bool":
-        return (vb - va) // 8
-    if leaf.kind in _RAW_WIDTH:
-        return _RAW_WIDTH[leaf.kind] * (vb - va)
-    return int(data.offsets[vb] - data.offsets[va]) + 4 * (vb - va)
-
-
-class LevelMeter:
-    """Tracks the bytes parquet-java's level encoders (repetition, then definition) have emitted for the
-    current page."""
-
-    def __init__(self, leaf: Leaf) -> None:
-        self.def_width = level_width(leaf.max_def)
-        self.rep_width = level_width(leaf.max_rep)
-        self.state = np.zeros(6, dtype=np.int64)
-        self.rep_state = np.zeros(6, dtype=np.int64)
-        self.upto = 0
-        self.size = 0
-
-    def reset(self, row: int) -> None:
-        """A new page starts at `row`."""
-        self.state[:] = 0
-        self.rep_state[:] = 0
-        self.upto = row
-        self.size = 0
-
-    def bytes_until(self, data: LeafData, row: int) -> int:
-        """Emitted bytes once rows up to `row` are fed (rows are fed once, in order)."""
-        if self.def_width == 0 and self.rep_width == 0:
-            return 0
-        if row > self.upto:
-            ea, eb = data.entry_index(self.upto), data.entry_index(row)
-            size = 0
-            if self.rep_width:
-                size += int(rle_emitted_size(data.rep, ea, eb, self.rep_width, self.rep_state))
-            if self.def_width:
-                size += int(rle_emitted_size(data.def_levels, ea, eb, self.def_width, self.state))
-            self.size = size
-            self.upto = row
-        return self.size
-
-
-def _rle_levels(levels: np.ndarray, ea: int, eb: int, width: int) -> bytes:
+def _rle_levels(levels: Array, ea: int, eb: int, width: int) -> bytes:
     """A v2 level section: RLE/bit-packed hybrid at `width`, no length prefix; empty when the width is 0."""
     if width == 0:
         return b""
@@ -171,14 +205,16 @@ def _rle_levels(levels: np.ndarray, ea: int, eb: int, width: int) -> bytes:
     return out[:end].tobytes()
 
 
-def _encode_levels(leaf: Leaf, data: LeafData, a: int, b: int) -> tuple[bytes, bytes]:
-    """Repetition and definition level sections of rows a..b."""
-    ea, eb = data.entry_index(a), data.entry_index(b)
-    rep = _rle_levels(data.rep, ea, eb, level_width(leaf.max_rep)) if leaf.max_rep else b""
-    return rep, _rle_levels(data.def_levels, ea, eb, level_width(leaf.max_def))
+def encode_levels(leaf: Leaf, data: LeafData, span: PageSpan) -> tuple[bytes, bytes]:
+    """Repetition and definition level sections of a page."""
+    rep = b""
+    if leaf.max_rep:
+        assert data.rep is not None
+        rep = _rle_levels(data.rep, span.ea, span.eb, leaf.rep_width)
+    return rep, _rle_levels(data.def_levels, span.ea, span.eb, leaf.def_width)
 
 
-def _encode_ids(ids: np.ndarray, dict_size: int) -> bytes:
+def _encode_ids(ids: Array, dict_size: int) -> bytes:
     """RLE_DICTIONARY body: one bit-width byte, then the hybrid runs (width from the current dictionary size)."""
     width = 32 if dict_size == 0 else int(bit_width_u64(np.uint64(dict_size - 1)))
     out = np.empty(rle_max_size(len(ids), width) + 1, dtype=np.uint8)
@@ -187,7 +223,7 @@ def _encode_ids(ids: np.ndarray, dict_size: int) -> bytes:
     return out[:end].tobytes()
 
 
-def _delta(values: np.ndarray, is32: bool) -> bytes:
+def _delta(values: Array, is32: bool) -> bytes:
     """DELTA_BINARY_PACKED bytes of an int64 array."""
     out = np.empty(delta_max_size(len(values)), dtype=np.uint8)
     end = delta_encode(values, 0, len(values), is32, out, 0)
@@ -199,47 +235,54 @@ def _delta_byte_array(data: LeafData, va: int, vb: int) -> bytes:
     n = vb - va
     prefix = np.empty(n, dtype=np.int64)
     suffix = np.empty(n, dtype=np.int64)
-    total = byte_array_prefixes(data.offsets, data.data, va, vb, prefix, suffix)
+    offsets, raw = data.byte_offsets, data.byte_data
+    total = byte_array_prefixes(offsets, raw, va, vb, prefix, suffix)
     tail = np.empty(total, dtype=np.uint8)
-    gather_suffixes(data.offsets, data.data, va, vb, prefix, tail, 0)
+    gather_suffixes(offsets, raw, va, vb, prefix, tail, 0)
     return _delta(prefix, True) + _delta(suffix, True) + tail.tobytes()
 
 
 def fallback_values(leaf: Leaf, data: LeafData, va: int, vb: int) -> bytes:
-    """Values va..vb in the leaf's fallback encoding (see FALLBACK)."""
+    """Values va..vb in the leaf's fallback encoding (see rules.FALLBACK)."""
     kind = leaf.kind
     if kind == "bool":
-        return np.packbits(data.values[va:vb], bitorder="little").tobytes()
+        return np.packbits(data.value_array[va:vb], bitorder="little").tobytes()
     if kind in ("int32", "int64"):
-        return _delta(data.values[va:vb].astype(np.int64, copy=False), kind == "int32")
-    if kind == "float":
-        return canonical_float_bits32(data.values[va:vb].view(np.int32)).tobytes()
-    if kind == "double":
-        return canonical_float_bits64(data.values[va:vb].view(np.int64)).tobytes()
+        return _delta(data.value_array[va:vb].astype(np.int64, copy=False), kind == "int32")
+    if kind in ("float", "double"):
+        return canonical_bits(kind, data.value_array[va:vb]).tobytes()
     if kind == "int96":
-        return data.data[data.offsets[va]:data.offsets[vb]].tobytes()
+        offsets = data.byte_offsets
+        return data.byte_data[offsets[va]:offsets[vb]].tobytes()
     return _delta_byte_array(data, va, vb)
+
+
+@dataclass(frozen=True)
+class _Checkpoint:
+    """The encoder's state before a page, restored when that page is dropped."""
+
+    dict_size: int
+    dict_bytes: int
+    dict_entries_used: int
+    fell_back: bool
 
 
 class ChunkEncoder:
     """Encodes the pages of one column chunk in order, holding the dictionary state between them."""
 
-    def __init__(self, leaf: Leaf, *, use_dictionary: bool, dictionary_limit: int,
-                 compress: Callable[[bytes], bytes], codec_is_identity: bool, checksum: bool,
-                 bloom: BloomSpec | None = None) -> None:
+    def __init__(self, leaf: Leaf, chunk: ChunkOptions) -> None:
         self.leaf = leaf
-        self.compress = compress
-        self.identity = codec_is_identity
-        self.checksum = checksum
+        self.chunk = chunk
         self.dictionary: Dictionary | None = None
-        if use_dictionary and leaf.kind != "bool":
-            self.dictionary = Dictionary(leaf, dictionary_limit)
+        if chunk.use_dictionary:
+            self.dictionary = Dictionary(leaf, chunk.dictionary_limit)
         self.dict_entries_used = 0  # entries at the end of the last dictionary-encoded page
         self.fell_back = self.dictionary is None
         self.pages: list[EncodedPage] = []
-        self.rows_written = 0
-        # SPEC: ColumnValueCollector inserts every non-null value's hash, whatever the page's encoding.
-        self.bloom = BloomBuilder(leaf, bloom) if bloom is not None else None
+        self._checkpoints: list[_Checkpoint] = []
+        # SPEC: ColumnValueCollector inserts every non-null value's hash, whatever the page's encoding; hashes
+        # are kept per page and inserted at finish, so dropped pages leave no trace.
+        self._hashes: list[Array] = []
 
     def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, bytes]:
         """Encoding and body of a page's values, applying parquet-java's dictionary rules."""
@@ -249,10 +292,7 @@ class ChunkEncoder:
         ids, overflow = d.insert(data, va, vb)
         if overflow < 0:
             body = _encode_ids(ids, d.size)
-            first = not self.pages
-            # SPEC: DictionaryValuesWriter.isCompressionSatisfying, first page only: keep iff
-            # encoded + dictionary < raw.
-            if not first or len(body) + d.byte_size < raw_value_bytes(self.leaf, data, va, vb):
+            if self.pages or keeps_dictionary(len(body), d.byte_size, raw_value_bytes(self.leaf, data, va, vb)):
                 self.dict_entries_used = d.size
                 return Encoding.RLE_DICTIONARY, body
         self.fell_back = True
@@ -260,36 +300,45 @@ class ChunkEncoder:
 
     def encode_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
         """Encode rows a..b of `data` (row indices of the window) as the chunk's next DATA_PAGE_V2."""
-        va, vb = int(data.value_index(a)), int(data.value_index(b))
-        num_nulls = (data.entry_index(b) - data.entry_index(a)) - (vb - va)
-        rep, dfn = _encode_levels(self.leaf, data, a, b)
-        levels = rep + dfn
-        encoding, values = self._values(data, va, vb)
-        if self.bloom is not None:
-            self.bloom.add(data, va, vb)
-        stored, compressed = values, bool(values)
-        if values and not self.identity:
-            packed = self.compress(values)
-            if len(packed) < len(values):
-                stored = packed
-            else:
-                compressed = False
-        body = levels + stored
-        crc = signed_crc32(body) if self.checksum else None
-        page = finish_page(self.leaf, data, self.rows_written, a, b, int(encoding), len(rep), len(dfn),
-                           len(values), body, compressed, crc, page_stats(self.leaf, data, va, vb, num_nulls))
-        self.rows_written += b - a
+        d = self.dictionary
+        self._checkpoints.append(_Checkpoint(d.size if d else 0, d.byte_size if d else 0, self.dict_entries_used,
+                                             self.fell_back))
+        span = PageSpan.of(data, a, b)
+        levels = encode_levels(self.leaf, data, span)
+        encoding, values = self._values(data, span.va, span.vb)
+        if self.chunk.bloom is not None:
+            self._hashes.append(hash_values(self.leaf, data, span.va, span.vb))
+        first_row = self.pages[-1].first_row + self.pages[-1].num_rows if self.pages else 0
+        page = EncodedPage.of(self.leaf, data, span, first_row=first_row, encoding=int(encoding),
+                              sections=PageSections.build(levels, values, self.chunk),
+                              stats=page_stats(self.leaf, data, span.va, span.vb, span.num_nulls))
         self.pages.append(page)
         return page
 
+    def encode_pages(self, data: LeafData, ranges: Sequence[tuple[int, int]]) -> list[EncodedPage]:
+        """Encode the chunk's next pages, rows a..b of the window for each (a, b)."""
+        return [self.encode_page(data, a, b) for a, b in ranges]
+
+    def truncate(self, keep: int) -> None:
+        """Drop every page after the first `keep`, restoring the state the first dropped page started from."""
+        if keep >= len(self.pages):
+            return
+        cp = self._checkpoints[keep]
+        if self.dictionary is not None:
+            self.dictionary.truncate(cp.dict_size, cp.dict_bytes)
+        self.dict_entries_used, self.fell_back = cp.dict_entries_used, cp.fell_back
+        del self.pages[keep:], self._checkpoints[keep:], self._hashes[keep:]
+
     def finish(self) -> EncodedChunk:
         """The chunk: a dictionary page when any page used the dictionary, then the data pages."""
+        builder = None
+        if self.chunk.bloom is not None:
+            builder = BloomBuilder(self.leaf, self.chunk.bloom)
+            for hashes in self._hashes:
+                builder.add_hashes(hashes)
+        bloom = chunk_bitset(builder, [p.encoding for p in self.pages])
         d = self.dictionary
         count = self.dict_entries_used
-        bloom = chunk_bitset(self.bloom, [p.encoding for p in self.pages])
         if d is None or count == 0:
-            return EncodedChunk(None, None, 0, 0, self.pages, bloom)
-        raw = d.plain_page(count)
-        body = self.compress(raw) if not self.identity else raw
-        header = dictionary_header(len(raw), body, count, self.checksum)
-        return EncodedChunk(header, body, len(raw), count, self.pages, bloom)
+            return EncodedChunk(None, self.pages, bloom)
+        return EncodedChunk(DictionaryPage.build(d.plain_page(count), count, self.chunk), self.pages, bloom)

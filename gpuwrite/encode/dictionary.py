@@ -1,28 +1,56 @@
-"""A column chunk's dictionary: first-occurrence order, parquet-java's byte accounting, grown page by page."""
+"""A column chunk's dictionary: first-occurrence order, parquet-java's byte accounting, grown page by page,
+and its PLAIN dictionary page (the same bytes whichever backend found the entries)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from gpuwrite.kernels.dictionary import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash
-from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64, plain_byte_array
+from gpuwrite.kernels.plain import plain_byte_array
 
-from ..columns import LeafData
+from ..leafdata import Array, LeafData
 from ..schema import BYTE_ARRAY, Leaf
+from .rules import canonical_bits
 
 # SPEC: DictionaryValuesWriter: an entry costs 4 (INT32/FLOAT), 8 (INT64/DOUBLE), 12 (INT96),
 # the type length (FIXED_LEN_BYTE_ARRAY) or 4 + length (BINARY).
-_FIXED_ENTRY_SIZE = {"int32": 4, "float": 4, "int64": 8, "double": 8}
+FIXED_ENTRY_SIZE = {"int32": 4, "float": 4, "int64": 8, "double": 8}
+_PLAIN_DTYPE = {"int32": "<i4", "float": "<i4", "int64": "<i8", "double": "<i8"}
 
 
-def dictionary_keys(leaf: Leaf, data: LeafData, va: int, vb: int) -> np.ndarray:
-    """Values va..vb as int64 keys: integers as is, floats as canonical IEEE bits (all NaNs one key)."""
-    vals = data.values[va:vb]
-    if leaf.kind == "float":
-        return canonical_float_bits32(vals.view(np.int32)).astype(np.int64)
-    if leaf.kind == "double":
-        return canonical_float_bits64(vals.view(np.int64))
-    return vals.astype(np.int64, copy=False)
+def dictionary_keys(leaf: Leaf, values: Array) -> Array:
+    """Fixed-width values as int64 keys: integers as is, floats as canonical IEEE bits (all NaNs one key)."""
+    if leaf.kind in ("float", "double"):
+        return canonical_bits(leaf.kind, values).astype(np.int64)
+    return values.astype(np.int64, copy=False)
+
+
+def plain_fixed_entries(leaf: Leaf, keys: Array) -> bytes:
+    """PLAIN dictionary page body of fixed-width entries given as their int64 keys."""
+    return keys.astype(_PLAIN_DTYPE[leaf.kind]).tobytes()
+
+
+def plain_byte_entries(leaf: Leaf, offsets: Array, data: Array, count: int) -> bytes:
+    """PLAIN dictionary page body of the first `count` byte entries (BYTE_ARRAY with 4-byte lengths)."""
+    if leaf.physical != BYTE_ARRAY:
+        return data[offsets[0]: offsets[count]].tobytes()
+    out = np.empty(int(offsets[count] - offsets[0]) + 4 * count, dtype=np.uint8)
+    end = plain_byte_array(offsets, data, 0, count, out, 0)
+    return out[:end].tobytes()
+
+
+def plain_page_of_values(leaf: Leaf, data: LeafData, first: Array) -> bytes:
+    """PLAIN dictionary page body whose entries are the window's values at indices `first`, in order (the
+    GPU backend numbers entries by their first occurrence)."""
+    if leaf.fixed_width:
+        return plain_fixed_entries(leaf, dictionary_keys(leaf, data.value_array[first]))
+    offsets, raw = data.byte_offsets, data.byte_data
+    starts, ends = offsets[first], offsets[first + 1]
+    lengths = ends - starts
+    gathered = np.zeros(len(first) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=gathered[1:])
+    picks = np.repeat(starts - gathered[:-1], lengths) + np.arange(int(gathered[-1]), dtype=np.int64)
+    return plain_byte_entries(leaf, gathered, raw[picks], len(first))
 
 
 def _next_pow2(n: int) -> int:
@@ -39,12 +67,12 @@ class Dictionary:
     def __init__(self, leaf: Leaf, limit: int) -> None:
         self.leaf = leaf
         self.limit = limit
-        self.fixed = leaf.kind in _FIXED_ENTRY_SIZE
+        self.fixed = leaf.kind in FIXED_ENTRY_SIZE
         self.size = 0
         self.byte_size = 0
         self.table = np.full(64, -1, dtype=np.int32)
         if self.fixed:
-            self.entry_size = _FIXED_ENTRY_SIZE[leaf.kind]
+            self.entry_size = FIXED_ENTRY_SIZE[leaf.kind]
             self.keys = np.empty(32, dtype=np.int64)
         else:
             self.overhead = 4 if leaf.physical == BYTE_ARRAY else 0
@@ -57,10 +85,7 @@ class Dictionary:
         need = self.size + count
         if 2 * need > len(self.table):
             self.table = np.full(_next_pow2(2 * need), -1, dtype=np.int32)
-            if self.fixed:
-                fixed_rehash(self.keys, self.size, self.table)
-            else:
-                bytes_rehash(self.hashes, self.size, self.table)
+            self._rehash()
         if self.fixed:
             if need > len(self.keys):
                 self.keys = np.resize(self.keys, _next_pow2(need))
@@ -75,37 +100,42 @@ class Dictionary:
         if used + nbytes > len(self.data):
             self.data = np.resize(self.data, _next_pow2(used + nbytes))
 
-    def insert(self, data: LeafData, va: int, vb: int) -> tuple[np.ndarray, int]:
+    def _rehash(self) -> None:
+        """Rebuild the hash table over the current entries."""
+        if self.fixed:
+            fixed_rehash(self.keys, self.size, self.table)
+        else:
+            bytes_rehash(self.hashes, self.size, self.table)
+
+    def insert(self, data: LeafData, va: int, vb: int) -> tuple[Array, int]:
         """Ids of values va..vb; the second result is the offset of the value that overflowed the limit, or -1."""
         ids = np.empty(vb - va, dtype=np.int32)
         if self.fixed:
-            keys = dictionary_keys(self.leaf, data, va, vb)
+            keys = dictionary_keys(self.leaf, data.value_array[va:vb])
             self._reserve(vb - va, 0)
             self.size, self.byte_size, overflow = fixed_insert(
                 keys, 0, len(keys), self.table, self.keys, self.size, self.entry_size, self.byte_size,
                 self.limit, ids)
         else:
-            nbytes = int(data.offsets[vb] - data.offsets[va])
+            offsets = data.byte_offsets
+            nbytes = int(offsets[vb] - offsets[va])
             self._reserve(vb - va, nbytes)
             self.size, self.byte_size, overflow = bytes_insert(
-                data.offsets, data.data, va, vb, self.table, self.hashes, self.offsets, self.data, self.size,
+                offsets, data.byte_data, va, vb, self.table, self.hashes, self.offsets, self.data, self.size,
                 self.overhead, self.byte_size, self.limit, ids)
         return ids, int(overflow)
+
+    def truncate(self, size: int, byte_size: int) -> None:
+        """Forget every entry after the first `size` (pages that added them were dropped); ids stay the same,
+        as entries are numbered in first-occurrence order."""
+        if size >= self.size:
+            return
+        self.size, self.byte_size = size, byte_size
+        self.table.fill(-1)
+        self._rehash()
 
     def plain_page(self, count: int) -> bytes:
         """The PLAIN dictionary page body holding the first `count` entries."""
         if self.fixed:
-            keys = self.keys[:count]
-            dtype = {"int32": "<i4", "float": "<i4", "int64": "<i8", "double": "<i8"}[self.leaf.kind]
-            return keys.astype(dtype).tobytes()
-        if self.overhead == 0:
-            return self.data[: self.offsets[count]].tobytes()
-        out = np.empty(int(self.offsets[count]) + 4 * count, dtype=np.uint8)
-        end = plain_byte_array(self.offsets, self.data, 0, count, out, 0)
-        return out[:end].tobytes()
-
-    def page_bytes(self, count: int) -> int:
-        """Byte size parquet-java accounts for the first `count` entries."""
-        if self.fixed:
-            return count * self.entry_size
-        return int(self.offsets[count]) + self.overhead * count
+            return plain_fixed_entries(self.leaf, self.keys[:count])
+        return plain_byte_entries(self.leaf, self.offsets, self.data, count)

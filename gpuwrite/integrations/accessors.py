@@ -26,7 +26,7 @@ class GpuwriteAccessor:
 
     def to_parquet(self, path: str | os.PathLike[str], **options: Any) -> Any:
         """Write the frame to one Parquet v2 file (`gpuwrite.write_table`); returns its FileResult."""
-        from ..writer import write_table
+        from ..api import write_table
 
         return write_table(self._data(), path, **options)
 

@@ -199,8 +199,8 @@ def _empty_file(fs: pafs.FileSystem, paths: commit.JobPaths, df: Any, conf: dict
     import os
     import tempfile
 
+    from ..api import write_table
     from ..spark.naming import data_file_name
-    from ..writer import write_table
 
     schema = _arrow_schema(df)
     opts = WriteOptions.from_conf(conf, device="cpu")

@@ -11,12 +11,12 @@ import struct
 import zlib
 from decimal import Decimal
 from enum import IntEnum
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from corpus import corpus_file
 
 from gpuwrite.format import structs
 from gpuwrite.format.enums import (
@@ -54,7 +54,6 @@ from gpuwrite.format.structs import (
 )
 from gpuwrite.format.thrift import decode_struct, read_struct, serialize
 
-TESTING = Path(__file__).resolve().parents[3] / "shared" / "data" / "parquet-testing"
 STRUCT_CLASSES = [
     cls for cls in vars(structs).values()
     if isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == structs.__name__
@@ -457,9 +456,7 @@ def test_pyarrow_page_index_reencodes_identically(arrow_file: bytes) -> None:
 
 
 def test_footer_reader_on_parquet_testing_file() -> None:
-    path = TESTING / "datapage_v2.snappy.parquet"
-    if not path.exists():
-        pytest.skip("parquet-testing data not present")
+    path = corpus_file("datapage_v2.snappy.parquet")
     md = pq.ParquetFile(path).metadata
     footer = read_footer(path)
     assert footer == read_footer(str(path))

@@ -11,13 +11,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from corpus import corpus_file
 from test_readback import _big, _extremes
 
 import gpuwrite
 from gpuwrite.backends import resolve_device
 
 D = decimal.Decimal
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "data" / "parquet-testing"
 
 
 def _both(tmp_path: Path, table: pa.Table, **options) -> tuple[bytes, bytes]:
@@ -121,10 +121,7 @@ def test_legacy_rebase_and_dates(tmp_path):
                                   "byte_array_decimal.parquet"])
 def test_parquet_testing_files_rewritten(tmp_path, name):
     """Real files from other writers, read with pyarrow and rewritten by both backends."""
-    source = CORPUS / name
-    if not source.exists():
-        pytest.fail(f"missing corpus file {source} (../shared/data/parquet-testing)")
-    table = pq.read_table(source)
+    table = pq.read_table(corpus_file(name))
     keep = [f.name for f in table.schema if not pa.types.is_nested(f.type)]
     _assert_identical(tmp_path, table.select(keep), page_size=512)
 

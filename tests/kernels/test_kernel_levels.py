@@ -14,16 +14,18 @@ from gpuwrite.options import WriteOptions
 from gpuwrite.schema import FileSchema
 
 
-def _oracle(value: Any, t: pa.DataType, nullable: bool, path: list[Any], d: int, r: int, depth_rep: int,
+def _oracle(value: Any, t: pa.DataType, nullable: bool, path: list[Any], levels: tuple[int, int, int],
             out: list[tuple[int, int, Any]]) -> None:
-    """Append (rep, def, value) for one value of type t along the leaf `path` (a list of field selectors)."""
+    """Append (rep, def, value) for one value of type t along the leaf `path` (a list of field selectors);
+    `levels` is (definition level so far, repetition level of this value, depth of repetition so far)."""
+    d, r, depth_rep = levels
     if value is None:
         out.append((r, d, None))
         return
     d = d + (1 if nullable else 0)
     if pa.types.is_struct(t):
         i = path[0]
-        _oracle(value.get(t.field(i).name), t.field(i).type, t.field(i).nullable, path[1:], d, r, depth_rep, out)
+        _oracle(value.get(t.field(i).name), t.field(i).type, t.field(i).nullable, path[1:], (d, r, depth_rep), out)
         return
     if pa.types.is_map(t):
         entries = list(value)
@@ -34,16 +36,16 @@ def _oracle(value: Any, t: pa.DataType, nullable: bool, path: list[Any], d: int,
         for k, (key, item) in enumerate(entries):
             field = t.key_field if i == 0 else t.item_field
             child = key if i == 0 else item
-            _oracle(child, field.type, i == 1 and field.nullable, path[1:], d + 1, r if k == 0 else depth_rep + 1,
-                    depth_rep + 1, out)
+            _oracle(child, field.type, i == 1 and field.nullable, path[1:],
+                    (d + 1, r if k == 0 else depth_rep + 1, depth_rep + 1), out)
         return
     if pa.types.is_list(t):
         if not value:
             out.append((r, d, None))
             return
         for k, item in enumerate(value):
-            _oracle(item, t.value_type, t.value_field.nullable, path, d + 1, r if k == 0 else depth_rep + 1,
-                    depth_rep + 1, out)
+            _oracle(item, t.value_type, t.value_field.nullable, path,
+                    (d + 1, r if k == 0 else depth_rep + 1, depth_rep + 1), out)
         return
     out.append((r, d, value))
 
@@ -89,7 +91,7 @@ def test_walk_matches_oracle(data):
         pos, rep, dfn, leaf_arr = walk(arr, leaf)
         expected: list[tuple[int, int, Any]] = []
         for row in rows:
-            _oracle(row, t, True, _selectors(leaf.steps), 0, 0, 0, expected)
+            _oracle(row, t, True, _selectors(leaf.steps), (0, 0, 0), expected)
         got_values = [leaf_arr[int(p)].as_py() if p >= 0 else None for p in pos]
         assert list(zip(rep.tolist(), dfn.tolist(), got_values, strict=True)) == expected, leaf.dotted
         assert all((d == leaf.max_def) == (p >= 0) for d, p in zip(dfn.tolist(), pos.tolist(), strict=True))

@@ -1,119 +1,70 @@
-"""Row groups on the GPU: plan pages first, encode them in batches, then find where the row group ends.
-
-parquet-java's page checks depend only on buffered (raw) sizes, so the planner (`plan.PagePlanner`) lays out
-the pages of about a row group's worth of rows before anything is encoded. Each batch of planned pages is
-encoded on the device, then the row-group memory checks are replayed over the produced sizes in the order
-parquet-java runs them. When the row group ends inside the batch, the pages beyond the cut are dropped and
-the pages open at the cut are encoded again, ending there. The result is the CPU path's row groups, pages
-and bytes.
-"""
+"""The GPU `ColumnEncoders` of one row group: a `DeviceColumn` per column, each encoding its batch of planned
+pages on the device; the shared driver (`backends.rowgroup.PlannedRowGroup`) plans, replays and cuts."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 
-from ...columns import LeafData
-from ...encode.chunk import EncodedChunk, LevelMeter, raw_value_bytes
+from ...encode.chunk import ChunkOptions, Compressor, EncodedChunk, EncodedPage
+from ...leafdata import LeafData
 from ...options import WriteOptions
-from ...plan import BlockCheck, PagePlanner
 from ...schema import Leaf
+from ..base import PageRanges, RowGroupBuilder
+from ..rowgroup import PlannedRowGroup
 from .arrays import DeviceArrays
 from .codecs import HostCodec, NvcompCodec
 from .column import DeviceColumn
 
 
-def _raw_bytes_per_row(leaves: Sequence[Leaf], datas: Sequence[LeafData]) -> float:
-    """PLAIN-equivalent bytes per row over the window (what a row group's size is first measured in)."""
-    rows = max(1, datas[0].num_rows) if datas else 1
-    total = sum(raw_value_bytes(leaf, d, 0, d.num_values) + d.num_rows // 8 for leaf, d in zip(leaves, datas,
-                                                                                                 strict=True))
-    return max(1.0, total / rows)
+class DeviceEncoders:
+    """Column chunks of one row group on the device."""
 
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor,
+                 device: tuple[DeviceArrays, HostCodec | NvcompCodec]) -> None:
+        arrays, codec = device
+        self.columns = [DeviceColumn(leaf, ChunkOptions.for_leaf(leaf, opts, compress), arrays, codec)
+                        for leaf in leaves]
 
-class DeviceRowGroupBuilder:
-    """The GPU counterpart of `plan.RowGroupBuilder`: same interface, same cuts, pages encoded in batches."""
-
-    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, arrays: DeviceArrays,
-                 codec: HostCodec | NvcompCodec) -> None:
-        self.leaves = list(leaves)
-        self.opts = opts
-        self.columns = [DeviceColumn(leaf, opts, arrays, codec) for leaf in leaves]
-        self.planner = PagePlanner(leaves, opts)
-        self.planned_upto = 0  # every page check at or before this row has been planned
-        self.events: deque[tuple[int, list[int]]] = deque()  # page checks planned, not yet replayed
-        self.pending: list[list[tuple[int, int]]] = [[] for _ in leaves]  # planned pages not yet encoded
-        # replay of the memory checks
-        self.blocks = BlockCheck(opts)
-        self.produced = [0] * len(leaves)
-        self.start = [0] * len(leaves)
-        self.meters = [LevelMeter(leaf) for leaf in leaves]
-        self.accounted = [0] * len(leaves)  # pages of each column counted in `produced`
-
-    def _plan(self, datas: Sequence[LeafData], horizon: int) -> None:
-        """Run the page checks up to `horizon` and encode the pages they close, as one batch per column."""
-        planner = self.planner
-        while planner.next_page_check <= horizon:
-            row = planner.next_page_check
-            flush = planner.size_check(datas, row)
-            for c in flush:
-                self.pending[c].append((planner.page_start[c], row))
-                planner.close(c, row)
-            self.events.append((row, flush))
-        self.planned_upto = horizon
-        for c, column in enumerate(self.columns):
-            if self.pending[c]:
-                column.encode(self.pending[c])
-                self.pending[c] = []
-
-    def _memory(self, datas: Sequence[LeafData], row: int) -> int:
-        """Bytes the row group holds at `row` (finished pages at their stored size plus open pages raw)."""
-        total = 0
-        for c, data in enumerate(datas):
-            va, vb = int(data.value_index(self.start[c])), int(data.value_index(row))
-            total += self.produced[c] + self.meters[c].bytes_until(data, row)
-            total += raw_value_bytes(self.leaves[c], data, va, vb)
-        return total
-
-    def advance(self, datas: Sequence[LeafData], available: int, final: bool) -> int | None:
-        """Run the checks over rows 0..available; return the row count if the row group ends, else None."""
-        for column, data in zip(self.columns, datas, strict=True):
+    def load(self, window: Sequence[LeafData]) -> None:
+        """Make the device hold the window (only rows added since the last call are copied where possible)."""
+        for column, data in zip(self.columns, window, strict=True):
             column.load(data)
-        limit = self.opts.block_row_count_limit
-        stop = min(available, limit)
-        step = max(self.opts.page_row_count_limit // 4, int(self.opts.block_size / _raw_bytes_per_row(
-            self.leaves, datas)))
-        blocks = self.blocks
-        while True:
-            if self.planned_upto < stop and not self.events:
-                self._plan(datas, min(stop, self.planned_upto + step))
-            next_event = self.events[0][0] if self.events else self.planner.next_page_check
-            row = min(next_event, blocks.next_mem_check, limit)
-            if row > self.planned_upto and self.planned_upto < stop:
-                self._plan(datas, min(stop, max(row, self.planned_upto + step)))
-                continue
-            if row > available:
-                if final and available > 0:
-                    return self._cut(datas, available)
-                return None
-            if self.events and row == self.events[0][0]:
-                _, flush = self.events.popleft()
-                for c in flush:
-                    self.produced[c] += self.columns[c].pages[self.accounted[c]].size
-                    self.accounted[c] += 1
-                    self.start[c] = row
-                    self.meters[c].reset(row)
-            if row >= limit or (row == blocks.next_mem_check and blocks.full(self._memory(datas, row), row)):
-                return self._cut(datas, row)
 
-    def _cut(self, datas: Sequence[LeafData], row: int) -> int:
-        """End the row group at `row`: drop pages planned past it, encode each open page up to it."""
-        for c, column in enumerate(self.columns):
-            column.truncate(self.accounted[c])
-            if self.start[c] < row:
-                column.encode([(self.start[c], row)])
-        return row
+    def encode(self, ranges: PageRanges) -> None:
+        """Each column's next pages, one batch per column."""
+        for column, r in zip(self.columns, ranges, strict=True):
+            if r:
+                column.encode(list(r))
+
+    def pages(self, column: int) -> Sequence[EncodedPage]:
+        """The column's pages so far."""
+        return self.columns[column].pages
+
+    def truncate(self, column: int, keep: int) -> None:
+        """Drop the column's pages after the first `keep`."""
+        self.columns[column].truncate(keep)
 
     def finish(self) -> list[EncodedChunk]:
-        """The finished chunks of this row group, in schema order."""
+        """The finished chunks, in schema order."""
         return [column.finish() for column in self.columns]
+
+
+class DeviceBackend:
+    """The GPU `Backend`: device arrays and the page codec, shared by the file's row groups."""
+
+    name = "gpu"
+
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> None:
+        from .codecs import page_codec
+
+        self.leaves, self.opts, self.compress = leaves, opts, compress
+        self.arrays = DeviceArrays()
+        self.codec = page_codec(opts.compression, opts.compression_level, self.arrays)
+
+    def row_group(self) -> RowGroupBuilder:
+        """A builder for the next row group."""
+        encoders = DeviceEncoders(self.leaves, self.opts, self.compress, (self.arrays, self.codec))
+        return PlannedRowGroup(self.leaves, self.opts, encoders)
+
+    def close(self) -> None:
+        """Nothing to release beyond what CuPy's pool keeps."""

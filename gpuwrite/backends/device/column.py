@@ -18,26 +18,26 @@ from gpuwrite.kernels._jit import page_kernel
 from gpuwrite.kernels.delta import delta_max_size
 from gpuwrite.kernels.rle import rle_max_size
 
-from ...columns import LeafData
+from ...assemble.pages import stamp_headers
 from ...encode.bloom import BloomBuilder, chunk_bitset
 from ...encode.chunk import (
-    FALLBACK,
+    ChunkOptions,
+    DictionaryPage,
     EncodedChunk,
     EncodedPage,
-    dictionary_header,
-    finish_page,
-    level_width,
-    raw_value_bytes,
+    PageSections,
+    PageSpan,
 )
+from ...encode.dictionary import FIXED_ENTRY_SIZE, plain_page_of_values
+from ...encode.rules import FALLBACK, as_signed32, keeps_dictionary, raw_value_bytes
 from ...encode.stats import stats_at
 from ...format.enums import Encoding
-from ...options import WriteOptions
+from ...leafdata import LeafData
 from ...schema import BYTE_ARRAY, Leaf
 from .arrays import DeviceArrays
 from .codecs import HostCodec, NvcompCodec
 
 # SPEC: DictionaryValuesWriter entry sizes, as in encode.dictionary.
-_FIXED_ENTRY = {"int32": 4, "float": 4, "int64": 8, "double": 8}
 _PLAIN_WIDTH = {"float": (4, 4), "double": (8, 8)}  # kind -> (bytes per value, NaN canonicalisation)
 _DICT = int(Encoding.RLE_DICTIONARY)
 
@@ -58,17 +58,18 @@ def _log2(n: int) -> int:
 class DeviceColumn:
     """Encodes one column chunk's pages on the device, batch by batch, holding its dictionary between them."""
 
-    def __init__(self, leaf: Leaf, opts: WriteOptions, arrays: DeviceArrays,
+    def __init__(self, leaf: Leaf, chunk: ChunkOptions, arrays: DeviceArrays,
                  codec: HostCodec | NvcompCodec) -> None:
         self.leaf = leaf
+        self.chunk = chunk
         self.arrays = arrays
         self.codec = codec
-        self.use_dictionary = opts.dictionary_enabled(leaf.dotted) and leaf.kind != "bool"
-        self.limit = opts.dictionary_page_size
-        self.identity = opts.compression == "uncompressed"
-        self.checksum = opts.page_checksum
-        self.bloom_spec = opts.bloom_filter(leaf.dotted)
-        self.fixed = leaf.kind in ("bool", "int32", "int64", "float", "double")
+        self.use_dictionary = chunk.use_dictionary
+        self.limit = chunk.dictionary_limit
+        self.identity = chunk.identity
+        self.checksum = chunk.checksum
+        self.bloom_spec = chunk.bloom
+        self.fixed = leaf.fixed_width
         self.host: LeafData | None = None
         self.dev: dict[str, Any] = {}
         self.pages: list[EncodedPage] = []
@@ -106,17 +107,18 @@ class DeviceColumn:
         if self.leaf.max_def > 0:
             arrays["levels"] = data.def_levels
         if self.leaf.max_rep > 0:
+            assert data.rep is not None
             arrays["rep"] = data.rep
         if self.fixed:
-            vals = data.values
+            vals = data.value_array
             if self.leaf.kind == "float":
                 vals = vals.view(np.int32)
             elif self.leaf.kind == "double":
                 vals = vals.view(np.int64)
             arrays["values"] = vals
         else:
-            arrays["offsets"] = data.offsets
-            arrays["data"] = data.data
+            arrays["offsets"] = data.byte_offsets
+            arrays["data"] = data.byte_data
         for name, host in arrays.items():
             have = self.dev.get(name)
             if old is None or have is None or name in ("offsets", "data") or len(host) < len(have):
@@ -126,18 +128,18 @@ class DeviceColumn:
 
     def _keys(self, hi: int) -> Any:
         """Dictionary keys (int64) of values 0..hi: integers as is, floats as canonical bits; computed once."""
-        xp = self.arrays.xp
+        from gpuwrite.kernels import dictionary_cuda as D
+
+        a, xp = self.arrays, self.arrays.xp
         cached = self._keys_cache
         done = 0 if cached is None else len(cached)
         if done >= hi:
             return cached
-        b = self.dev["values"][done:hi].astype(xp.int64)
-        if self.leaf.kind == "float":
-            nan = ((b & 0x7F800000) == 0x7F800000) & ((b & 0x007FFFFF) != 0)
-            b = xp.where(nan, 0x7FC00000, b)
-        elif self.leaf.kind == "double":
-            nan = ((b & 0x7FF0000000000000) == 0x7FF0000000000000) & ((b & 0x000FFFFFFFFFFFFF) != 0)
-            b = xp.where(nan, 0x7FF8000000000000, b)
+        if self.leaf.kind in ("float", "double"):
+            b = a.empty(hi - done, np.int64)
+            a.values(D.canonical_keys, hi - done, self.dev["values"], done, hi, self.leaf.kind == "float", b)
+        else:
+            b = self.dev["values"][done:hi].astype(xp.int64)
         self._keys_cache = b if cached is None else xp.concatenate([cached, b])
         return self._keys_cache
 
@@ -200,7 +202,7 @@ class DeviceColumn:
         self.slot_id[slot_of[lo + fresh]] = self.entries + count[fresh] - 1
         ids = self.slot_id[slot_of[lo:hi]].astype(np.int32)
         if self.fixed:
-            sizes = is_new.astype(np.int64) * _FIXED_ENTRY[self.leaf.kind]
+            sizes = is_new.astype(np.int64) * FIXED_ENTRY_SIZE[self.leaf.kind]
         else:
             overhead = 4 if self.leaf.physical == BYTE_ARRAY else 0
             off = self.dev["offsets"]
@@ -249,7 +251,7 @@ class DeviceColumn:
         return 2 * delta_max_size(n) + nbytes
 
     def _launch_values(self, sel: np.ndarray, dict_page: bool, va: np.ndarray, vb: np.ndarray,
-                       entries: np.ndarray, off: np.ndarray, out: Any, sizes: np.ndarray) -> None:
+                       entries: np.ndarray, *, off: np.ndarray, out: Any, sizes: np.ndarray) -> None:
         """Encode the values of the selected pages into `out` at `off` (one launch); fill their sizes."""
         if len(sel) == 0:
             return
@@ -312,17 +314,18 @@ class DeviceColumn:
         off = np.concatenate(([0], np.cumsum(bounds)[:-1])).astype(np.int64)
         out = a.empty(int(bounds.sum()) + 1, np.uint8)
         sizes = np.zeros(n, dtype=np.int64)
-        self._launch_values(np.nonzero(use_dict)[0], True, va, vb, entries, off, out, sizes)
-        self._launch_values(np.nonzero(~use_dict)[0], False, va, vb, entries, off, out, sizes)
+        self._launch_values(np.nonzero(use_dict)[0], True, va, vb, entries, off=off, out=out, sizes=sizes)
+        self._launch_values(np.nonzero(~use_dict)[0], False, va, vb, entries, off=off, out=out, sizes=sizes)
         if first_test:
             # SPEC: DictionaryValuesWriter.isCompressionSatisfying on the first page: keep iff
             # encoded + dictionary bytes < raw bytes; otherwise the whole chunk falls back from here.
             dict_bytes = int(self._at_value(self.byte_cum, vb[:1])[0])
-            if not sizes[0] + dict_bytes < raw_value_bytes(self.leaf, host, int(va[0]), int(vb[0])):
+            if not keeps_dictionary(int(sizes[0]), dict_bytes, raw_value_bytes(self.leaf, host, int(va[0]),
+                                                                                  int(vb[0]))):
                 redo = np.nonzero(use_dict)[0]
                 use_dict[:] = False
                 entries[:] = 0
-                self._launch_values(redo, False, va, vb, entries, off, out, sizes)
+                self._launch_values(redo, False, va, vb, entries, off=off, out=out, sizes=sizes)
         ea = np.array([host.entry_index(int(r)) for r in rows_a], dtype=np.int64)
         eb = np.array([host.entry_index(int(r)) for r in rows_b], dtype=np.int64)
         rep, rep_off, rep_len = self._levels("rep", self.leaf.max_rep, ea, eb)
@@ -346,22 +349,23 @@ class DeviceColumn:
         imin, imax, same = self._extremes(va, vb)
         host_bodies = a.to_host(bodies)
         first_row = sum(p.num_rows for p in self.pages)
+        new_pages = []
         for p in range(n):
-            ra, rb = int(rows_a[p]), int(rows_b[p])
-            nulls = int(eb[p] - ea[p]) - int(vb[p] - va[p])
+            span = PageSpan(int(rows_a[p]), int(rows_b[p]), int(ea[p]), int(eb[p]), int(va[p]), int(vb[p]))
             encoding = _DICT if use_dict[p] else int(FALLBACK[self.leaf.kind])
-            crc = None
-            if crcs is not None:
-                c = int(crcs[p])
-                crc = c - (1 << 32) if c >= 1 << 31 else c
+            crc = as_signed32(int(crcs[p])) if crcs is not None else None
             body = host_bodies[body_off[p]:body_off[p] + body_len[p]].tobytes()
-            st = stats_at(self.leaf, host, int(vb[p] - va[p]), nulls, int(imin[p]), int(imax[p]), bool(same[p]))
-            self.pages.append(finish_page(self.leaf, host, first_row, ra, rb, encoding, int(rep_len[p]),
-                                          int(lev_len[p]), int(sizes[p]), body, bool(compressed[p]), crc, st))
+            sections = PageSections(body, int(rep_len[p]), int(lev_len[p]), int(sizes[p]), bool(compressed[p]), crc)
+            st = stats_at(self.leaf, host, span.vb - span.va, span.num_nulls, imin=int(imin[p]), imax=int(imax[p]),
+                          same=bool(same[p]))
+            new_pages.append(EncodedPage.of(self.leaf, host, span, first_row=first_row, encoding=encoding,
+                                            sections=sections, stats=st))
             self.page_entries.append(int(entries[p]) if use_dict[p] else 0)
             self.page_dict.append(bool(use_dict[p]))
-            self.page_values.append((int(va[p]), int(vb[p])))
-            first_row += rb - ra
+            self.page_values.append((span.va, span.vb))
+            first_row += span.num_rows
+        stamp_headers(new_pages)
+        self.pages.extend(new_pages)
 
     def _levels(self, name: str, max_level: int, ea: np.ndarray, eb: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
         """One level section per page (repetition or definition): (device buffer, offsets, lengths)."""
@@ -369,7 +373,7 @@ class DeviceColumn:
         n = len(ea)
         if max_level == 0:
             return a.empty(1, np.uint8), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
-        width = level_width(max_level)
+        width = max_level.bit_length()
         bound = np.array([rle_max_size(int(eb[p] - ea[p]), width) for p in range(n)], dtype=np.int64)
         off = np.concatenate(([0], np.cumsum(bound)[:-1])).astype(np.int64)
         buf = a.empty(int(bound.sum()) + 1, np.uint8)
@@ -381,7 +385,7 @@ class DeviceColumn:
     def _value_bytes(self, va: np.ndarray, vb: np.ndarray) -> np.ndarray:
         """Bytes of the values of each page (byte kinds)."""
         assert self.host is not None
-        off = self.host.offsets
+        off = self.host.byte_offsets
         return (off[vb] - off[va]).astype(np.int64)
 
     def _compress(self, out: Any, off: np.ndarray, sizes: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray]:
@@ -445,38 +449,11 @@ class DeviceColumn:
             bloom = chunk_bitset(builder, [p.encoding for p in self.pages])
         count = max((e for e in self.page_entries), default=0)
         if count == 0 or host is None:
-            return EncodedChunk(None, None, 0, 0, self.pages, bloom)
-        xp = self.arrays.xp
-        first = self.arrays.to_host(xp.concatenate(self.entry_first)[:count])
-        raw = self._plain_entries(host, first)
-        if self.identity:
-            body = raw
-        else:
+            return EncodedChunk(None, self.pages, bloom)
+        first = self.arrays.to_host(self.arrays.xp.concatenate(self.entry_first)[:count])
+        raw = plain_page_of_values(self.leaf, host, first)
+        body = None
+        if not self.identity:
             body = self.arrays.to_host(self.codec.compress([self.arrays.to_device(
                 np.frombuffer(raw, dtype=np.uint8))])[0]).tobytes()
-        return EncodedChunk(dictionary_header(len(raw), body, count, self.checksum), body, len(raw), count,
-                            self.pages, bloom)
-
-    def _plain_entries(self, host: LeafData, first: np.ndarray) -> bytes:
-        """PLAIN bytes of the entries whose first occurrences are `first`, in order."""
-        kind = self.leaf.kind
-        if self.fixed:
-            vals = host.values[first]
-            if kind == "float":
-                bits = vals.view(np.int32).copy()
-                bits[np.isnan(vals)] = 0x7FC00000
-                return bits.astype("<i4").tobytes()
-            if kind == "double":
-                bits = vals.view(np.int64).copy()
-                bits[np.isnan(vals)] = 0x7FF8000000000000
-                return bits.astype("<i8").tobytes()
-            return vals.astype("<i4" if kind == "int32" else "<i8").tobytes()
-        off, data = host.offsets, host.data
-        parts = []
-        prefix = self.leaf.physical == BYTE_ARRAY
-        for i in first:
-            value = data[off[i]:off[i + 1]].tobytes()
-            if prefix:
-                parts.append(len(value).to_bytes(4, "little"))
-            parts.append(value)
-        return b"".join(parts)
+        return EncodedChunk(DictionaryPage.build(raw, count, self.chunk, body), self.pages, bloom)

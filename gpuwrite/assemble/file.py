@@ -1,0 +1,122 @@
+"""The file's bytes in parquet-java's order: magic, each row group's chunks (dictionary page, data pages) as
+they finish, then all column indexes, all offset indexes, the bloom filters, the footer and the magic again.
+
+SPEC: ParquetFileWriter (start, writeColumnChunk, end, serializeColumnIndexes / serializeOffsetIndexes /
+serializeBloomFilters, serializeFooter).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..encode.chunk import EncodedChunk, EncodedPage
+from ..format.structs import ColumnChunk, FileMetaData, RowGroup
+from ..format.thrift import serialize
+from ..schema import FileSchema, Leaf
+from .bloom import bloom_filter_block
+from .footer import ChunkLayout, column_metadata, file_metadata, row_group
+from .indexes import column_index, offset_index
+from .pages import dictionary_header
+from .sink import FileSink
+
+MAGIC = b"PAR1"
+
+
+@dataclass(frozen=True)
+class FileLayout:
+    """What the file's metadata depends on beyond its pages: codec and the two truncation lengths."""
+
+    codec: int
+    statistics_truncate_length: int
+    column_index_truncate_length: int
+
+
+@dataclass
+class _WrittenChunk:
+    """A chunk already in the file, kept until its indexes and bloom filter are written."""
+
+    column: ColumnChunk
+    leaf: Leaf
+    pages: list[EncodedPage]
+    offsets: tuple[int, ...]
+    bloom_filter: bytes | None
+
+
+class FileAssembler:
+    """Writes row groups to `sink` as they finish and the file's tail on `finish`."""
+
+    def __init__(self, sink: FileSink, schema: FileSchema, layout: FileLayout) -> None:
+        self.sink = sink
+        self.schema = schema
+        self.layout = layout
+        self.row_groups: list[RowGroup] = []
+        self.page_counts: list[list[int]] = []
+        self.num_rows = 0
+        self._written: list[_WrittenChunk] = []
+        sink.write(MAGIC)
+
+    def write_row_group(self, chunks: Sequence[EncodedChunk], num_rows: int) -> None:
+        """Append a finished row group: each chunk's dictionary page then its data pages, in schema order."""
+        sink = self.sink
+        columns = []
+        for leaf, chunk in zip(self.schema.leaves, chunks, strict=True):
+            start = sink.pos
+            header_len = 0
+            if chunk.dictionary is not None:
+                header = dictionary_header(chunk.dictionary)
+                header_len = len(header)
+                sink.write(header)
+                sink.write(chunk.dictionary.body)
+            offsets = []
+            for page in chunk.pages:
+                offsets.append(sink.pos)
+                sink.write(page.header)
+                sink.write(page.body)
+            layout = ChunkLayout(start, header_len, tuple(offsets))
+            meta = column_metadata(leaf, chunk, layout, self.layout.codec, self.layout.statistics_truncate_length)
+            column = ColumnChunk(file_offset=0, meta_data=meta)
+            columns.append(column)
+            self._written.append(_WrittenChunk(column, leaf, chunk.pages, layout.page_offsets, chunk.bloom_filter))
+        self.row_groups.append(row_group(columns, num_rows, len(self.row_groups)))
+        self.page_counts.append([len(c.pages) for c in chunks])
+        self.num_rows += num_rows
+
+    def _write_page_indexes(self) -> None:
+        """All column indexes, then all offset indexes, then all bloom filters, after the row groups
+        (parquet-java's order: ParquetFileWriter.end)."""
+        sink = self.sink
+        truncate = self.layout.column_index_truncate_length
+        for w in self._written:
+            index = column_index(w.leaf, w.pages, truncate)
+            if index is not None:
+                data = serialize(index)
+                w.column.column_index_offset, w.column.column_index_length = sink.pos, len(data)
+                sink.write(data)
+        for w in self._written:
+            data = serialize(offset_index(w.leaf, w.pages, w.offsets))
+            w.column.offset_index_offset, w.column.offset_index_length = sink.pos, len(data)
+            sink.write(data)
+        # SPEC: ParquetFileWriter.serializeBloomFilters: header + bitset per chunk that has a filter, in row
+        # group then column order; ColumnMetaData.bloom_filter_offset / bloom_filter_length cover both.
+        for w in self._written:
+            if w.bloom_filter is None:
+                continue
+            data = bloom_filter_block(w.bloom_filter)
+            meta = w.column.meta_data
+            assert meta is not None
+            meta.bloom_filter_offset, meta.bloom_filter_length = sink.pos, len(data)
+            sink.write(data)
+        self._written = []
+
+    def finish(self, key_value: Sequence[tuple[str, str]]) -> FileMetaData:
+        """Write page indexes, bloom filters, the footer (with `key_value` metadata, in order) and the closing
+        magic; the sink then holds the whole file."""
+        self._write_page_indexes()
+        meta = file_metadata(self.schema, self.row_groups, self.num_rows, list(key_value))
+        footer = serialize(meta)
+        self.sink.write(footer)
+        self.sink.write(struct.pack("<I", len(footer)))
+        self.sink.write(MAGIC)
+        return meta

@@ -1,0 +1,56 @@
+"""The seam between the pipeline and a backend: what a row-group builder does, and what a backend's column
+encoders must offer the shared row-group driver (`backends.rowgroup.PlannedRowGroup`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from ..encode.chunk import EncodedChunk, EncodedPage
+from ..leafdata import LeafData
+
+PageRanges = Sequence[Sequence[tuple[int, int]]]  # per column, the window rows a..b of each new page, in order
+
+
+class RowGroupBuilder(Protocol):
+    """Builds one row group from a window of rows that may grow: finds where parquet-java would end it."""
+
+    def advance(self, window: Sequence[LeafData], available: int, final: bool) -> int | None:
+        """Run the checks over rows 0..available of the window; the row count where the row group ends, or
+        None when it goes on past `available` (with `final`, it ends at `available` at the latest)."""
+
+    def finish(self) -> list[EncodedChunk]:
+        """The row group's finished chunks, in schema order."""
+
+
+class ColumnEncoders(Protocol):
+    """One backend's encoders for the column chunks of one row group (CPU: `backends.cpu`; GPU:
+    `backends.device`). Pages come back with their headers (`assemble.pages.stamp_headers`)."""
+
+    def load(self, window: Sequence[LeafData]) -> None:
+        """The window of the row group's rows so far (it only grows within a row group)."""
+
+    def encode(self, ranges: PageRanges) -> None:
+        """Encode each column's next pages."""
+
+    def pages(self, column: int) -> Sequence[EncodedPage]:
+        """The column's pages encoded so far."""
+
+    def truncate(self, column: int, keep: int) -> None:
+        """Drop the column's pages after the first `keep` (the row group ended before them)."""
+
+    def finish(self) -> list[EncodedChunk]:
+        """The finished chunks (dictionary page, data pages, bloom filter), in schema order."""
+
+
+class Backend(Protocol):
+    """A device's long-lived resources for one file (threads, device memory, codecs), giving a fresh
+    row-group builder per row group."""
+
+    name: str  # "cpu" or "gpu"
+
+    def row_group(self) -> RowGroupBuilder:
+        """A builder for the file's next row group (parquet-java starts every row group afresh)."""
+
+    def close(self) -> None:
+        """Release the resources (threads, device memory)."""

@@ -1,0 +1,82 @@
+"""The CPU backend: one `encode.chunk.ChunkEncoder` per column (numba kernels, which release the GIL), the
+columns of a batch encoded concurrently on a thread pool."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from ..assemble.pages import stamp_headers
+from ..encode.chunk import ChunkEncoder, ChunkOptions, Compressor, EncodedChunk, EncodedPage
+from ..leafdata import LeafData
+from ..options import WriteOptions
+from ..schema import Leaf
+from .base import PageRanges, RowGroupBuilder
+from .rowgroup import PlannedRowGroup
+
+
+def page_pool(columns: int) -> ThreadPoolExecutor | None:
+    """Threads for page encoding: one per core (at most one per column); None on a single core."""
+    workers = min(os.cpu_count() or 1, columns)
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpuwrite") if workers > 1 else None
+
+
+class CpuEncoders:
+    """The CPU `ColumnEncoders` of one row group."""
+
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor,
+                 pool: ThreadPoolExecutor | None) -> None:
+        self.encoders = [ChunkEncoder(leaf, ChunkOptions.for_leaf(leaf, opts, compress)) for leaf in leaves]
+        self.pool = pool
+        self.window: Sequence[LeafData] = ()
+
+    def load(self, window: Sequence[LeafData]) -> None:
+        """Encode from this window from now on."""
+        self.window = window
+
+    def _encode_column(self, c: int, ranges: Sequence[tuple[int, int]]) -> None:
+        """One column's new pages, headers included."""
+        stamp_headers(self.encoders[c].encode_pages(self.window[c], ranges))
+
+    def encode(self, ranges: PageRanges) -> None:
+        """Each column's next pages; columns run concurrently on the pool."""
+        jobs = [(c, r) for c, r in enumerate(ranges) if r]
+        if self.pool is None or len(jobs) < 2:
+            for c, r in jobs:
+                self._encode_column(c, r)
+            return
+        for future in [self.pool.submit(self._encode_column, c, r) for c, r in jobs]:
+            future.result()
+
+    def pages(self, column: int) -> Sequence[EncodedPage]:
+        """The column's pages so far."""
+        return self.encoders[column].pages
+
+    def truncate(self, column: int, keep: int) -> None:
+        """Drop the column's pages after the first `keep`, restoring its dictionary."""
+        self.encoders[column].truncate(keep)
+
+    def finish(self) -> list[EncodedChunk]:
+        """The finished chunks, in schema order."""
+        return [e.finish() for e in self.encoders]
+
+
+class CpuBackend:
+    """The CPU `Backend`: a thread pool shared by the file's row groups."""
+
+    name = "cpu"
+
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> None:
+        self.leaves, self.opts, self.compress = leaves, opts, compress
+        self.pool = page_pool(len(leaves))
+
+    def row_group(self) -> RowGroupBuilder:
+        """A builder for the next row group."""
+        return PlannedRowGroup(self.leaves, self.opts, CpuEncoders(self.leaves, self.opts, self.compress, self.pool))
+
+    def close(self) -> None:
+        """Stop the threads."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+            self.pool = None

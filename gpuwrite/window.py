@@ -1,0 +1,89 @@
+"""Input rows waiting to be written, and the window of them converted for the open row group.
+
+Rows are converted to NumPy in windows, never the whole input: a window starts at the open row group's first
+row with about eight row groups' worth of Arrow data (a bit more than the last row group's rows after the
+first), and doubles while no row group ends inside it. Page and row-group boundaries depend only on the
+rows, never on how the input was chunked.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from .columns import leaf_data
+from .integrations.arrow import ArrowPiece
+from .leafdata import LeafData
+from .options import WriteOptions
+from .schema import FileSchema
+
+
+def concat_pieces(pieces: list[ArrowPiece]) -> pa.Table:
+    """Pieces as one table without copying column data."""
+    tables = [p if isinstance(p, pa.Table) else pa.Table.from_batches([p]) for p in pieces]
+    return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
+
+
+class RowWindow:
+    """Pending Arrow rows, and the leaves' converted data for rows 0..`rows` of the open row group."""
+
+    def __init__(self, schema: FileSchema, opts: WriteOptions) -> None:
+        self.schema = schema
+        self.opts = opts
+        self.pending: list[ArrowPiece] = []
+        self.pending_rows = 0
+        self.data: list[LeafData] = []
+        self.rows = 0  # rows of the open row group converted so far
+        self.target = 0  # rows the window should hold before the next check
+
+    def push(self, piece: ArrowPiece) -> None:
+        """Queue rows for writing."""
+        self.pending.append(piece)
+        self.pending_rows += piece.num_rows
+
+    def start_row_group(self, last_rows: int | None) -> None:
+        """A new row group starts at the first pending row; `last_rows` is the previous one's row count."""
+        self.data, self.rows = [], 0
+        if last_rows is not None:
+            self.target = max(1024, last_rows * 5 // 4)
+            return
+        nbytes = sum(p.nbytes for p in self.pending) or 1
+        per_row = max(1, nbytes // max(1, self.pending_rows))
+        self.target = max(self.opts.page_row_count_limit, 8 * self.opts.block_size // per_row, 1024)
+
+    def ready(self, final: bool) -> bool:
+        """Whether there are rows to convert now (enough for the target, or the input has ended)."""
+        return self.pending_rows > 0 and (final or self.pending_rows >= self.target)
+
+    def extend(self) -> list[LeafData]:
+        """Convert pending rows up to the target (or the end of the input) and return the whole window."""
+        rows = min(self.target, self.pending_rows)
+        if self.rows < rows:
+            table = concat_pieces(self.pending).slice(self.rows, rows - self.rows)
+            fresh = [leaf_data(table.column(leaf.index), leaf, self.opts) for leaf in self.schema.leaves]
+            if not self.data:
+                self.data = fresh
+            else:
+                self.data = [LeafData.concat([old, new]) for old, new in zip(self.data, fresh, strict=True)]
+            self.rows = rows
+        return self.data
+
+    @property
+    def at_end(self) -> bool:
+        """Whether the window holds every pending row."""
+        return self.rows == self.pending_rows
+
+    def grow(self) -> None:
+        """No row group ended inside the window: take twice as many rows next time."""
+        self.target *= 2
+
+    def drop(self, rows: int) -> None:
+        """The open row group ended after `rows` rows and was written: forget them."""
+        rest = concat_pieces(self.pending).slice(rows)
+        self.pending = [rest] if rest.num_rows else []
+        self.pending_rows -= rows
+        self.data, self.rows = [], 0
+
+    def clear(self) -> None:
+        """Forget everything pending (the write was abandoned)."""
+        self.pending, self.pending_rows = [], 0
+        self.data, self.rows = [], 0

@@ -1,0 +1,156 @@
+"""Layout tests of the planners: synthetic sizes in, page and row-group cuts out.
+
+The expected cuts follow parquet-java's schedule worked by hand (ColumnWriteStoreBase.sizeCheck,
+InternalParquetRecordWriter.checkBlockSizeReached); the whole-file parity tests compare the same rules with
+parquet-java itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from gpuwrite.backends.base import PageRanges
+from gpuwrite.backends.rowgroup import PlannedRowGroup
+from gpuwrite.leafdata import LeafData
+from gpuwrite.options import WriteOptions
+from gpuwrite.plan import BlockCheck, LevelMeter, PagePlanner
+from gpuwrite.schema import FileSchema, Leaf
+
+
+def _leaves(types: Sequence[pa.DataType], opts: WriteOptions) -> tuple[Leaf, ...]:
+    """The leaves of a flat schema with columns c0, c1, ... of the given types."""
+    return FileSchema.from_arrow(pa.schema([(f"c{i}", t) for i, t in enumerate(types)]), opts).leaves
+
+
+def _page_ends(types: Sequence[pa.DataType], window: Sequence[LeafData], opts: WriteOptions,
+               rows: int) -> list[list[int]]:
+    """Each column's page end rows when the page checks run up to `rows`."""
+    planner = PagePlanner(_leaves(types, opts), opts)
+    ends: list[list[int]] = [[] for _ in window]
+    while planner.next_page_check <= rows:
+        row = planner.next_page_check
+        for c in planner.size_check(window, row):
+            ends[c].append(row)
+            planner.close(c, row)
+    return ends
+
+
+def _longs(n: int) -> LeafData:
+    """n non-null 8-byte values."""
+    return LeafData(n, None, values=np.arange(n, dtype=np.int64))
+
+
+def test_page_ends_follow_the_size_check_schedule() -> None:
+    """8-byte values, 8000-byte pages (tolerance 800): checks at rows 100, 550, 775, 887, then 987 holds 7896
+    bytes, within the tolerance, so the page ends there; each later page starts the schedule again."""
+    ends = _page_ends([pa.int64()], [_longs(5000)], WriteOptions(page_size=8000), 5000)
+    assert ends == [[987, 1962, 2937, 3912, 4887]]
+
+
+def test_page_row_count_limit_ends_pages_exactly() -> None:
+    ends = _page_ends([pa.int64()], [_longs(1000)], WriteOptions(page_row_count_limit=250), 1000)
+    assert ends == [[250, 500, 750, 1000]]
+
+
+def test_columns_end_pages_independently_and_share_the_schedule() -> None:
+    """A 4-byte and an 8-byte column share one schedule (the next check is the nearest any column needs):
+    alone, the wide column's 4th page would end at 3912; here the narrow column's checks at 3399, 3630 and
+    3746 (where its own page ends) put a check at 3846, where the wide page holds 7272 bytes, within the
+    800-byte tolerance."""
+    window = [LeafData(5000, None, values=np.arange(5000, dtype=np.int32)), _longs(5000)]
+    narrow, wide = _page_ends([pa.int32(), pa.int64()], window, WriteOptions(page_size=8000), 5000)
+    assert wide == [987, 1962, 2937, 3846, 4821]
+    assert narrow == [1862, 3746]
+
+
+def test_booleans_count_packed_bits() -> None:
+    """Booleans buffer one bit per value: 1000-byte pages hold about 7,500 values."""
+    window = [LeafData(50_000, None, values=np.zeros(50_000, dtype=np.uint8))]
+    assert _page_ends([pa.bool_()], window, WriteOptions(page_size=1000), 50_000) == [
+        [7528, 15028, 22531, 30035, 37535, 45038]]
+
+
+def test_level_meter_counts_emitted_runs_only() -> None:
+    """Alternating nulls: 100 bit-packed groups of definition levels are two runs (63 + 37 groups), each with
+    a header byte; a long run of present values emits nothing until it ends."""
+    leaf = _leaves([pa.int32()], WriteOptions())[0]
+    alternating = LeafData(800, np.tile([True, False], 400), values=np.zeros(400, dtype=np.int32))
+    assert LevelMeter(leaf).bytes_until(alternating, 800) == (1 + 63) + (1 + 37)
+    present = LeafData(800, np.ones(800, dtype=bool), values=np.zeros(800, dtype=np.int32))
+    assert LevelMeter(leaf).bytes_until(present, 800) == 0
+
+
+def test_block_check_schedule() -> None:
+    """10,000-byte row groups: 1,000 bytes at row 100 is 10 bytes a record, so the next check is halfway to
+    the estimated end ((100 + 1000) / 2 = 550); 9,990 bytes at row 550 is within two records of the limit."""
+    blocks = BlockCheck(WriteOptions(block_size=10_000))
+    assert not blocks.full(1000, 100)
+    assert blocks.next_mem_check == 550
+    assert blocks.full(9990, 550)
+
+
+@dataclass
+class _Page:
+    """A page of a synthetic backend: its rows and size on disk."""
+
+    a: int
+    b: int
+    size: int
+
+
+@dataclass
+class _FixedRatioEncoders:
+    """A backend whose pages take `per_row` bytes a row: sizes in, cuts out."""
+
+    per_row: int
+    pages_of: list[list[_Page]] = field(default_factory=lambda: [[]])
+    batches: list[list[int]] = field(default_factory=list)
+    dropped: list[int] = field(default_factory=list)
+
+    def load(self, window: Sequence[LeafData]) -> None:
+        pass
+
+    def encode(self, ranges: PageRanges) -> None:
+        self.batches.append([len(r) for r in ranges])
+        for pages, r in zip(self.pages_of, ranges, strict=True):
+            pages.extend(_Page(a, b, (b - a) * self.per_row) for a, b in r)
+
+    def pages(self, column: int) -> list[_Page]:
+        return self.pages_of[column]
+
+    def truncate(self, column: int, keep: int) -> None:
+        self.dropped.append(len(self.pages_of[column]) - keep)
+        del self.pages_of[column][keep:]
+
+    def finish(self) -> list:
+        return []
+
+
+def test_row_group_ends_where_the_memory_check_fires_and_pages_past_it_are_dropped() -> None:
+    """8-byte values stored at 4 bytes a row in 100,000-byte row groups: the memory check at row 24,707 sees
+    the group full; the pages planned past it are dropped and the page open there ends at the cut."""
+    opts = WriteOptions(page_size=8000, block_size=100_000)
+    encoders = _FixedRatioEncoders(per_row=4)
+    builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
+    cut = builder.advance([_longs(100_000)], 100_000, final=False)
+    assert cut == 24_707
+    pages = encoders.pages_of[0]
+    assert [(p.a, p.b) for p in pages[-2:]] == [(23_412, 24_387), (24_387, 24_707)]
+    assert all(p.b == q.a for p, q in zip(pages, pages[1:], strict=False)) and pages[0].a == 0
+    assert encoders.dropped == [3]
+    # first batch: a row group's worth of raw bytes (12,500 rows); then up to the estimated end; then the cut
+    assert encoders.batches == [[12], [16], [1]]
+
+
+def test_row_group_waits_for_more_rows_then_ends_at_the_input_end() -> None:
+    opts = WriteOptions(page_size=8000, block_size=100_000)
+    encoders = _FixedRatioEncoders(per_row=4)
+    builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
+    window = [_longs(5000)]
+    assert builder.advance(window, 5000, final=False) is None
+    assert builder.advance(window, 5000, final=True) == 5000
+    assert [p.b for p in encoders.pages_of[0]] == [987, 1962, 2937, 3912, 4887, 5000]
