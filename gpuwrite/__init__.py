@@ -5,12 +5,12 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .api import ParquetWriter, write_table  # noqa: E402
-from .dataset import DatasetResult, write_dataset  # noqa: E402
 from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError  # noqa: E402
 from .inspect import inspect  # noqa: E402
 from .integrations.accessors import install as _install_accessors  # noqa: E402
 from .options import WriteOptions  # noqa: E402
 from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary  # noqa: E402
+from .spark.dataset import DatasetResult, write_dataset  # noqa: E402
 
 _install_accessors()
 

@@ -1,13 +1,13 @@
 """Write options: one frozen object with Spark's defaults, built from Python keywords and Spark / parquet-java keys.
 
-Keywords win over keys. Every key parquet-java or Spark reads for a Parquet write is listed in `_KEYS`; an
-unknown key or a bad value raises OptionError naming it.
+Keywords win over keys. Every key parquet-java reads for a Parquet write is listed in `_KEYS`, Spark's
+`spark.sql.*` keys in `spark/sql_keys.py`; an unknown key or a bad value raises OptionError naming it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import OptionError
+from .option_values import Parser, parse_bool, parse_float, parse_int
+from .spark.sql_keys import CODEC_KEY, REBASE_MODES, SQL_KEYS, TIMESTAMP_TYPES
 
 DEFAULT_BLOCK_SIZE = 128 * 1024 * 1024
 DEFAULT_PAGE_SIZE = 1024 * 1024
@@ -28,7 +30,7 @@ DEFAULT_STATISTICS_TRUNCATE_LENGTH = 2**31 - 1
 DEFAULT_ZSTD_LEVEL = 3
 DEFAULT_SPARK_VERSION = "4.3.0"
 INT_MAX = 2**31 - 1
-LONG_MAX = 2**63 - 1
+LONG_MAX = 2**63 - 1  # Java Long.MAX_VALUE; modules that need it import it from here
 DEFAULT_BLOOM_FILTER_FPP = 0.01  # SPEC: ParquetProperties.DEFAULT_BLOOM_FILTER_FPP
 DEFAULT_BLOOM_FILTER_MAX_BYTES = 1024 * 1024  # SPEC: ParquetProperties.DEFAULT_MAX_BLOOM_FILTER_BYTES
 DEFAULT_BLOOM_FILTER_CANDIDATES = 5  # SPEC: ParquetProperties.DEFAULT_BLOOM_FILTER_CANDIDATES_NUMBER
@@ -37,8 +39,6 @@ MIN_BLOOM_FILTER_BYTES = 32  # SPEC: BlockSplitBloomFilter.LOWER_BOUND_BYTES (a 
 CODECS = ("uncompressed", "snappy", "gzip", "zstd", "lz4_raw")
 _CODEC_ALIASES = {"none": "uncompressed", "uncompressed": "uncompressed", "snappy": "snappy", "gzip": "gzip",
                   "zstd": "zstd", "lz4_raw": "lz4_raw", "lz4raw": "lz4_raw"}
-TIMESTAMP_TYPES = ("INT96", "TIMESTAMP_MICROS", "TIMESTAMP_MILLIS")
-REBASE_MODES = ("CORRECTED", "LEGACY", "EXCEPTION")
 DEVICES = ("auto", "cpu", "gpu")
 
 
@@ -169,7 +169,7 @@ class WriteOptions:
                 raise OptionError(f"option keys must be strings, got {key!r}")
             base, _, column = key.partition("#")
             if base == "parquet.enable.dictionary" and column:
-                column_dict[column] = _parse_bool(key, raw)
+                column_dict[column] = parse_bool(key, raw)
                 continue
             if base in _CODEC_KEYS and not column:
                 codec_sources[base] = _parse_codec(key, raw)
@@ -208,12 +208,12 @@ class WriteOptions:
 
 # Option fields set from keys during WriteOptions.from_conf: field name -> the key as the user wrote it, so a
 # bad value is reported under the name the user knows.
-_KEY_OF_FIELD: ContextVar[Mapping[str, str]] = ContextVar("gpuwrite_option_keys", default={})
+_KEY_OF_FIELD: ContextVar[Mapping[str, str] | None] = ContextVar("gpuwrite_option_keys", default=None)
 
 
 def _label(name: str) -> str:
     """How an error names option field `name`: the key the user wrote (quoted), else the keyword."""
-    key = _KEY_OF_FIELD.get().get(name)
+    key = (_KEY_OF_FIELD.get() or {}).get(name)
     return repr(key) if key is not None else name
 
 
@@ -239,27 +239,6 @@ def _check_positive(name: str, value: Any) -> None:
         raise OptionError(f"option {_label(name)} must be a positive integer, got {value!r}")
 
 
-def _parse_bool(key: str, raw: Any) -> bool:
-    """Parse a Hadoop-style boolean ('true' / 'false', any case)."""
-    if isinstance(raw, bool):
-        return raw
-    text = str(raw).strip().lower()
-    if text in ("true", "false"):
-        return text == "true"
-    raise OptionError(f"option {key!r} must be true or false, got {raw!r}")
-
-
-def _parse_int(key: str, raw: Any) -> int:
-    """Parse an integer option value."""
-    try:
-        value = int(str(raw).strip()) if not isinstance(raw, int) or isinstance(raw, bool) else raw
-    except ValueError:
-        raise OptionError(f"option {key!r} must be an integer, got {raw!r}") from None
-    if isinstance(value, bool):
-        raise OptionError(f"option {key!r} must be an integer, got {raw!r}")
-    return value
-
-
 def _parse_codec(key: str, raw: Any) -> str:
     """Map Spark's codec names to ours; refuse the ones we cannot write."""
     text = str(raw).strip().lower()
@@ -269,24 +248,6 @@ def _parse_codec(key: str, raw: Any) -> str:
         raise OptionError(f"option {key!r}={raw!r}: codec {text} is not supported by gpuwrite "
                           f"(use one of {', '.join(CODECS)})")
     raise OptionError(f"option {key!r}={raw!r} is not a known codec ({', '.join(CODECS)})")
-
-
-def _parse_upper_choice(choices: tuple[str, ...]) -> Callable[[str, Any], str]:
-    """A parser for case-insensitive enumerated values."""
-    def parse(key: str, raw: Any) -> str:
-        text = str(raw).strip().upper()
-        if text not in choices:
-            raise OptionError(f"option {key!r}={raw!r} is not one of {', '.join(choices)}")
-        return text
-    return parse
-
-
-def _parse_rebase(key: str, raw: Any) -> str:
-    """Spark's rebase modes on write: CORRECTED (default), LEGACY, EXCEPTION."""
-    text = str(raw).strip().upper()
-    if text not in REBASE_MODES:
-        raise OptionError(f"option {key!r}={raw!r} is not one of {', '.join(REBASE_MODES)}")
-    return text
 
 
 def _parse_writer_version(key: str, raw: Any) -> None:
@@ -300,29 +261,8 @@ def _parse_writer_version(key: str, raw: Any) -> None:
     raise OptionError(f"option {key!r}={raw!r} is not a writer version (v1, v2, PARQUET_1_0, PARQUET_2_0)")
 
 
-def _parse_str(key: str, raw: Any) -> str:
-    """A non-empty string value."""
-    text = str(raw).strip()
-    if not text:
-        raise OptionError(f"option {key!r} must not be empty")
-    return text
-
-
 def _ignore(key: str, raw: Any) -> None:
     """Keys Spark sets that change nothing in a single file (kept so Spark configs pass through)."""
-
-
-def _parse_float(key: str, raw: Any) -> float:
-    """Parse a floating-point option value (Java's Double.parseDouble forms, no underscores)."""
-    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
-        return float(raw)
-    text = str(raw).strip()
-    try:
-        if "_" in text:
-            raise ValueError(text)
-        return float(text)
-    except ValueError:
-        raise OptionError(f"option {key!r} must be a number, got {raw!r}") from None
 
 
 class _BloomKeys:
@@ -357,31 +297,31 @@ class _BloomKeys:
         self.keys[(base, column)] = key
         if base == "parquet.bloom.filter.enabled":
             if column:
-                self.columns[column] = _parse_bool(key, raw)
+                self.columns[column] = parse_bool(key, raw)
             else:
-                self.values["bloom_filter_enabled"] = _parse_bool(key, raw)
+                self.values["bloom_filter_enabled"] = parse_bool(key, raw)
         elif base == "parquet.bloom.filter.max.bytes":
-            value = _parse_int(key, raw)
+            value = parse_int(key, raw)
             if not MIN_BLOOM_FILTER_BYTES <= value <= INT_MAX:
                 raise OptionError(f"option {key!r} must be from {MIN_BLOOM_FILTER_BYTES} to {INT_MAX} (parquet-java "
                                   f"refuses a maximum below its {MIN_BLOOM_FILTER_BYTES}-byte minimum), got {raw!r}")
             self.values["bloom_filter_max_bytes"] = value
         elif base == "parquet.bloom.filter.adaptive.enabled":
-            self.values["bloom_filter_adaptive"] = _parse_bool(key, raw)
+            self.values["bloom_filter_adaptive"] = parse_bool(key, raw)
         elif base == "parquet.bloom.filter.expected.ndv":
-            ndv = _parse_int(key, raw)
+            ndv = parse_int(key, raw)
             if not 0 < ndv <= LONG_MAX:
                 raise OptionError(f"option {key!r} must be a positive integer (expected distinct values), "
                                   f"got {raw!r}")
             self.ndv[column] = ndv
         elif base == "parquet.bloom.filter.fpp":
-            fpp = _parse_float(key, raw)
+            fpp = parse_float(key, raw)
             if not 0.0 < fpp < 1.0:
                 raise OptionError(f"option {key!r} must be strictly between 0 and 1 (a false positive "
                                   f"probability), got {raw!r}")
             self.fpp[column] = fpp
         else:
-            number = _parse_int(key, raw)
+            number = parse_int(key, raw)
             if not 0 < number <= INT_MAX:
                 raise OptionError(f"option {key!r} must be a positive integer, got {raw!r}")
             self.candidates[column] = number
@@ -411,29 +351,25 @@ class _BloomKeys:
         return out
 
 
-_CODEC_KEYS = ("compression", "parquet.compression", "spark.sql.parquet.compression.codec")
-_KEYS: dict[str, tuple[str | None, Callable[[str, Any], Any]]] = {
-    "parquet.block.size": ("block_size", _parse_int),
-    "parquet.block.row.count.limit": ("block_row_count_limit", _parse_int),
-    "parquet.page.size": ("page_size", _parse_int),
-    "parquet.dictionary.page.size": ("dictionary_page_size", _parse_int),
-    "parquet.enable.dictionary": ("enable_dictionary", _parse_bool),
-    "parquet.page.row.count.limit": ("page_row_count_limit", _parse_int),
-    "parquet.page.size.row.check.min": ("page_size_check_min", _parse_int),
-    "parquet.page.size.row.check.max": ("page_size_check_max", _parse_int),
-    "parquet.page.size.check.estimate": ("page_size_check_estimate", _parse_bool),
-    "parquet.page.value.count.threshold": ("page_value_count_threshold", _parse_int),
-    "parquet.page.write-checksum.enabled": ("page_checksum", _parse_bool),
-    "parquet.statistics.truncate.length": ("statistics_truncate_length", _parse_int),
-    "parquet.columnindex.truncate.length": ("column_index_truncate_length", _parse_int),
-    "parquet.compression.codec.zstd.level": ("compression_level", _parse_int),
+_CODEC_KEYS = ("compression", "parquet.compression", CODEC_KEY)
+_KEYS: dict[str, tuple[str | None, Parser]] = {
+    "parquet.block.size": ("block_size", parse_int),
+    "parquet.block.row.count.limit": ("block_row_count_limit", parse_int),
+    "parquet.page.size": ("page_size", parse_int),
+    "parquet.dictionary.page.size": ("dictionary_page_size", parse_int),
+    "parquet.enable.dictionary": ("enable_dictionary", parse_bool),
+    "parquet.page.row.count.limit": ("page_row_count_limit", parse_int),
+    "parquet.page.size.row.check.min": ("page_size_check_min", parse_int),
+    "parquet.page.size.row.check.max": ("page_size_check_max", parse_int),
+    "parquet.page.size.check.estimate": ("page_size_check_estimate", parse_bool),
+    "parquet.page.value.count.threshold": ("page_value_count_threshold", parse_int),
+    "parquet.page.write-checksum.enabled": ("page_checksum", parse_bool),
+    "parquet.statistics.truncate.length": ("statistics_truncate_length", parse_int),
+    "parquet.columnindex.truncate.length": ("column_index_truncate_length", parse_int),
+    "parquet.compression.codec.zstd.level": ("compression_level", parse_int),
     "parquet.writer.version": (None, _parse_writer_version),
     "parquet.summary.metadata.level": (None, _ignore),
-    "spark.sql.parquet.outputTimestampType": ("timestamp_type", _parse_upper_choice(TIMESTAMP_TYPES)),
-    "spark.sql.parquet.writeLegacyFormat": ("legacy_format", _parse_bool),
-    "spark.sql.parquet.datetimeRebaseModeInWrite": ("datetime_rebase", _parse_rebase),
-    "spark.sql.parquet.int96RebaseModeInWrite": ("int96_rebase", _parse_rebase),
-    "spark.sql.session.timeZone": ("time_zone", _parse_str),
+    **SQL_KEYS,
 }
 _FIELDS = {f.name for f in dataclasses.fields(WriteOptions)}
 

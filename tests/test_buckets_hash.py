@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from gpuwrite.encode.murmur3 import bucket_ids, spark_hash
+from gpuwrite.spark.buckets import bucket_ids
+from gpuwrite.spark.hashing import spark_hash
 
 D = decimal.Decimal
 

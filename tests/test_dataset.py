@@ -107,13 +107,14 @@ def test_max_records_per_file_matches_spark(tmp_path, spark, rows, limit):
 def test_write_task_presorted_streams_like_the_sorted_path(tmp_path):
     """Rows already in V1Writes order stream through one open file at a time and give the same files, rows and
     names as the gather-and-sort path; a key that comes back continues its file counter."""
-    from gpuwrite.dataset import write_task
+    from gpuwrite.spark.dataset import write_task
+    from gpuwrite.spark.writers import FileLayout
 
     n = 3000
     table = pa.table({"p": pa.array([None if i % 17 == 0 else ("" if i % 19 == 0 else f"v{i % 4}")
                                      for i in range(n)]),
                       "k": pa.array(range(n), pa.int64()), "x": pa.array([float(i) for i in range(n)])})
-    from gpuwrite.dataset import BucketSpec
+    from gpuwrite.spark.buckets import BucketSpec
 
     keys = pa.table({"p": pa.compute.if_else(pa.compute.equal(table["p"], ""), pa.scalar(None, pa.string()),
                                              table["p"]),
@@ -123,16 +124,17 @@ def test_write_task_presorted_streams_like_the_sorted_path(tmp_path):
     layouts = []
     for presorted, source in ((False, table), (True, sorted_input)):
         out = tmp_path / f"presorted_{presorted}"
-        files = write_task(table.schema, iter(source.to_batches(max_chunksize=256)), str(out), "job", 7,
-                           partition_by=["p"], bucket_by=(3, ["k"]), max_records_per_file=100,
+        layout = FileLayout(job="job", task=7, partition_by=("p",), buckets=BucketSpec(3, ["k"]),
+                            max_records_per_file=100)
+        files = write_task(table.schema, iter(source.to_batches(max_chunksize=256)), str(out), layout,
                            presorted=presorted)
         layouts.append(sorted((os.path.relpath(f.path, out), f.num_rows,
                                tuple(pq.read_table(f.path).column("k").to_pylist())) for f in files))
     assert layouts[0] == layouts[1]
     assert all(name.split("/")[-1].startswith("part-00007-job_") for name, _, _ in layouts[0])
     # unsorted input declared presorted: a key that comes back opens its next file, never overwrites one
-    files = write_task(table.schema, iter(table.to_batches(max_chunksize=256)), str(tmp_path / "unsorted"), "job",
-                       7, partition_by=["p"], presorted=True)
+    files = write_task(table.schema, iter(table.to_batches(max_chunksize=256)), str(tmp_path / "unsorted"),
+                       FileLayout(job="job", task=7, partition_by=("p",)), presorted=True)
     names = [f.path for f in files]
     assert len(names) == len(set(names)) and sum(f.num_rows for f in files) == n
     assert sum(pq.ParquetFile(p).metadata.num_rows for p in names) == n

@@ -6,17 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import OptionError
+from .sql_keys import MAX_RECORDS_KEY, SESSION_KEYS, TIME_ZONE_KEY
 
-# Session (SQL) conf keys Spark's ParquetWriteSupport / ParquetFileFormat consult on write.
-SESSION_KEYS = (
-    "spark.sql.parquet.compression.codec",
-    "spark.sql.parquet.outputTimestampType",
-    "spark.sql.parquet.writeLegacyFormat",
-    "spark.sql.parquet.datetimeRebaseModeInWrite",
-    "spark.sql.parquet.int96RebaseModeInWrite",
-    "spark.sql.session.timeZone",
-)
-MAX_RECORDS_KEY = "spark.sql.files.maxRecordsPerFile"
 HADOOP_PREFIX = "spark.hadoop."
 
 
@@ -36,7 +27,7 @@ def writer_conf(session_conf: Mapping[str, str], hadoop_conf: Mapping[str, str],
         if key == "maxRecordsPerFile":
             max_records = int(value)
         elif key in ("compression", "timeZone") or key.startswith("parquet.") or key.startswith("spark.sql."):
-            conf["spark.sql.session.timeZone" if key == "timeZone" else key] = str(value)
+            conf[TIME_ZONE_KEY if key == "timeZone" else key] = str(value)
         else:
             raise OptionError(f"unknown Parquet write option {key!r} (gpuwrite.spark takes 'compression', "
                               f"'maxRecordsPerFile', 'timeZone', parquet.* and spark.sql.* keys)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -22,10 +23,11 @@ from ..options import WriteOptions
 from ..schema import FileSchema
 from . import commit
 from .conf import session_conf, writer_conf
+from .modes import ERROR_MODES, check_mode, should_write
+from .sql_keys import TIME_ZONE_KEY
 from .task import STATS_DDL, TaskPlan, run_task
 
 log = logging.getLogger("gpuwrite.spark")
-MODES = ("error", "errorifexists", "overwrite", "append", "ignore")
 FAULTS = ""  # tests set "task:attempt,..." to make those task attempts fail after writing (see TaskPlan)
 
 
@@ -43,12 +45,30 @@ class SparkWriteResult:
     attempts: dict[int, int] = field(default_factory=dict)  # task -> the attempt whose files were committed
 
 
+@dataclass(frozen=True, kw_only=True)
+class WriteRequest:
+    """What one `write_parquet` call asks for, as the job, Spark's own writer and the catalog need it."""
+
+    path: str
+    mode: str
+    partition_by: tuple[str, ...] = ()
+    bucket: tuple[int, tuple[str, ...]] | None = None  # (number of buckets, columns)
+    max_records: int = 0
+    options: Mapping[str, Any] | None = None  # the DataFrameWriter options as given
+    table: str | None = None  # catalog table to register over the files
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether rows go to partition directories or bucket files."""
+        return bool(self.partition_by or self.bucket)
+
+
 def _arrow_schema(df: Any) -> Any:
     """The Arrow schema mapInArrow gives the tasks for this DataFrame."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
     spark = df.sparkSession
-    zone = spark.conf.get("spark.sql.session.timeZone", "UTC")
+    zone = spark.conf.get(TIME_ZONE_KEY, "UTC")
     large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "true")).lower() == "true"
     return to_arrow_schema(df.schema, timezone=zone, prefers_large_types=large)
 
@@ -85,8 +105,7 @@ def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list
     "error" raises instead. device: "auto" uses each task's GPU resource when it has one. filesystem: a
     pyarrow or fsspec filesystem for `path` (default: from the path's URI, local for plain paths).
     """
-    if mode not in MODES:
-        raise GpuwriteError(f"mode={mode!r} is not one of {', '.join(MODES)}")
+    check_mode(mode)
     if fallback not in ("spark", "error"):
         raise GpuwriteError(f"fallback={fallback!r} must be 'spark' or 'error'")
     spark = df.sparkSession
@@ -94,9 +113,10 @@ def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list
     conf, max_records = writer_conf(sql, hadoop, options)
     if max_records_per_file is not None:
         max_records = max_records_per_file
-    partition_by = list(partition_by or [])
-    bucket = (int(bucket_by[0]), [bucket_by[1]] if isinstance(bucket_by[1], str) else list(bucket_by[1])) \
+    bucket = (int(bucket_by[0]), (bucket_by[1],) if isinstance(bucket_by[1], str) else tuple(bucket_by[1])) \
         if bucket_by else None
+    request = WriteRequest(path=path, mode=mode, partition_by=tuple(partition_by or ()), bucket=bucket,
+                           max_records=max_records, options=options, table=table)
     if bucket and not table:
         raise GpuwriteError("bucket_by needs table=: Spark records buckets in the catalog (bucketBy needs "
                             "saveAsTable)")
@@ -105,32 +125,29 @@ def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list
         if fallback == "error":
             raise UnsupportedTypeError(f"gpuwrite cannot write this DataFrame: {reason}")
         log.warning("gpuwrite.spark.write_parquet falls back to Spark's writer: %s", reason)
-        return _spark_write(df, path, mode, partition_by, bucket, max_records, options, table, reason)
+        return _spark_write(df, request, reason)
     fs, root = commit.resolve(path, filesystem)
     info = fs.get_file_info(root)
     exists = info.type != pafs.FileType.NotFound
     if exists and info.type != pafs.FileType.Directory:
         raise GpuwriteError(f"cannot write a table at {path!r}: it is a file")
-    if exists and mode in ("error", "errorifexists") and _has_data(fs, root):
-        raise GpuwriteError(f"path {path!r} already exists (mode='error'); use mode='overwrite' or 'append'")
-    if exists and mode == "ignore" and _has_data(fs, root):
+    if not should_write(path, mode, exists and _has_data(fs, root)):
         return SparkWriteResult(path, "", writer="none")
     job = str(uuid.uuid4())
     paths = commit.JobPaths(root, job)
-    plan = TaskPlan(root=path, job=job, filesystem=filesystem, conf=conf, partition_by=tuple(partition_by),
-                    bucket_by=(bucket[0], tuple(bucket[1])) if bucket else None, max_records_per_file=max_records,
-                    device=device, faults=FAULTS)
+    plan = TaskPlan(root=path, job=job, filesystem=filesystem, conf=conf, partition_by=request.partition_by,
+                    bucket_by=bucket, max_records_per_file=max_records, device=device, faults=FAULTS)
     try:
-        planned = _plan(df, partition_by, bucket)
+        planned = _plan(df, request)
         stats = planned.mapInArrow(partial(run_task, plan), STATS_DDL).toArrow()
-        result = _commit(fs, paths, stats, mode, df, conf, job, path, bool(partition_by or bucket))
+        result = _commit(fs, paths, stats, request, df, conf)
     except BaseException:
         commit.cleanup(fs, paths)
         if not exists and fs.get_file_info(root).type == pafs.FileType.Directory and not _has_data(fs, root):
             fs.delete_dir(root)
         raise
     if table:
-        register_table(spark, table, path, df.schema, partition_by, bucket, mode)
+        register_table(spark, request, df.schema)
     return result
 
 
@@ -139,25 +156,26 @@ def _has_data(fs: pafs.FileSystem, root: str) -> bool:
     return any(posixpath.basename(i.path) != commit.TEMPORARY for i in fs.get_file_info(pafs.FileSelector(root)))
 
 
-def _plan(df: Any, partition_by: list[str], bucket: tuple[int, list[str]] | None) -> Any:
+def _plan(df: Any, request: WriteRequest) -> Any:
     """V1Writes' required ordering: sort within each task by partition columns, then bucket id."""
-    if not partition_by and not bucket:
+    if not request.partitioned:
         return df
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType
 
     types = {f.name: f.dataType for f in df.schema.fields}
     keys = []
-    for c in partition_by:  # SPEC: V1Writes sorts string partition columns by empty2null(col)
+    for c in request.partition_by:  # SPEC: V1Writes sorts string partition columns by empty2null(col)
         col = F.col(c)
         keys.append(F.when(col == "", F.lit(None)).otherwise(col) if isinstance(types[c], StringType) else col)
-    if bucket:
-        keys.append(F.pmod(F.hash(*[F.col(c) for c in bucket[1]]), F.lit(bucket[0])))
+    if request.bucket:
+        num, columns = request.bucket
+        keys.append(F.pmod(F.hash(*[F.col(c) for c in columns]), F.lit(num)))
     return df.sortWithinPartitions(*keys)
 
 
-def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, mode: str, df: Any, conf: dict[str, str],
-            job: str, path: str, layout: bool) -> SparkWriteResult:
+def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, request: WriteRequest, df: Any,
+            conf: dict[str, str]) -> SparkWriteResult:
     """Driver-side job commit: committed tasks' files into place, `_SUCCESS`, staging removed."""
     committed = commit.committed_tasks(fs, paths)
     rows = stats.to_pylist()
@@ -171,11 +189,11 @@ def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, mode: str, 
             files.append((task, r["path"]))
             total_rows += r["rows"]
             total_bytes += r["bytes"]
-    if not files and not layout:
-        files.append(_empty_file(fs, paths, df, conf, job))
-    moved = commit.commit_job(fs, paths, files, overwrite=mode == "overwrite")
+    if not files and not request.partitioned:
+        files.append(_empty_file(fs, paths, df, conf))
+    moved = commit.commit_job(fs, paths, files, overwrite=request.mode == "overwrite")
     rel = [posixpath.relpath(m, paths.root) for m in moved]
-    return SparkWriteResult(path, job, rel, total_rows, total_bytes, attempts=committed)
+    return SparkWriteResult(request.path, paths.job, rel, total_rows, total_bytes, attempts=committed)
 
 
 def _listed(fs: pafs.FileSystem, paths: commit.JobPaths, task: int) -> list[dict[str, Any]]:
@@ -193,18 +211,17 @@ def _listed(fs: pafs.FileSystem, paths: commit.JobPaths, task: int) -> list[dict
     return out
 
 
-def _empty_file(fs: pafs.FileSystem, paths: commit.JobPaths, df: Any, conf: dict[str, str],
-                job: str) -> tuple[int, str]:
+def _empty_file(fs: pafs.FileSystem, paths: commit.JobPaths, df: Any, conf: dict[str, str]) -> tuple[int, str]:
     """An empty job still leaves one schema-only file (as Spark writes for an empty DataFrame)."""
     import os
     import tempfile
 
     from ..api import write_table
-    from ..spark.naming import data_file_name
+    from .naming import data_file_name
 
     schema = _arrow_schema(df)
     opts = WriteOptions.from_conf(conf, device="cpu")
-    name = data_file_name(0, job, 0, opts.compression)
+    name = data_file_name(0, paths.job, 0, opts.compression)
     with tempfile.TemporaryDirectory() as tmp:
         local = os.path.join(tmp, name)
         write_table(schema.empty_table(), local, options=opts)
@@ -214,24 +231,23 @@ def _empty_file(fs: pafs.FileSystem, paths: commit.JobPaths, df: Any, conf: dict
     return 0, name
 
 
-def _spark_write(df: Any, path: str, mode: str, partition_by: list[str], bucket: tuple[int, list[str]] | None,
-                 max_records: int, options: dict[str, Any] | None, table: str | None,
-                 reason: str) -> SparkWriteResult:
+def _spark_write(df: Any, request: WriteRequest, reason: str) -> SparkWriteResult:
     """The same write through Spark's own Parquet writer."""
+    mode = request.mode
     writer = df.write.mode("error" if mode == "errorifexists" else mode).format("parquet")
-    for key, value in (options or {}).items():
+    for key, value in (request.options or {}).items():
         writer = writer.option(key, str(value))
-    if max_records:
-        writer = writer.option("maxRecordsPerFile", str(max_records))
-    if partition_by:
-        writer = writer.partitionBy(*partition_by)
-    if bucket:
-        writer = writer.bucketBy(bucket[0], *bucket[1])
-    if table:
-        writer.option("path", path).saveAsTable(table)
+    if request.max_records:
+        writer = writer.option("maxRecordsPerFile", str(request.max_records))
+    if request.partition_by:
+        writer = writer.partitionBy(*request.partition_by)
+    if request.bucket:
+        writer = writer.bucketBy(request.bucket[0], *request.bucket[1])
+    if request.table:
+        writer.option("path", request.path).saveAsTable(request.table)
     else:
-        writer.save(path)
-    return SparkWriteResult(path, "", writer="spark", fallback_reason=reason)
+        writer.save(request.path)
+    return SparkWriteResult(request.path, "", writer="spark", fallback_reason=reason)
 
 
 def _ddl(schema: Any) -> str:
@@ -240,12 +256,13 @@ def _ddl(schema: Any) -> str:
                      + ("" if f.nullable else " NOT NULL") for f in schema.fields)
 
 
-def register_table(spark: Any, name: str, path: str, schema: Any, partition_by: list[str],
-                   bucket: tuple[int, list[str]] | None, mode: str) -> None:
-    """Create (or, with mode overwrite / append, replace) a catalog table over the written files, with its
-    partitions and bucket spec, so Spark reads it by name, prunes partitions and uses the buckets."""
+def register_table(spark: Any, request: WriteRequest, schema: Any) -> None:
+    """Create (or, with mode overwrite / append, replace) the catalog table `request.table` over the written
+    files, with its partitions and bucket spec, so Spark reads it by name, prunes partitions and uses the
+    buckets."""
+    name, path, partition_by, bucket = request.table, request.path, request.partition_by, request.bucket
     exists = spark.catalog.tableExists(name)
-    if exists and mode in ("error", "errorifexists"):
+    if exists and request.mode in ERROR_MODES:
         raise GpuwriteError(f"table {name!r} already exists (mode='error')")
     if exists:
         spark.sql(f"DROP TABLE {name}")

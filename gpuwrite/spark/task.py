@@ -28,7 +28,7 @@ STATS_SCHEMA = pa.schema([("task", pa.int32()), ("attempt", pa.int32()), ("path"
 STATS_DDL = "task int, attempt int, path string, rows long, bytes long, partition string"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskPlan:
     """Everything a task needs, shipped to the executors with the function."""
 
@@ -89,8 +89,10 @@ def _should_fail(spec: str, task: int, attempt: int) -> bool:
 
 def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = None) -> Iterator[pa.RecordBatch]:
     """Write one task's batches and commit them; yield the stats of the committed files."""
-    from ..dataset import write_task
     from ..options import WriteOptions
+    from .buckets import parse_bucket_by
+    from .dataset import write_task
+    from .writers import FileLayout
 
     if context is None:
         from pyspark import TaskContext
@@ -112,10 +114,10 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
             yield first
             yield from batches
 
-        files = write_task(first.schema, rows(), work, plan.job, task, partition_by=list(plan.partition_by),
-                           bucket_by=(plan.bucket_by[0], list(plan.bucket_by[1])) if plan.bucket_by else None,
-                           max_records_per_file=plan.max_records_per_file, options=opts, empty_file=False,
-                           presorted=True)
+        layout = FileLayout(job=plan.job, task=task, partition_by=plan.partition_by,
+                            buckets=parse_bucket_by(plan.bucket_by, plan.partition_by),
+                            max_records_per_file=plan.max_records_per_file, options=opts)
+        files = write_task(first.schema, rows(), work, layout, empty_file=False, presorted=True)
         if not local:
             pafs.copy_files(work, attempt_dir, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
         if _should_fail(plan.faults, task, attempt):

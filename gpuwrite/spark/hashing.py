@@ -1,8 +1,9 @@
-"""Spark's `hash(...)` (Murmur3, seed 42) and HiveHash over Arrow columns, and bucket ids from them.
+"""Spark's `hash(...)` (Murmur3, seed 42) and HiveHash over Arrow columns: the host side of the kernels in
+`kernels/murmur3.py` and `kernels/hivehash.py` (bucket ids from them are in `buckets.py`).
 
-Values are fed to the kernels as Spark's Murmur3Hash sees them: booleans as 0/1 ints, timestamps as
-microseconds, floats as canonical IEEE bits with -0.0 hashed as 0, decimals up to precision 18 as their
-unscaled long and wider ones as BigInteger.toByteArray bytes.
+SPEC: Spark's Murmur3Hash / HiveHash. Values are fed to the kernels as Murmur3Hash sees them: booleans as
+0/1 ints, timestamps as microseconds, floats as canonical IEEE bits with -0.0 hashed as 0, decimals up to
+precision 18 as their unscaled long and wider ones as BigInteger.toByteArray bytes.
 """
 
 from __future__ import annotations
@@ -128,11 +129,6 @@ def hive_hash(table: pa.Table, columns: list[str]) -> np.ndarray:
     return hashes
 
 
-def hive_bucket_ids(table: pa.Table, columns: list[str], num_buckets: int) -> np.ndarray:
-    """pmod(hivehash & Int.MaxValue, num_buckets): Hive-compatible bucket id per row."""
-    return np.mod(hive_hash(table, columns).astype(np.int64) & 0x7FFFFFFF, num_buckets).astype(np.int32)
-
-
 def _check_column(table: pa.Table, name: str) -> None:
     """A bucket column must exist."""
     if name not in table.column_names:
@@ -146,10 +142,3 @@ def spark_hash(table: pa.Table, columns: list[str]) -> np.ndarray:
         _check_column(table, name)
         _fold(table.column(name).combine_chunks(), hashes, name)
     return hashes
-
-
-def bucket_ids(table: pa.Table, columns: list[str], num_buckets: int, hive: bool = False) -> np.ndarray:
-    """pmod(hash(columns...), num_buckets): Spark's bucket id per row (Hive's with `hive`)."""
-    if hive:
-        return hive_bucket_ids(table, columns, num_buckets)
-    return np.mod(spark_hash(table, columns).astype(np.int64), num_buckets).astype(np.int32)

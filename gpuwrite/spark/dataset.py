@@ -1,0 +1,95 @@
+"""`write_dataset`: a directory of Parquet files laid out as Spark writes a table.
+
+Spark's file names, Hive partition directories (`partition_by`, partition columns left out of the files),
+Spark buckets (`bucket_by=(n, columns)`: bucket id = pmod(murmur3(keys, 42), n), `_NNNNN` file suffix), rows
+ordered by partition columns then bucket id as Spark's V1Writes orders them, `maxRecordsPerFile` rolling
+(also in the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore, and a staging
+directory so a failed write leaves the target as it was. `write_task` is one Spark task's share of it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import GpuwriteError
+from ..integrations.arrow import ArrowPiece, open_input
+from ..options import WriteOptions, resolve_options
+from ..result import FileResult
+from . import staging
+from .buckets import parse_bucket_by
+from .modes import check_mode, should_write
+from .writers import FileLayout, write_files, write_partitioned
+
+
+@dataclass(frozen=True)
+class DatasetResult:
+    """A written dataset: its directory, the files written (in order) and the job id in their names."""
+
+    path: str
+    job_uuid: str
+    files: list[FileResult] = field(default_factory=list)
+
+    @property
+    def num_rows(self) -> int:
+        """Rows over all files."""
+        return sum(f.num_rows for f in self.files)
+
+
+def _prepare_target(path: str, mode: str) -> bool:
+    """Apply the save mode before writing; False means nothing is to be written (mode ignore)."""
+    check_mode(mode)
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise GpuwriteError(f"cannot write a dataset at {path!r}: it is a file")
+    if not should_write(path, mode, os.path.isdir(path)):
+        return False
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise GpuwriteError(f"cannot write {path!r}: directory {parent!r} does not exist")
+    return True
+
+
+def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error",
+                  max_records_per_file: int = 0, partition_by: list[str] | None = None,
+                  bucket_by: tuple[int, list[str]] | None = None, max_open_files: int = 0,
+                  hive_compatible_buckets: bool = False,
+                  options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> DatasetResult:
+    """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded."""
+    buckets = parse_bucket_by(bucket_by, partition_by or [], hive_compatible_buckets)
+    if not isinstance(max_records_per_file, int) or max_records_per_file < 0:
+        raise GpuwriteError(f"max_records_per_file must be an integer >= 0, got {max_records_per_file!r}")
+    if not isinstance(max_open_files, int) or max_open_files < 0:
+        raise GpuwriteError(f"max_open_files must be an integer >= 0, got {max_open_files!r}")
+    opts = resolve_options(options, keywords)
+    target = os.fspath(path)
+    if not _prepare_target(target, mode):
+        return DatasetResult(target, "")
+    schema, pieces = open_input(data)
+    job = str(uuid.uuid4())
+    layout = FileLayout(job=job, partition_by=tuple(partition_by or ()), buckets=buckets,
+                        max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files)
+    folder = staging.create(target, job)
+    try:
+        files = write_task(schema, pieces, folder, layout)
+        moved = staging.publish(folder, target, mode == "overwrite", files)
+    except BaseException:
+        staging.discard(folder)
+        raise
+    return DatasetResult(target, job, moved)
+
+
+def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, layout: FileLayout, *,
+               empty_file: bool = True, presorted: bool = False) -> list[FileResult]:
+    """One Spark task's share of a dataset write: its files, named for the layout's task and job, under
+    `directory` (partition directories below it), exactly as `write_dataset` lays out a whole write.
+    `empty_file`: no rows still give one footer-only file (unpartitioned). `presorted`: the rows arrive sorted
+    as V1Writes sorts them, so they are streamed instead of gathered and sorted."""
+    os.makedirs(directory, exist_ok=True)
+    if layout.partitioned:
+        return write_partitioned(schema, pieces, directory, layout, presorted=presorted)
+    return write_files(schema, pieces, directory, layout, empty_file=empty_file)
