@@ -102,8 +102,10 @@ def test_plain_fixed_and_bool_equal_twins(lengths, threads, seed):
     _encode_both(K.page_plain_bool, B.block_plain_bool, threads, (bools, va, vb), (counts + 7) // 8)
 
 
-def _plain_byte_array_page(p: int, offsets, data, va, vb, out, out_off, sizes) -> None:
-    """The dictionary-page twin in the per-page form: plain.plain_byte_array over page p's values."""
+def _plain_byte_array_page(p: int, *arrays: np.ndarray) -> None:
+    """The dictionary-page twin in the per-page kernel form (offsets, data, va, vb, out, out_off, sizes):
+    plain.plain_byte_array over page p's values."""
+    offsets, data, va, vb, out, out_off, sizes = arrays
     sizes[p] = plain_byte_array(offsets, data, va[p], vb[p], out, out_off[p]) - out_off[p]
 
 

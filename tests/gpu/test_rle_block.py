@@ -28,7 +28,7 @@ def _expected(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, widths: 
     return pages
 
 
-def _launch(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, widths: np.ndarray, width_byte: bool,
+def _launch(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, widths: np.ndarray, width_byte: bool, *,
             threads: int, blocks: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sizes, then the encode at exact offsets behind a canary byte per page; returns (sizes, offsets, out)."""
     n = len(starts)
@@ -43,9 +43,9 @@ def _launch(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, widths: np
     return sizes, offsets, out
 
 
-def _check(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, widths: np.ndarray, width_byte: bool,
+def _check(values: np.ndarray, starts: np.ndarray, ends: np.ndarray, widths: np.ndarray, width_byte: bool, *,
            threads: int, blocks: int | None = None) -> None:
-    sizes, offsets, out = _launch(values, starts, ends, widths, width_byte, threads, blocks)
+    sizes, offsets, out = _launch(values, starts, ends, widths, width_byte, threads=threads, blocks=blocks)
     for p, want in enumerate(_expected(values, starts, ends, widths, width_byte)):
         assert sizes[p] == len(want), p
         assert bytes(out[offsets[p]:offsets[p] + sizes[p]]) == want, p
@@ -64,7 +64,7 @@ def launches(draw: st.DrawFn, max_len: int) -> tuple[np.ndarray, np.ndarray, np.
 @SETTINGS
 @given(launches(1200), st.sampled_from([1, 3, 8, 32]), st.booleans())
 def test_pages_equal_rle_encode(case, threads, width_byte):
-    _check(*case, width_byte, threads)
+    _check(*case, width_byte, threads=threads)
 
 
 @settings(max_examples=4, deadline=None)
@@ -76,7 +76,7 @@ def test_long_pages_many_values_per_thread_and_mixed_widths(seed):
     values = np.repeat(rng.integers(0, 3, 120), lengths).astype(np.uint8)
     starts = np.array([0, 5, len(values) // 2], dtype=np.int64)
     ends = np.array([5, len(values) // 2, len(values)], dtype=np.int64)
-    _check(values, starts, ends, rng.choice([2, 3, 8], 3).astype(np.int64), False, 4)
+    _check(values, starts, ends, rng.choice([2, 3, 8], 3).astype(np.int64), False, threads=4)
 
 
 def test_edge_lengths_all_equal_and_alternating():
@@ -91,7 +91,7 @@ def test_edge_lengths_all_equal_and_alternating():
         widths.append(width)
     values = np.concatenate(pieces).astype(np.int32)
     starts, ends = np.array(bounds[:-1], dtype=np.int64), np.array(bounds[1:], dtype=np.int64)
-    _check(values, starts, ends, np.array(widths, dtype=np.int64), False, 8)
+    _check(values, starts, ends, np.array(widths, dtype=np.int64), False, threads=8)
 
 
 def test_many_pages_one_launch_with_spare_blocks():
@@ -99,7 +99,7 @@ def test_many_pages_one_launch_with_spare_blocks():
     values = np.repeat(rng.integers(0, 2, 300), rng.choice([1, 3, 8, 12, 30], 300)).astype(np.uint8)
     starts, ends = np.arange(0, 10 * 53, 53, dtype=np.int64), np.arange(53, 11 * 53, 53, dtype=np.int64)
     ends[-1] = len(values)
-    _check(values, starts, ends, np.ones(10, dtype=np.int64), False, 8, blocks=12)
+    _check(values, starts, ends, np.ones(10, dtype=np.int64), False, threads=8, blocks=12)
 
 
 def test_full_block_of_max_threads():
@@ -107,7 +107,7 @@ def test_full_block_of_max_threads():
     rng = np.random.default_rng(11)
     values = np.repeat(rng.integers(0, 4, 200), rng.choice([1, 5, 8, 9, 23], 200)).astype(np.uint8)
     _check(values, np.array([0], dtype=np.int64), np.array([len(values)], dtype=np.int64),
-           np.full(1, 2, dtype=np.int64), False, MAX_THREADS)
+           np.full(1, 2, dtype=np.int64), False, threads=MAX_THREADS)
 
 
 def test_width_byte_pages_equal_page_dict_ids():
@@ -119,7 +119,7 @@ def test_width_byte_pages_equal_page_dict_ids():
     entries = np.array([300, 1, 70000], dtype=np.int64)
     widths = np.array([int(e - 1).bit_length() for e in entries], dtype=np.int64)
     ids[100:250] = 0  # a one-entry dictionary: width 0
-    sizes, offsets, out = _launch(ids, starts, ends, widths, True, 32)
+    sizes, offsets, out = _launch(ids, starts, ends, widths, True, threads=32)
     want = np.zeros(int(np.sum(sizes)) + 64, dtype=np.uint8)
     off = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
     got_sizes = np.zeros(3, dtype=np.int64)

@@ -22,7 +22,7 @@ from rle_cases import WIDTHS, rle_values
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def encode_model(values: np.ndarray, start: int, end: int, width: int, threads: int, out: np.ndarray,
+def encode_model(values: np.ndarray, start: int, end: int, width: int, threads: int, *, out: np.ndarray,
                  pos: int) -> int:
     """The block kernel's algorithm with `threads` threads, scans run sequentially; returns the end position."""
     n = end - start
@@ -51,7 +51,7 @@ def _check(values: np.ndarray, width: int, threads: int, start: int = 0, end: in
     expected = np.zeros(rle_max_size(end - start, width) + 8, dtype=np.uint8)
     got = np.zeros_like(expected)
     want = rle_encode(values, start, end, width, expected, 3)
-    assert encode_model(values, start, end, width, threads, got, 3) == want
+    assert encode_model(values, start, end, width, threads, out=got, pos=3) == want
     assert np.array_equal(got, expected)
 
 
