@@ -132,7 +132,7 @@ def time_writers(tmp: Path, rows: int, codec: str, repeats: int, cudf_python: st
         writer = gpuwrite.ParquetWriter(out, table.schema, device="gpu", compression=codec)
         writer.write(table)
         writer.close()
-        arrays = writer._arrays
+        arrays = getattr(writer._backend, "arrays", None)
         if isinstance(arrays, DeviceArrays):
             arrays_peak.append(arrays.peak_bytes)
 
