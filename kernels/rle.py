@@ -144,3 +144,61 @@ def rle_emitted_size(values: np.ndarray, start: int, end: int, width: int, state
     state[4] = groups
     state[5] = size
     return size
+
+
+@jit
+def _uleb_len(v: np.uint64) -> int:
+    """Bytes of v as unsigned LEB128."""
+    n = 1
+    while v >= np.uint64(0x80):
+        v = v >> np.uint64(7)
+        n += 1
+    return n
+
+
+@jit
+def rle_size(values: np.ndarray, start: int, end: int, width: int) -> int:
+    """Bytes `rle_encode` writes for values[start:end] at `width`, without writing them (the same run choices,
+    counted); allocation-free, so a GPU thread can size a page before anything is encoded."""
+    size = 0
+    nbuf = 0
+    previous = np.uint64(0)
+    repeat = 0
+    open_run = False
+    groups = 0
+    value_bytes = (width + 7) // 8
+    for i in range(start, end):
+        v = np.uint64(values[i])
+        if v == previous:
+            repeat += 1
+            if repeat >= 8:
+                continue
+        else:
+            if repeat >= 8:
+                open_run = False
+                groups = 0
+                size += _uleb_len(np.uint64(repeat << 1)) + value_bytes
+                nbuf = 0
+            repeat = 1
+            previous = v
+        nbuf += 1
+        if nbuf == 8:
+            if groups >= 63:
+                open_run = False
+                groups = 0
+            if not open_run:
+                size += 1
+                open_run = True
+            size += width
+            nbuf = 0
+            repeat = 0
+            groups += 1
+    if repeat >= 8:
+        size += _uleb_len(np.uint64(repeat << 1)) + value_bytes
+    elif nbuf > 0:
+        if groups >= 63:
+            open_run = False
+        if not open_run:
+            size += 1
+        size += width
+    return size

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from decoders import decode_rle_hybrid
-from gpuwrite.kernels.rle import rle_emitted_size, rle_encode, rle_max_size
+from gpuwrite.kernels.rle import rle_emitted_size, rle_encode, rle_max_size, rle_size
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -233,3 +233,12 @@ def test_emitted_size_counts_open_header() -> None:
     assert rle_emitted_size(vals, 0, 7, 1, state) == 0
     assert rle_emitted_size(vals, 7, 8, 1, state) == 2
     assert rle_emitted_size(vals, 8, 15, 1, state) == 2
+
+
+@SETTINGS
+@given(rle_case())
+def test_size_without_writing_equals_the_written_bytes(case: tuple[int, list[int]]) -> None:
+    """rle_size counts exactly what rle_encode writes (the device sizes pages with it before encoding)."""
+    width, values = case
+    arr = np.asarray([7] + values + [7], dtype=np.int64)
+    assert rle_size(arr, 1, 1 + len(values), width) == len(kernel_rle(values, width))

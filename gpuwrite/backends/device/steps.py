@@ -1,0 +1,58 @@
+"""Every device step of the GPU backend: its CUDA kernel (imported when first launched) and CPU twin."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from gpuwrite.kernels import dictionary_all as D
+from gpuwrite.kernels import page_layout as L
+from gpuwrite.kernels import page_twins as T
+
+from .ops import Kernel
+
+
+def _cuda(module: str, name: str) -> Callable[[], Any]:
+    """A factory importing kernels.<module>.<name> on first use (importing it imports numba.cuda)."""
+    cache: dict[str, Any] = {}
+
+    def get() -> Any:
+        if "k" not in cache:
+            cache["k"] = getattr(importlib.import_module(f"gpuwrite.kernels.{module}"), name)
+        return cache["k"]
+    return get
+
+
+# dictionary (kernels/dictionary_all.py)
+DICT_KEYS = Kernel("dict_keys", _cuda("dictionary_all_cuda", "dict_keys_block"), D.dict_keys)
+DICT_INSERT = Kernel("dict_insert", _cuda("dictionary_all_cuda", "dict_insert_block"), D.dict_insert)
+DICT_FIRST = Kernel("dict_first", _cuda("dictionary_all_cuda", "dict_first_block"), D.dict_first)
+DICT_BASES = Kernel("dict_bases", _cuda("dictionary_all_cuda", "dict_bases_thread"), D.dict_bases, "thread")
+DICT_NUMBER = Kernel("dict_number", _cuda("dictionary_all_cuda", "dict_number_block"), D.dict_number)
+DICT_IDS = Kernel("dict_ids", _cuda("dictionary_all_cuda", "dict_ids_block"), D.dict_ids)
+
+# page encoders (kernels/rle_block.py, delta_block.py, pages_block.py; twins in kernels/page_twins.py)
+RLE = Kernel("rle", _cuda("rle_block", "rle_encode_block"), T.rle_pages)
+DELTA = Kernel("delta", _cuda("delta_block", "delta_pages"), T.delta_pages)
+DELTA_BYTES = Kernel("delta_bytes", _cuda("delta_block", "delta_bytes_pages"), T.delta_bytes_pages)
+PLAIN_FIXED = Kernel("plain_fixed", _cuda("pages_block", "block_plain_fixed"), T.plain_fixed_pages)
+PLAIN_BOOL = Kernel("plain_bool", _cuda("pages_block", "block_plain_bool"), T.plain_bool_pages)
+COPY_BYTES = Kernel("copy_bytes", _cuda("pages_block", "block_copy_bytes"), T.copy_bytes_pages)
+PLAIN_BYTE_ARRAY = Kernel("plain_byte_array", _cuda("pages_block", "block_plain_byte_array"),
+                          T.plain_byte_array_pages)
+GATHER = Kernel("gather", _cuda("pages_block", "block_gather"), T.gather_pages)
+INT_MINMAX = Kernel("int_minmax", _cuda("pages_block", "block_int_minmax"), T.int_minmax_pages)
+FLOAT_MINMAX = Kernel("float_minmax", _cuda("pages_block", "block_float_minmax"), T.float_minmax_pages)
+BYTES_MINMAX = Kernel("bytes_minmax", _cuda("pages_block", "block_bytes_minmax"), T.bytes_minmax_pages)
+CRC32 = Kernel("crc32", _cuda("pages_block", "block_crc32"), T.crc32_pages)
+
+# per-page bookkeeping (kernels/page_layout.py)
+PAGE_INFO = Kernel("page_info", _cuda("page_layout_cuda", "pages_info_thread"), L.pages_info, "thread")
+STORED = Kernel("stored", _cuda("page_layout_cuda", "stored_choices_thread"), L.stored_choices, "thread")
+EXTREMES = Kernel("extremes", _cuda("page_layout_cuda", "pages_extremes_thread"), L.pages_extremes, "thread")
+PAGE_HEADERS = Kernel("page_headers", _cuda("page_layout_cuda", "page_headers_thread"), L.page_headers, "thread")
+DICT_HEADERS = Kernel("dict_headers", _cuda("page_layout_cuda", "dictionary_headers_thread"),
+                      L.dictionary_headers, "thread")
+DICT_PAGES = Kernel("dict_pages", _cuda("page_layout_cuda", "dictionary_pages_block"), L.dictionary_pages)
+SCAN = Kernel("scan", _cuda("page_layout_cuda", "exclusive_scan_block"), L.exclusive_scan)
