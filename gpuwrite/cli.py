@@ -1,4 +1,5 @@
-"""The `gpuwrite` command: write a file as Parquet v2, inspect a Parquet file, or run the demo benchmark."""
+"""The `gpuwrite` command: write a file as Parquet v2, inspect a Parquet file, run the demo benchmark, or clean
+what interrupted writes left behind."""
 
 from __future__ import annotations
 
@@ -77,7 +78,7 @@ def _error_message(exc: BaseException) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The argument parser with the write, inspect and demo subcommands."""
+    """The argument parser with the write, inspect, demo and clean subcommands."""
     parser = argparse.ArgumentParser(prog="gpuwrite", description="Parquet v2 files that Spark reads as its own.")
     parser.add_argument("--version", action="version", version=f"gpuwrite {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -117,6 +118,20 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--out", metavar="PATH", help="write gpuwrite's file here and keep it (default: a temp file)")
     d.add_argument("--keep", action="store_true", help="keep gpuwrite's temporary file and print its path")
     d.set_defaults(run=_cmd_demo)
+
+    c = sub.add_parser("clean", help="list, or with --force remove, what interrupted writes left at PATH",
+                       description="Find what killed or failed gpuwrite writes left at PATH (a dataset directory or "
+                                   "a file path) and below it: staging directories of jobs that are no longer "
+                                   "running (an overwrite interrupted half-way is undone: the old table comes back), "
+                                   "lock files no one holds, and temp files of single-file writes untouched for "
+                                   "--older-than seconds. Running jobs' files are never touched. Without --force "
+                                   "it only lists what it would do.")
+    c.add_argument("path", metavar="PATH")
+    c.add_argument("-f", "--force", action="store_true", help="clean (default: only list)")
+    c.add_argument("--older-than", metavar="SECONDS", type=float, default=None,
+                   help="age after which a temp file (or a staging directory with no owner record) counts as "
+                        "abandoned (default 3600)")
+    c.set_defaults(run=_cmd_clean)
     return parser
 
 
@@ -333,6 +348,30 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 
 # -- demo ---------------------------------------------------------------------------------------------------
+
+
+def _cmd_clean(args: argparse.Namespace) -> int:
+    """List the leftovers at a path; with --force clean the stale ones."""
+    from .spark.leftovers import STALE_AGE_S, clean, find
+    from .spark.publish import interrupted
+
+    older_than = STALE_AGE_S if args.older_than is None else args.older_than
+    items = find(args.path, older_than)
+    for item in items:
+        if not item.stale:
+            print(f"keep     {item.kind:7} {item.path}  ({item.why})")
+            continue
+        action = "restore" if item.kind == "staging" and interrupted(item.path) else "remove"
+        if args.force:
+            outcome = clean(item, older_than)
+            print(f"{outcome:8} {item.kind:7} {item.path}  ({item.why})")
+        else:
+            print(f"{action:8} {item.kind:7} {item.path}  ({item.why})")
+    if not items:
+        print(f"nothing to clean at {args.path}")
+    elif not args.force and any(i.stale for i in items):
+        print("dry run: nothing was changed; add --force to clean", file=sys.stderr)
+    return EXIT_OK
 
 
 def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:

@@ -163,3 +163,69 @@ def test_partitioned_failure_leaves_target_as_it_was(tmp_path, max_open_files):
     gpuwrite.write_dataset(pa.table({"p": ["new"], "k": pa.array([2], pa.int64())}), out, mode="overwrite",
                            partition_by=["p"])
     assert sorted(d for d in os.listdir(out) if not d.startswith("_")) == ["p=new"]
+
+
+BINARY = [b"ab", b"a/b\x01", "é".encode(), None, b"ab"]
+
+
+def test_binary_partition_values_as_spark_renders_them(tmp_path):
+    """Binary partition values that are UTF-8 get Spark's directory (Spark 4.3 writes `p=ab`, `p=a%2Fb%01`,
+    `p=é`; an empty value goes to the default partition, as null does)."""
+    table = pa.table({"p": pa.array(BINARY + [b""], pa.binary()), "v": pa.array(range(6), pa.int64())})
+    out = tmp_path / "b"
+    gpuwrite.write_dataset(table, out, partition_by=["p"])
+    layout = _layout(out)
+    assert sorted(layout) == ["p=__HIVE_DEFAULT_PARTITION__", "p=a%2Fb%01", "p=ab", "p=é"]
+    assert layout["p=ab"] == Counter({(0,): 1, (4,): 1})
+    assert layout["p=__HIVE_DEFAULT_PARTITION__"] == Counter({(3,): 1, (5,): 1})
+
+
+@pytest.mark.spark
+def test_binary_partition_directories_match_spark(tmp_path, spark):
+    """The same directories and rows as Spark's partitionBy on a binary column (UTF-8 values)."""
+    table = pa.table({"p": pa.array(BINARY, pa.binary()), "v": pa.array(range(5), pa.int64())})
+    ours, theirs = tmp_path / "ours", tmp_path / "spark"
+    gpuwrite.write_dataset(table, ours, partition_by=["p"])
+    spark.createDataFrame(table).coalesce(1).write.partitionBy("p").parquet(str(theirs))
+    assert _layout(ours) == _layout(theirs)
+
+
+@pytest.mark.parametrize("max_open_files", [0, 2])
+def test_binary_partition_value_that_is_not_utf8_is_refused(tmp_path, max_open_files):
+    """Reproducer: b"\\xff" became `p=\\ufffd` and was lost (Spark does the same, and puts every such value in
+    one directory). Now it is a PartitionError naming column and value, and nothing is written."""
+    from gpuwrite.spark.partitions import PartitionError
+
+    table = pa.table({"p": pa.array([b"ok", b"\xff"], pa.binary()), "v": pa.array([1, 2], pa.int64())})
+    with pytest.raises(PartitionError, match=r"partition column 'p': binary value b'\\xff' is not UTF-8"):
+        gpuwrite.write_dataset(table, tmp_path / "t", partition_by=["p"], max_open_files=max_open_files)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("column, value, message", [
+    ("p", "a\x00b", r"partition column 'p': value 'a\\x00b' holds NUL"),
+    ("p\x00q", "a", r"partition column 'p\\x00q'"),
+    ("..", "a", r"partition column '\.\.'"),
+    (".", "a", r"partition column '\.'"),
+    (".hidden", "a", r"partition column '\.hidden'"),
+    ("", "a", r"partition column ''"),
+])
+def test_partition_names_and_values_readers_would_lose_are_refused(tmp_path, column, value, message):
+    """Reproducer: NUL in a value or a column named `..` failed with a ValueError / ArrowInvalid. A NUL cannot be
+    in a directory name (Spark fails too); Spark and pyarrow skip directories starting with `.` when reading
+    (Spark writes `..=x` and then cannot read the table) and Spark refuses an empty column name when reading.
+    Each is a PartitionError naming the column, before anything is written."""
+    from gpuwrite.spark.partitions import PartitionError
+
+    table = pa.table({column: [value, "x"], "v": pa.array([1, 2], pa.int64())})
+    with pytest.raises(PartitionError, match=message):
+        gpuwrite.write_dataset(table, tmp_path / "t", partition_by=[column])
+    assert os.listdir(tmp_path) == []
+
+
+def test_partition_column_names_pyarrow_would_parse_as_paths(tmp_path):
+    """Names such as `a.b` and `[0]` are plain names (pyarrow would read some as field paths when sorting)."""
+    table = pa.table({"a.b": ["x", "y", "x"], "[0]": [1, 1, 2], "v": pa.array([1, 2, 3], pa.int64())})
+    out = tmp_path / "n"
+    gpuwrite.write_dataset(table, out, partition_by=["a.b", "[0]"])
+    assert sorted(_layout(out)) == ["a.b=x/%5B0%5D=1", "a.b=x/%5B0%5D=2", "a.b=y/%5B0%5D=1"]

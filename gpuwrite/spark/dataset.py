@@ -3,8 +3,10 @@
 Spark's file names, Hive partition directories (`partition_by`, partition columns left out of the files),
 Spark buckets (`bucket_by=(n, columns)`: bucket id = pmod(murmur3(keys, 42), n), `_NNNNN` file suffix), rows
 ordered by partition columns then bucket id as Spark's V1Writes orders them, `maxRecordsPerFile` rolling
-(also in the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore, and a staging
-directory so a failed write leaves the target as it was. `write_task` is one Spark task's share of it.
+(also in the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore. The target is checked
+first (`target`), files are written in a staging directory beside it and committed under the target's lock
+(`publish`), so a failed or killed write leaves the table as it was and concurrent writers get a clear outcome;
+what killed jobs left is cleaned by the next write (`leftovers`). `write_task` is one Spark task's share of it.
 """
 
 from __future__ import annotations
@@ -21,9 +23,13 @@ from ..errors import GpuwriteError
 from ..integrations.arrow import ArrowPiece, open_input
 from ..options import WriteOptions, resolve_options
 from ..result import FileResult
-from . import staging
+from . import publish
 from .buckets import parse_bucket_by
-from .modes import check_mode, should_write
+from .leftovers import recover_dead
+from .lock import TargetLock
+from .modes import should_write
+from .staging import Staging
+from .target import Target, resolve_target
 from .writers import FileLayout, write_files, write_partitioned
 
 
@@ -41,17 +47,12 @@ class DatasetResult:
         return sum(f.num_rows for f in self.files)
 
 
-def _prepare_target(path: str, mode: str) -> bool:
-    """Apply the save mode before writing; False means nothing is to be written (mode ignore)."""
-    check_mode(mode)
-    if os.path.exists(path) and not os.path.isdir(path):
-        raise GpuwriteError(f"cannot write a dataset at {path!r}: it is a file")
-    if not should_write(path, mode, os.path.isdir(path)):
-        return False
-    parent = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(parent):
-        raise GpuwriteError(f"cannot write {path!r}: directory {parent!r} does not exist")
-    return True
+def _begin(target: Target, mode: str) -> bool:
+    """Under the target's lock: clean what dead jobs left there, then apply the save mode; False means nothing
+    is to be written (mode ignore found a table)."""
+    with TargetLock(target.real):
+        recover_dead(target.real)
+        return should_write(target.given, mode, os.path.isdir(target.real))
 
 
 def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error",
@@ -59,28 +60,34 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
                   bucket_by: tuple[int, list[str]] | None = None, max_open_files: int = 0,
                   hive_compatible_buckets: bool = False,
                   options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> DatasetResult:
-    """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded."""
+    """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded, and
+    whatever fails, the table that was there stays as it was (see `publish`)."""
     buckets = parse_bucket_by(bucket_by, partition_by or [], hive_compatible_buckets)
     if not isinstance(max_records_per_file, int) or max_records_per_file < 0:
         raise GpuwriteError(f"max_records_per_file must be an integer >= 0, got {max_records_per_file!r}")
     if not isinstance(max_open_files, int) or max_open_files < 0:
         raise GpuwriteError(f"max_open_files must be an integer >= 0, got {max_open_files!r}")
     opts = resolve_options(options, keywords)
-    target = os.fspath(path)
-    if not _prepare_target(target, mode):
-        return DatasetResult(target, "")
+    target = resolve_target(os.fspath(path), mode)
+    if not _begin(target, mode):
+        return DatasetResult(target.given, "")
     schema, pieces = open_input(data)
     job = str(uuid.uuid4())
     layout = FileLayout(job=job, partition_by=tuple(partition_by or ()), buckets=buckets,
                         max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files)
-    folder = staging.create(target, job)
+    stage = Staging.create(target.real, job)
     try:
-        files = write_task(schema, pieces, folder, layout)
-        moved = staging.publish(folder, target, mode == "overwrite", files)
-    except BaseException:
-        staging.discard(folder)
-        raise
-    return DatasetResult(target, job, moved)
+        files = write_task(schema, pieces, stage.new, layout)
+        with TargetLock(target.real):
+            recover_dead(target.real)
+            published = publish.commit(stage, target.real, mode)
+    finally:
+        stage.discard()  # after a commit: the old files moved aside; the lock is already released
+    if not published:
+        return DatasetResult(target.given, "")
+    root = target.display
+    return DatasetResult(target.given, job, [FileResult(os.path.join(root, os.path.relpath(f.path, stage.new)),
+                                                        f.num_rows, f.size, f.footer, f.metadata) for f in files])
 
 
 def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, layout: FileLayout, *,

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .buckets import BucketSpec
-from .partitions import partition_fragment, spark_string
+from .partitions import partition_directory
 
 Key = tuple[str, int | None]  # (partition directory, bucket id)
 _BUCKET_KEY = "__gpuwrite_bucket_id__"
@@ -25,19 +25,12 @@ def empty_to_null(col: Any) -> Any:
     return col
 
 
-def _directory(columns: Sequence[str], values: Sequence[Any], types: Sequence[pa.DataType],
-               time_zone: str) -> str:
-    """`a=1/b=x`: the Hive directory of one row's partition values."""
-    return "/".join(partition_fragment(name, spark_string(value, typ, time_zone))
-                    for name, value, typ in zip(columns, values, types, strict=True))
-
-
 def partition_runs(table: pa.Table, columns: Sequence[str], buckets: BucketSpec | None,
                    time_zone: str) -> Iterator[tuple[str, int | None, pa.Table]]:
     """(directory, bucket id, rows) per run of `table` sorted in V1Writes order; the rows leave out the
     partition columns."""
     keys = [empty_to_null(table.column(name)) for name in columns]
-    names = list(columns)
+    names = [f"k{i}" for i in range(len(columns))]  # positional: pyarrow reads a name like ".x" as a field path
     if buckets is not None:
         keys.append(pa.array(buckets.ids(table)))
         names.append(_BUCKET_KEY)
@@ -57,10 +50,10 @@ def partition_runs(table: pa.Table, columns: Sequence[str], buckets: BucketSpec 
             both_null = pc.and_(a.is_null(), b.is_null()).to_numpy(zero_copy_only=False)
             change[1:] |= differs & ~both_null
     starts = list(np.flatnonzero(change)) + [n]
-    types = [key_sorted.column(name).type for name in columns]
+    types = [key_sorted.column(k).type for k in names[:len(columns)]]
     for start, end in zip(starts, starts[1:], strict=False):
-        directory = _directory(columns, [key_sorted.column(name)[start].as_py() for name in columns], types,
-                               time_zone)
+        values = [key_sorted.column(k)[start].as_py() for k in names[:len(columns)]]
+        directory = partition_directory(columns, values, types, time_zone)
         bucket = key_sorted.column(_BUCKET_KEY)[start].as_py() if buckets is not None else None
         yield directory, bucket, data_sorted.slice(start, end - start)
 
@@ -86,7 +79,8 @@ def row_keys(table: pa.Table, columns: Sequence[str], buckets: BucketSpec | None
     keys = []
     for u in order:
         row = int(first[u])
-        directory = _directory(columns, [table.column(name)[row].as_py() for name in columns], types, time_zone)
+        values = [table.column(name)[row].as_py() for name in columns]
+        directory = partition_directory(columns, values, types, time_zone)
         bucket = int(buckets.ids(table.slice(row, 1))[0]) if buckets else None
         keys.append((directory, bucket))
     return rank[inverse.reshape(-1)], keys

@@ -1,42 +1,125 @@
-"""A local dataset write's staging directory and its commit: files are written beside the target and moved
-into place only when the whole write succeeded, then `_SUCCESS` (the job-level commit of a single process;
-Spark jobs use `commit.py`)."""
+"""A local dataset write's staging directory: a hidden sibling of the target that holds the job's new files
+(`new/`), the old files an overwrite moves aside (`old/`), the commit journal, and an owner file the job keeps
+locked (flock) while it lives, so another process can tell a running job from a dead one's leftovers.
+
+    .<name>.gpuwrite-staging-<job>/owner      pid, host, start time; flock-held by the job while it runs
+    .<name>.gpuwrite-staging-<job>/new/...    the table being written (partition directories below)
+    .<name>.gpuwrite-staging-<job>/old/...    an overwrite's previous entries, deleted once the commit is done
+    .<name>.gpuwrite-staging-<job>/journal.json, committed   the commit's plan and its end (see `publish`)
+"""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
+import re
 import shutil
+import socket
+import time
+from dataclasses import dataclass, field
 
-from ..result import FileResult
-from .commit import SUCCESS
+from ..errors import GpuwriteError
 
-
-def create(target: str, job: str) -> str:
-    """Make and return the staging directory of job `job` writing at `target` (a hidden sibling of it)."""
-    staging = os.path.join(os.path.dirname(os.path.abspath(target)),
-                           f".{os.path.basename(target)}.gpuwrite-staging-{job[:8]}")
-    os.makedirs(staging)
-    return staging
-
-
-def discard(staging: str) -> None:
-    """Remove a failed write's staging directory."""
-    shutil.rmtree(staging, ignore_errors=True)
+STAGING_MARK = ".gpuwrite-staging-"
+LOCK_SUFFIX = ".gpuwrite-lock"
+TEMP_SUFFIX = ".gpuwrite-tmp"  # FileSink's temporary files: `.<name>.<12 hex>.gpuwrite-tmp`
+STAGING_NAME = re.compile(r"^\.(?P<target>.+)\.gpuwrite-staging-[0-9a-f]+$")
+LOCK_NAME = re.compile(r"^\.(?P<target>.+)\.gpuwrite-lock$")
+TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.[0-9a-f]{12}\.gpuwrite-tmp$")
+OWNER, NEW, OLD = "owner", "new", "old"
 
 
-def publish(staging: str, target: str, overwrite: bool, files: list[FileResult]) -> list[FileResult]:
-    """Move the staged files into place and write `_SUCCESS` (`overwrite` clears the old table first); the
-    files' results at their final paths."""
-    if overwrite and os.path.isdir(target):
-        shutil.rmtree(target)
-    os.makedirs(target, exist_ok=True)
-    moved = []
-    for f in files:
-        final = os.path.join(target, os.path.relpath(f.path, staging))
-        os.makedirs(os.path.dirname(final), exist_ok=True)
-        os.replace(f.path, final)
-        moved.append(FileResult(final, f.num_rows, f.size, f.footer, f.metadata))
-    with open(os.path.join(target, SUCCESS), "wb"):
-        pass
-    shutil.rmtree(staging)
-    return moved
+def staging_prefix(target: str) -> str:
+    """The name every staging directory of `target` starts with (they are its siblings)."""
+    return f".{os.path.basename(target)}{STAGING_MARK}"
+
+
+def owner_record() -> bytes:
+    """Who holds a lock or a staging directory, for messages: pid, host and start time."""
+    return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}).encode()
+
+
+def describe_owner(raw: bytes) -> str:
+    """'pid 123 on host h, since 12:00:00' from an owner record ('unknown owner' when unreadable)."""
+    try:
+        info = json.loads(raw.decode())
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(info["since"])))
+        return f"pid {info['pid']} on {info['host']}, since {since}"
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return "unknown owner"
+
+
+def is_locked(path: str) -> bool | None:
+    """Whether a live process holds a flock on `path`; None when the file does not exist."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the probe's own lock
+    return False
+
+
+@dataclass
+class Staging:
+    """One job's staging directory; the job holds its owner file locked until `discard` or `close`."""
+
+    root: str
+    target: str
+    owner_fd: int = -1
+    kept: bool = field(default=False)
+
+    @property
+    def new(self) -> str:
+        """Where the job writes its table."""
+        return os.path.join(self.root, NEW)
+
+    @property
+    def old(self) -> str:
+        """Where an overwrite moves the previous table's entries."""
+        return os.path.join(self.root, OLD)
+
+    @classmethod
+    def create(cls, target: str, job: str) -> Staging:
+        """Make the staging directory of job `job` writing at `target` (its real path) and lock its owner file."""
+        root = os.path.join(os.path.dirname(target), f"{staging_prefix(target)}{job.replace('-', '')[:12]}")
+        try:
+            os.mkdir(root)
+        except OSError as e:
+            raise GpuwriteError(f"cannot stage a write to {target!r}: cannot create {root!r}: {e.strerror}") from e
+        stage = cls(root, target)
+        try:  # the owner file appears under its name already locked: never seen unlocked while we live
+            tmp = os.path.join(root, OWNER + ".tmp")
+            stage.owner_fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+            fcntl.flock(stage.owner_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.write(stage.owner_fd, owner_record())
+            os.rename(tmp, os.path.join(root, OWNER))
+            os.mkdir(stage.new)
+        except BaseException as e:
+            stage.discard()
+            if isinstance(e, OSError):
+                raise GpuwriteError(f"cannot stage a write to {target!r} in {root!r}: {e.strerror}") from e
+            raise
+        return stage
+
+    def keep(self) -> None:
+        """Leave the directory in place (it holds files a later `gpuwrite clean` or write must restore)."""
+        self.kept = True
+        self.close()
+
+    def discard(self) -> None:
+        """Remove the directory (unless kept), then let go of the owner lock."""
+        if not self.kept:
+            shutil.rmtree(self.root, ignore_errors=True)
+        self.close()
+
+    def close(self) -> None:
+        """Release the owner lock: from now on the directory counts as a dead job's."""
+        if self.owner_fd >= 0:
+            os.close(self.owner_fd)
+            self.owner_fd = -1

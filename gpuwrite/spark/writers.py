@@ -24,6 +24,7 @@ from ..schema import is_nested_type
 from .buckets import BucketSpec
 from .naming import data_file_name, hive_bucket_prefix
 from .ordering import Key, partition_runs, row_keys
+from .partitions import check_partition_column
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -170,6 +171,7 @@ def _check_columns(schema: pa.Schema, columns: list[str], buckets: BucketSpec | 
     if len(set(columns)) != len(columns) or len(columns) == len(schema.names):
         raise GpuwriteError(f"partition_by={columns} must name distinct columns and leave at least one data column")
     for name in columns:
+        check_partition_column(name)
         t = schema.field(name).type
         if is_nested_type(t):
             # SPEC: Spark refuses complex partition columns (PartitioningUtils.validatePartitionColumn).
