@@ -111,7 +111,7 @@ def _median_time(fn: Any, repeats: int) -> float:
 def time_writers(tmp: Path, rows: int, codec: str, repeats: int, cudf_python: str | None) -> list[dict[str, Any]]:
     """Seconds, input GB/s, output size and peak device memory per writer."""
     import gpuwrite
-    from gpuwrite.backends.device import DeviceArrays
+    from gpuwrite.backends.device import Device
     from gpuwrite.demo_data import store_sales_table
 
     table = store_sales_table(rows)
@@ -132,9 +132,9 @@ def time_writers(tmp: Path, rows: int, codec: str, repeats: int, cudf_python: st
         writer = gpuwrite.ParquetWriter(out, table.schema, device="gpu", compression=codec)
         writer.write(table)
         writer.close()
-        arrays = getattr(writer._backend, "arrays", None)
-        if isinstance(arrays, DeviceArrays):
-            arrays_peak.append(arrays.peak_bytes)
+        device = getattr(writer._backend, "device", None)
+        if isinstance(device, Device):
+            arrays_peak.append(device.peak_bytes)
 
     record("gpuwrite gpu", _median_time(gpu_write, repeats), out, max(arrays_peak, default=None),
            f"codec via {'nvCOMP' if _uses_nvcomp(codec) else 'host'}")
@@ -150,9 +150,11 @@ def time_writers(tmp: Path, rows: int, codec: str, repeats: int, cudf_python: st
 
 def _uses_nvcomp(codec: str) -> bool:
     """Whether the GPU backend compresses `codec` with nvCOMP here."""
-    from gpuwrite.backends.device import DeviceArrays, page_codec
+    from gpuwrite.backends.device import Device
+    from gpuwrite.backends.device.codecs import page_codec
 
-    return page_codec(codec, None, DeviceArrays()).name == "nvcomp"
+    found = page_codec(codec, None, Device())
+    return found is not None and found.name == "nvcomp"
 
 
 def _time_cudf(tmp: Path, table: pa.Table, codec: str, repeats: int, cudf_python: str | None,

@@ -28,7 +28,7 @@ from .layout import (
 from .rle import rle_size
 
 BYTE_ARRAY_TYPE = 6
-# header fields (int64[P, F_COUNT]) of each page
+# header fields of each page: int64[F_COUNT, P], one row per field (rows are contiguous)
 (F_NUM_VALUES, F_NUM_NULLS, F_NUM_ROWS, F_ENCODING, F_DEF_LEN, F_REP_LEN, F_COMPRESSED, F_UNCOMPRESSED,
  F_COMPRESSED_SIZE) = range(9)
 F_COUNT = 9
@@ -100,9 +100,10 @@ def pages_info(n: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.nd
 def stored_choice(p: int, val_len: np.ndarray, comp_len: np.ndarray, identity: bool, fields: np.ndarray,
                   stored_len: np.ndarray, copy_len: np.ndarray, body_len: np.ndarray) -> None:
     """Whether page p keeps its compressed values (only when smaller, as parquet-java does) and the header
-    fields that follow: fields[p, 4..8] = levels' bytes (taken from fields), is_compressed, uncompressed and
-    compressed page sizes. copy_len[p]: raw bytes to copy to the stored buffer (kept uncompressed)."""
-    levels = fields[p, F_DEF_LEN] + fields[p, F_REP_LEN]
+    fields that follow: fields[F_COMPRESSED / F_UNCOMPRESSED / F_COMPRESSED_SIZE, p] from the levels' bytes
+    (fields[F_DEF_LEN / F_REP_LEN, p]) and the values' sizes. copy_len[p]: raw bytes to copy to the stored
+    buffer (values kept uncompressed)."""
+    levels = fields[F_DEF_LEN, p] + fields[F_REP_LEN, p]
     n = val_len[p]
     if identity:
         stored = n
@@ -116,9 +117,9 @@ def stored_choice(p: int, val_len: np.ndarray, comp_len: np.ndarray, identity: b
         stored = n
         compressed = 0
         copy = n
-    fields[p, F_COMPRESSED] = compressed
-    fields[p, F_UNCOMPRESSED] = levels + n
-    fields[p, F_COMPRESSED_SIZE] = levels + stored
+    fields[F_COMPRESSED, p] = compressed
+    fields[F_UNCOMPRESSED, p] = levels + n
+    fields[F_COMPRESSED_SIZE, p] = levels + stored
     stored_len[p] = stored
     copy_len[p] = copy
     body_len[p] = levels + stored
@@ -190,15 +191,15 @@ def _i32(out: np.ndarray, pos: int, value: int) -> int:
 def page_header(p: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out: np.ndarray, out_off: np.ndarray,
                 sizes: np.ndarray) -> None:
     """Page p's serialized PageHeader (compact Thrift) at out[out_off[p]:], a DATA_PAGE_V2 header as
-    assemble.pages writes it, from fields[p] (F_* columns) and crc[p] (unsigned; written as Thrift's i32)."""
+    assemble.pages writes it, from fields[F_*, p] and crc[p] (unsigned; written as Thrift's i32)."""
     pos = out_off[p]
     start = pos
     pos = _field(out, pos, 1, _CT_I32)
     pos = _i32(out, pos, _DATA_PAGE_V2)
     pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[p, F_UNCOMPRESSED])
+    pos = _i32(out, pos, fields[F_UNCOMPRESSED, p])
     pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[p, F_COMPRESSED_SIZE])
+    pos = _i32(out, pos, fields[F_COMPRESSED_SIZE, p])
     last = 3
     if has_crc:
         pos = _field(out, pos, 1, _CT_I32)
@@ -208,8 +209,8 @@ def page_header(p: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out:
     pos = _field(out, pos, 8 - last, _CT_STRUCT)
     for f in range(6):
         pos = _field(out, pos, 1, _CT_I32)
-        pos = _i32(out, pos, fields[p, f])
-    pos = _field(out, pos, 1, _CT_TRUE if fields[p, F_COMPRESSED] != 0 else _CT_FALSE)
+        pos = _i32(out, pos, fields[f, p])
+    pos = _field(out, pos, 1, _CT_TRUE if fields[F_COMPRESSED, p] != 0 else _CT_FALSE)
     out[pos] = 0
     out[pos + 1] = 0
     sizes[p] = pos + 2 - start
@@ -226,16 +227,16 @@ def page_headers(n: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out
 @jit
 def dictionary_header(c: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out: np.ndarray,
                       out_off: np.ndarray, sizes: np.ndarray) -> None:
-    """Column c's DICTIONARY_PAGE header (PLAIN entries): fields[c] = (entries, uncompressed size, compressed
-    size); crc[c] unsigned."""
+    """Column c's DICTIONARY_PAGE header (PLAIN entries): fields[0 / 1 / 2, c] = entries, uncompressed size,
+    compressed size; crc[c] unsigned."""
     pos = out_off[c]
     start = pos
     pos = _field(out, pos, 1, _CT_I32)
     pos = _i32(out, pos, _DICTIONARY_PAGE)
     pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[c, 1])
+    pos = _i32(out, pos, fields[1, c])
     pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[c, 2])
+    pos = _i32(out, pos, fields[2, c])
     last = 3
     if has_crc:
         pos = _field(out, pos, 1, _CT_I32)
@@ -244,7 +245,7 @@ def dictionary_header(c: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool
         last = 4
     pos = _field(out, pos, 7 - last, _CT_STRUCT)
     pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[c, 0])
+    pos = _i32(out, pos, fields[0, c])
     pos = _field(out, pos, 1, _CT_I32)
     pos = _i32(out, pos, 0)
     out[pos] = 0

@@ -79,7 +79,7 @@ def test_nulls_in_non_nullable_column(tmp_path):
 @pytest.mark.parametrize("options, needle", [
     ({"parquet.no.such.key": "1"}, "parquet.no.such.key"),
     ({"parquet.page.size": "big"}, "parquet.page.size"),
-    ({"parquet.page.size": "-5"}, "page_size"),
+    ({"parquet.page.size": "-5"}, "'parquet.page.size' must be a positive integer"),
     ({"parquet.enable.dictionary": "maybe"}, "parquet.enable.dictionary"),
     ({"parquet.writer.version": "v1"}, "parquet.writer.version"),
     ({"parquet.writer.version": "PARQUET_1_0"}, "v2"),

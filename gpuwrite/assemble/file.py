@@ -64,16 +64,26 @@ class FileAssembler:
         for leaf, chunk in zip(self.schema.leaves, chunks, strict=True):
             start = sink.pos
             header_len = 0
-            if chunk.dictionary is not None:
-                header = dictionary_header(chunk.dictionary)
-                header_len = len(header)
-                sink.write(header)
-                sink.write(chunk.dictionary.body)
-            offsets = []
-            for page in chunk.pages:
-                offsets.append(sink.pos)
-                sink.write(page.header)
-                sink.write(page.body)
+            if chunk.blob is not None:  # the backend laid the chunk out already: write it in one piece
+                if chunk.dictionary is not None:
+                    header_len = len(chunk.dictionary.header)
+                pos = start + (header_len + len(chunk.dictionary.body) if chunk.dictionary is not None else 0)
+                offsets = []
+                for page in chunk.pages:
+                    offsets.append(pos)
+                    pos += page.size
+                sink.write(chunk.blob)
+            else:
+                if chunk.dictionary is not None:
+                    header = chunk.dictionary.header or dictionary_header(chunk.dictionary)
+                    header_len = len(header)
+                    sink.write(header)
+                    sink.write(chunk.dictionary.body)
+                offsets = []
+                for page in chunk.pages:
+                    offsets.append(sink.pos)
+                    sink.write(page.header)
+                    sink.write(page.body)
             layout = ChunkLayout(start, header_len, tuple(offsets))
             meta = column_metadata(leaf, chunk, layout, self.layout.codec, self.layout.statistics_truncate_length)
             column = ColumnChunk(file_offset=0, meta_data=meta)

@@ -21,7 +21,7 @@ def resolve_device(device: str) -> str:
     'gpu' needs a CUDA device reachable by CuPy and numba.cuda (or numba's CUDA simulator, for tests) and is an
     error naming what is missing otherwise; 'auto' takes a real GPU when there is one, else the CPU.
     """
-    from .device.arrays import gpu_problem, simulated
+    from .device.ops import gpu_problem, simulated, standin_active
 
     if device == "cpu":
         return "cpu"
@@ -31,7 +31,7 @@ def resolve_device(device: str) -> str:
             raise GpuwriteError(f"device='gpu' was requested, but the GPU backend cannot run here: {problem}; "
                                 f"use device='cpu' or 'auto'")
         return "gpu"
-    return "gpu" if problem is None and not simulated() else "cpu"
+    return "gpu" if problem is None and not simulated() and not standin_active() else "cpu"
 
 
 def open_backend(leaves: Sequence[Leaf], opts: WriteOptions, device: str) -> Backend:

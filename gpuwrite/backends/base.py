@@ -6,10 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from ..encode.chunk import EncodedChunk, EncodedPage
+from ..encode.chunk import EncodedChunk
 from ..leafdata import LeafData
 
-PageRanges = Sequence[Sequence[tuple[int, int]]]  # per column, the window rows a..b of each new page, in order
+PageRanges = Sequence[Sequence[tuple[int, int]]]
+
+
+class SizedPage(Protocol):
+    """What the row-group replay reads of a finished page."""
+
+    @property
+    def size(self) -> int:
+        """Bytes on disk, header included."""  # per column, the window rows a..b of each new page, in order
 
 
 class RowGroupBuilder(Protocol):
@@ -33,7 +41,7 @@ class ColumnEncoders(Protocol):
     def encode(self, ranges: PageRanges) -> None:
         """Encode each column's next pages."""
 
-    def pages(self, column: int) -> Sequence[EncodedPage]:
+    def pages(self, column: int) -> Sequence[SizedPage]:
         """The column's pages encoded so far."""
 
     def truncate(self, column: int, keep: int) -> None:

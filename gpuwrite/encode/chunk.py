@@ -65,7 +65,7 @@ class PageSpan:
 class PageSections:
     """A page body: repetition levels, definition levels, then the stored (maybe compressed) values."""
 
-    body: bytes
+    body: bytes | memoryview
     rep_len: int
     def_len: int
     values_len: int  # the values section before compression
@@ -101,7 +101,7 @@ class EncodedPage:
     byte_array_bytes: int | None  # unencoded BYTE_ARRAY bytes (SizeStatistics), BYTE_ARRAY leaves only
     rep_histogram: list[int] | None = None  # per repetition level, when the max level is > 0
     def_histogram: list[int] | None = None  # per definition level, when the max level is > 1
-    header: bytes = b""
+    header: bytes | memoryview = b""
 
     @classmethod
     def of(cls, leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, encoding: int,
@@ -121,7 +121,7 @@ class EncodedPage:
         return cls(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist)
 
     @property
-    def body(self) -> bytes:
+    def body(self) -> bytes | memoryview:
         """The page's bytes after its header."""
         return self.sections.body
 
@@ -156,10 +156,11 @@ class EncodedPage:
 class DictionaryPage:
     """A chunk's PLAIN dictionary page: stored body, its size before compression, entries and CRC."""
 
-    body: bytes
+    body: bytes | memoryview
     uncompressed_size: int
     num_values: int
     crc: int | None
+    header: bytes | memoryview = b""  # its DICTIONARY_PAGE header, when the backend made it (else the assembler)
 
     @classmethod
     def build(cls, raw: bytes, count: int, chunk: ChunkOptions, body: bytes | None = None) -> DictionaryPage:
@@ -176,6 +177,7 @@ class EncodedChunk:
     dictionary: DictionaryPage | None
     pages: list[EncodedPage] = field(default_factory=list)
     bloom_filter: bytes | None = None  # bitset written after the offset indexes, when the chunk gets one
+    blob: bytes | memoryview | None = None  # the chunk's bytes in file order, when the backend laid them out
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from gpuwrite.kernels.stats import bytes_minmax, total_order_minmax32, total_order_minmax64
 
 from ..leafdata import LeafData
@@ -59,28 +61,40 @@ def page_stats(leaf: Leaf, data: LeafData, va: int, vb: int, nulls: int) -> Page
 
 
 def stats_at(leaf: Leaf, data: LeafData, count: int, nulls: int, *, imin: int, imax: int, same: bool) -> PageStats:
-    """Page statistics from the indices of its min and max value (found by a CPU or GPU kernel)."""
+    """Page statistics from the indices of its min and max value (found by a CPU kernel)."""
+    if count <= 0:
+        return PageStats(null_count=nulls, num_values=count)
+    if leaf.fixed_width:
+        values = data.value_array
+        if leaf.kind in ("float", "double"):
+            bits = values.view(np.int32 if leaf.kind == "float" else np.int64)
+            return stats_of(leaf, count, nulls, (int(bits[imin]), int(bits[imax])), same)
+        return stats_of(leaf, count, nulls, (int(values[imin]), int(values[imax])), same)
+    off, raw = data.byte_offsets, data.byte_data
+    return stats_of(leaf, count, nulls, (raw[off[imin]:off[imin + 1]].tobytes(),
+                                         raw[off[imax]:off[imax + 1]].tobytes()), same)
+
+
+def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same: bool) -> PageStats:
+    """Page statistics from its min and max values: integers (booleans 0 / 1), raw IEEE bits of floats (NaN
+    payloads are canonicalised here, as Java's floatToIntBits does), or bytes."""
     st = PageStats(null_count=nulls, num_values=count)
     if count <= 0:
         return st
+    lo, hi = extremes
     if leaf.physical in (INT32, INT64, BOOLEAN):
-        values = data.value_array
-        lo, hi = int(values[imin]), int(values[imax])
         fmt = {INT32: "<i", INT64: "<q", BOOLEAN: "<B"}[leaf.physical]
-        st.min_key, st.max_key = lo, hi
-        st.min_bytes, st.max_bytes = struct.pack(fmt, lo), struct.pack(fmt, hi)
+        st.min_key, st.max_key = int(lo), int(hi)
+        st.min_bytes, st.max_bytes = struct.pack(fmt, int(lo)), struct.pack(fmt, int(hi))
     elif leaf.physical in (FLOAT, DOUBLE):
         width = 32 if leaf.physical == FLOAT else 64
-        values = data.value_array
-        pair = canonical_bits(leaf.kind, values[[imin, imax]])
+        pair = canonical_bits(leaf.kind, np.array([lo, hi], dtype=np.int32 if width == 32 else np.int64))
         mask = (1 << width) - 1
         lo, hi = int(pair[0]) & mask, int(pair[1]) & mask
         st.min_key, st.max_key = _float_key(lo, width), _float_key(hi, width)
         st.min_bytes, st.max_bytes = lo.to_bytes(width // 8, "little"), hi.to_bytes(width // 8, "little")
     else:
-        off, raw = data.byte_offsets, data.byte_data
-        st.min_bytes = raw[off[imin]:off[imin + 1]].tobytes()
-        st.max_bytes = raw[off[imax]:off[imax + 1]].tobytes()
+        st.min_bytes, st.max_bytes = bytes(lo), bytes(hi)
         st.all_same = same
         if leaf.is_decimal:
             st.min_key = int.from_bytes(st.min_bytes, "big", signed=True)

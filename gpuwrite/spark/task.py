@@ -56,7 +56,7 @@ def task_device(context: Any, requested: str) -> str:
             raise RuntimeError("device='gpu' was requested but this Spark task has no GPU resource "
                                "(spark.task.resource.gpu.amount)")
         return "cpu"
-    from ..backends.device.arrays import gpu_problem
+    from ..backends.device.ops import gpu_problem
 
     problem = gpu_problem()
     if problem is not None:

@@ -1,7 +1,7 @@
-"""The GPU backend: numba.cuda kernels, CuPy arrays and nvCOMP codecs (NumPy stand-ins under the simulator)."""
+"""The GPU backend: one pipeline per row group on the device (numba.cuda kernels, CuPy arrays, nvCOMP), or on
+numba's simulator / the cost model's stand-in device (`ops.Device`)."""
 
-from .arrays import DeviceArrays, gpu_problem, simulated
 from .builder import DeviceBackend, DeviceEncoders
-from .codecs import page_codec
+from .ops import Device, gpu_problem, simulated, standin
 
-__all__ = ["DeviceArrays", "DeviceBackend", "DeviceEncoders", "gpu_problem", "page_codec", "simulated"]
+__all__ = ["Device", "DeviceBackend", "DeviceEncoders", "gpu_problem", "simulated", "standin"]

@@ -70,6 +70,22 @@ class DeviceWindow:
     arenas: Arenas
     rows: int
     ones: int  # lev position of `rows` + 1 bytes holding 1: the levels of optional flat columns without nulls
+    host: list[LeafData] | None = None  # the host data the window was laid out from (nested columns)
+
+    def histograms(self, leaf: Leaf, span: Any, column: int) -> tuple[list[int] | None, list[int] | None]:
+        """SizeStatistics level histograms of a page of `column` (repetition when its max level > 0, definition
+        when > 1)."""
+        if leaf.max_rep == 0 and leaf.max_def <= 1:
+            return None, None
+        assert self.host is not None, "nested columns are laid out from host data"
+        data = self.host[column]
+        rep = def_ = None
+        if leaf.max_rep > 0:
+            assert data.rep is not None
+            rep = np.bincount(data.rep[span.ea:span.eb], minlength=leaf.max_rep + 1).tolist()
+        if leaf.max_def > 1:
+            def_ = np.bincount(data.def_levels[span.ea:span.eb], minlength=leaf.max_def + 1).tolist()
+        return rep, def_
 
 
 def base_columns(leaves: Sequence[Leaf], opts: WriteOptions, rows: int) -> np.ndarray:
@@ -143,4 +159,4 @@ def window_from_leafdata(device: Device, leaves: Sequence[Leaf], datas: Sequence
     ones = parts["lev"].put(np.ones(rows + 1, dtype=np.uint8))
     assign_dictionary_fields(cols)
     arenas = Arenas(**{name: device.upload(p.join()) for name, p in parts.items()})
-    return DeviceWindow(cols, device.upload(cols), arenas, rows, ones)
+    return DeviceWindow(cols, device.upload(cols), arenas, rows, ones, list(datas))

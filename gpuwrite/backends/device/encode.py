@@ -1,0 +1,348 @@
+"""A batch of pages of every column, encoded on the device in a fixed handful of launches.
+
+The host holds the page table (column, rows, level entries, values of each page); after one read of each
+page's dictionary state (`page_info`: entries and bytes at its end, the overflow, the first-page test) it
+chooses every page's encoding exactly as parquet-java would, orders the batch by value kind and encoding so
+each encoder runs once over a contiguous range of pages, and launches: values (ids, DELTA, PLAIN...), levels,
+statistics, compression, the stored choice, body gather, CRC and page headers. Sizes come back in a second
+read, with what the footer and indexes need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from gpuwrite.kernels.delta import delta_max_size
+from gpuwrite.kernels.layout import (
+    CT_DECIMAL,
+    CT_DEF,
+    CT_DEFW,
+    CT_DICT,
+    CT_KEYS,
+    CT_KIND,
+    CT_OFFS,
+    CT_REP,
+    CT_REPW,
+    CT_VALS,
+    K_BOOL,
+    K_BYTES,
+    K_DOUBLE,
+    K_FLBA,
+    K_FLOAT,
+    K_INT32,
+    K_INT64,
+    K_INT96,
+)
+from gpuwrite.kernels.page_layout import (
+    F_COUNT,
+    F_DEF_LEN,
+    F_ENCODING,
+    F_NUM_NULLS,
+    F_NUM_ROWS,
+    F_NUM_VALUES,
+    F_REP_LEN,
+    HEADER_BOUND,
+    I_COUNT,
+    I_KEEPS,
+    I_OVERFLOWED,
+    I_VALUE_BYTES,
+    I_WIDTH,
+)
+from gpuwrite.kernels.pages import crc32_table
+
+from ...format.enums import Encoding
+from . import steps
+from .codecs import PageCodec
+from .dictionary import DeviceDictionary
+from .ops import Device
+from .window import DeviceWindow
+
+# fallback encoding per kind (encode.rules.FALLBACK by kind code)
+_FALLBACK = np.array([Encoding.PLAIN, Encoding.DELTA_BINARY_PACKED, Encoding.DELTA_BINARY_PACKED, Encoding.PLAIN,
+                      Encoding.PLAIN, Encoding.DELTA_BYTE_ARRAY, Encoding.DELTA_BYTE_ARRAY, Encoding.PLAIN],
+                     dtype=np.int64)
+_PLAIN_WIDTH = {K_FLOAT: 4, K_DOUBLE: 8, K_INT32: 4, K_INT64: 8}
+_CRC_TABLE = crc32_table()
+
+
+@dataclass
+class PageTable:
+    """Pages of a batch (host int64 arrays, one entry per page): column, window rows a..b, level entries
+    ea..eb and non-null values va..vb (relative to the column)."""
+
+    col: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    ea: np.ndarray
+    eb: np.ndarray
+    va: np.ndarray
+    vb: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.col)
+
+    def take(self, order: np.ndarray) -> PageTable:
+        """The pages in another order (or a subset)."""
+        return PageTable(*(getattr(self, f.name)[order] for f in fields(self)))
+
+    @staticmethod
+    def concat(tables: list[PageTable]) -> PageTable:
+        """Pages of several tables, one after the other."""
+        return PageTable(*(np.concatenate([getattr(t, f.name) for t in tables]).astype(np.int64)
+                           for f in fields(PageTable)))
+
+
+@dataclass
+class EncodedBatch:
+    """A batch's pages on the device, in batch order, and (after `fetch`) what the host needs of them."""
+
+    pages: PageTable
+    encoding: np.ndarray
+    info: np.ndarray
+    fields: Any  # device int64[F_COUNT, P]: header fields
+    bodies: Any  # device uint8: page bodies at body_off
+    body_off: Any  # device int64[P + 1]
+    body_len: Any
+    headers: Any  # device uint8: page p's header at p * HEADER_BOUND
+    header_len: Any
+    crc: Any
+    ext: Any  # device int64[P, 4]: min / max (see page_layout.page_extremes)
+    same: Any  # device int64[P]: every value equal (byte kinds)
+    host: dict[str, np.ndarray] | None = None
+
+    def fetch(self, device: Device) -> dict[str, np.ndarray]:
+        """Read the per-page results (one sync)."""
+        if self.host is None:
+            names = ("fields", "body_off", "body_len", "header_len", "crc", "ext", "same")
+            got = device.download_many([getattr(self, n) for n in names])
+            self.host = dict(zip(names, got, strict=True))
+        return self.host
+
+
+def _exclusive(sizes: np.ndarray) -> np.ndarray:
+    """Start of each item when the items are laid back to back."""
+    out = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=out[1:])
+    return out
+
+
+def _rle_bounds(n: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """rle_max_size per page (0 where the width is 0)."""
+    return np.where(width > 0, (n // 8 + 2) * (np.maximum(width, 9) + 2) + 16, 0).astype(np.int64)
+
+
+def _value_bounds(kind: np.ndarray, dict_page: np.ndarray, n: np.ndarray, nbytes: np.ndarray,
+                  width: np.ndarray) -> np.ndarray:
+    """Upper bound of each page's values section in its chosen encoding."""
+    delta = np.array([delta_max_size(int(v)) for v in n], dtype=np.int64) if len(n) else n
+    bound = np.select(
+        [kind == K_BOOL, (kind == K_INT32) | (kind == K_INT64), kind == K_FLOAT, kind == K_DOUBLE, kind == K_INT96],
+        [(n + 7) // 8, delta, 4 * n, 8 * n, nbytes], 2 * delta + nbytes)
+    ids = 1 + _rle_bounds(n, np.maximum(width, 1))
+    return np.where(dict_page, ids, bound).astype(np.int64) + 8
+
+
+@dataclass(frozen=True)
+class BatchSetup:
+    """What a batch's encoding depends on beyond its pages."""
+
+    codec: PageCodec | None  # None: uncompressed
+    checksum: bool
+    fell_back: np.ndarray  # per column: the chunk's first page failed the dictionary test in an earlier batch
+
+
+def choose_encodings(cols: np.ndarray, pages: PageTable, info: np.ndarray,
+                     fell_back: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(dictionary page?, chunk fell back on its first page?) per page and per column, as parquet-java decides:
+    a page is dictionary-encoded while its column is, the dictionary has not overflowed before the page's end,
+    and the chunk's first page passed the test (a chunk that fails it falls back for good)."""
+    dict_col = cols[pages.col, CT_DICT] == 1
+    first_fails = dict_col & (pages.a == 0) & (info[:, I_OVERFLOWED] == 0) & (info[:, I_KEEPS] == 0)
+    fell = fell_back.copy()
+    fell[pages.col[first_fails]] = True
+    return dict_col & (info[:, I_OVERFLOWED] == 0) & ~fell[pages.col], fell
+
+
+class _Args:
+    """Per-page launch arguments: host rows laid in one array, uploaded once; rows are device slices."""
+
+    def __init__(self, device: Device, rows: dict[str, np.ndarray]) -> None:
+        self.names = list(rows)
+        self.host = np.stack([rows[n] for n in self.names]).astype(np.int64)
+        self.dev = device.upload(self.host)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.dev[self.names.index(name)]
+
+
+def encode_batch(device: Device, win: DeviceWindow, dic: DeviceDictionary, pages: PageTable,
+                 setup: BatchSetup) -> tuple[EncodedBatch, np.ndarray]:
+    """Encode `pages`; returns the batch and the columns whose chunk fell back on its first page."""
+    cols, ar = win.cols, win.arenas
+    n_pages = len(pages)
+    # 1. dictionary state of every page, read once
+    table = device.upload(np.stack([pages.col, pages.a, pages.va, pages.vb]))
+    info_dev = device.empty(n_pages * I_COUNT, np.int64).reshape(n_pages, I_COUNT)
+    device.launch(steps.PAGE_INFO, n_pages, table[0], table[1], table[2], table[3], win.dev_cols, ar.idx, dic.ids,
+                  dic.ecum, dic.bcum, dic.overflow, info_dev)
+    info = device.download(info_dev)
+    # 2. encodings, then the batch ordered so each encoder covers one contiguous range
+    dict_page, fell = choose_encodings(cols, pages, info, setup.fell_back)
+    kind = cols[pages.col, CT_KIND]
+    order = np.lexsort((pages.a, pages.col, ~dict_page, cols[pages.col, CT_DECIMAL], kind))
+    pages, info, dict_page, kind = pages.take(order), info[order], dict_page[order], kind[order]
+    encoding = np.where(dict_page, int(Encoding.RLE_DICTIONARY), _FALLBACK[kind])
+    batch = _launch(device, win, dic, _Batch(pages, info, dict_page, kind, encoding), setup)
+    return batch, fell
+
+
+@dataclass
+class _Batch:
+    """The host's plan of a batch, in batch order."""
+
+    pages: PageTable
+    info: np.ndarray
+    dict_page: np.ndarray
+    kind: np.ndarray
+    encoding: np.ndarray
+
+
+def _ranges(keys: np.ndarray) -> list[tuple[int, int]]:
+    """(start, end) of each run of equal keys."""
+    if len(keys) == 0:
+        return []
+    cuts = np.flatnonzero(np.any(keys[1:] != keys[:-1], axis=1) if keys.ndim > 1 else keys[1:] != keys[:-1]) + 1
+    bounds = [0, *cuts.tolist(), len(keys)]
+    return list(zip(bounds[:-1], bounds[1:], strict=True))
+
+
+def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Batch,
+            setup: BatchSetup) -> EncodedBatch:
+    """Every launch of a planned batch."""
+    cols, ar, pages = win.cols, win.arenas, plan.pages
+    n_pages = len(pages)
+    col = pages.col
+    nvals, nent = pages.vb - pages.va, pages.eb - pages.ea
+    width = plan.info[:, I_WIDTH]
+    nbytes = plan.info[:, I_VALUE_BYTES]
+    val_bound = _value_bounds(plan.kind, plan.dict_page, nvals, nbytes, width)
+    defw, repw = cols[col, CT_DEFW], cols[col, CT_REPW]
+    def_bound, rep_bound = _rle_bounds(nent, defw), _rle_bounds(nent, repw)
+    byte_kind = (plan.kind == K_BYTES) | (plan.kind == K_FLBA) | (plan.kind == K_INT96)
+    value_base = np.where(byte_kind, cols[col, CT_OFFS], cols[col, CT_VALS])
+    ids_base = np.where(plan.dict_page, cols[col, CT_KEYS], 0)
+    def_base = np.where(cols[col, CT_DEF] >= 0, cols[col, CT_DEF], win.ones)
+    rep_base = np.maximum(cols[col, CT_REP], 0)
+    args = _Args(device, {
+        "val_off": _exclusive(val_bound),
+        "vstart": np.where(plan.dict_page, ids_base, value_base) + pages.va,
+        "vend": np.where(plan.dict_page, ids_base, value_base) + pages.vb,
+        "sstart": value_base + pages.va, "send": value_base + pages.vb, "width": width,
+        "dstart": np.where(defw > 0, def_base + pages.ea, 0), "dend": np.where(defw > 0, def_base + pages.eb, 0),
+        "defw": defw, "def_off": _exclusive(def_bound),
+        "rstart": np.where(repw > 0, rep_base + pages.ea, 0), "rend": np.where(repw > 0, rep_base + pages.eb, 0),
+        "repw": repw, "rep_off": _exclusive(rep_bound),
+        "hdr_off": np.arange(n_pages, dtype=np.int64) * HEADER_BOUND, "zeros": np.zeros(n_pages, np.int64),
+        "col": col,
+    })
+    head = np.zeros((F_COUNT, n_pages), dtype=np.int64)
+    head[F_NUM_VALUES], head[F_NUM_NULLS] = nent, nent - nvals
+    head[F_NUM_ROWS], head[F_ENCODING] = pages.b - pages.a, plan.encoding
+    fields_dev = device.upload(head)
+    vals = device.empty(int(val_bound.sum()) + 8, np.uint8)
+    val_len = device.empty(n_pages, np.int64)
+    _values(device, ar, dic, plan, args, (vals, val_len))
+    lbuf = device.empty(int(def_bound.sum()) + 8, np.uint8)
+    device.launch(steps.RLE, n_pages, ar.lev, args["dstart"], args["dend"], args["defw"], False, lbuf,
+                  args["def_off"], fields_dev[F_DEF_LEN])
+    rbuf = device.empty(int(rep_bound.sum()) + 8, np.uint8)
+    if repw.any():
+        device.launch(steps.RLE, n_pages, ar.lev, args["rstart"], args["rend"], args["repw"], False, rbuf,
+                      args["rep_off"], fields_dev[F_REP_LEN])
+    imin, imax = device.empty(n_pages, np.int64), device.empty(n_pages, np.int64)
+    same = device.full(n_pages, 1, np.int64)
+    _statistics(device, win, plan, args, (imin, imax, same))
+    ext = device.empty(n_pages * 4, np.int64).reshape(n_pages, 4)
+    device.launch(steps.EXTREMES, n_pages, args["col"], imin, imax, win.dev_cols, ar.v8, ar.v32, ar.v64, ar.idx,
+                  ext)
+    stored, stored_len, body_len = _store(device, setup, (vals, val_len), args, fields_dev)
+    body_off = device.empty(n_pages + 1, np.int64)
+    device.launch(steps.SCAN, 1, body_len, n_pages, body_off)
+    bodies = device.empty(int((val_bound + def_bound + rep_bound).sum()) + 8, np.uint8)
+    device.launch(steps.GATHER, n_pages, rbuf, args["rep_off"], fields_dev[F_REP_LEN], lbuf, args["def_off"],
+                  fields_dev[F_DEF_LEN], stored, args["val_off"], stored_len, bodies, body_off)
+    crc = device.full(n_pages, 0, np.int64)
+    if setup.checksum:
+        device.launch(steps.CRC32, n_pages, bodies, body_off, body_len, device.upload(_CRC_TABLE), crc)
+    headers = device.empty(n_pages * HEADER_BOUND, np.uint8)
+    header_len = device.empty(n_pages, np.int64)
+    device.launch(steps.PAGE_HEADERS, n_pages, fields_dev, crc, setup.checksum, headers, args["hdr_off"], header_len)
+    return EncodedBatch(pages, plan.encoding, plan.info, fields_dev, bodies, body_off, body_len, headers,
+                        header_len, crc, ext, same)
+
+
+def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: _Args, out: tuple[Any, Any]) -> None:
+    """Each page's values section, one launch per (kind, encoding) range of the batch."""
+    vals, val_len = out
+    keys = np.stack([plan.kind, plan.dict_page.astype(np.int64)], axis=1)
+    for s, e in _ranges(keys):
+        kind, is_dict = int(plan.kind[s]), bool(plan.dict_page[s])
+        a, b, off, size = args["vstart"][s:e], args["vend"][s:e], args["val_off"][s:e], val_len[s:e]
+        if is_dict:
+            device.launch(steps.RLE, e - s, dic.ids, a, b, args["width"][s:e], True, vals, off, size)
+        elif kind == K_BOOL:
+            device.launch(steps.PLAIN_BOOL, e - s, ar.v8, a, b, vals, off, size)
+        elif kind in (K_INT32, K_INT64):
+            device.launch(steps.DELTA, e - s, ar.v32 if kind == K_INT32 else ar.v64, a, b, kind == K_INT32, vals,
+                          off, size)
+        elif kind in (K_FLOAT, K_DOUBLE):
+            w = _PLAIN_WIDTH[kind]
+            device.launch(steps.PLAIN_FIXED, e - s, ar.v32 if kind == K_FLOAT else ar.v64, a, b, w, w, vals, off,
+                          size)
+        elif kind == K_INT96:
+            device.launch(steps.COPY_BYTES, e - s, ar.idx, ar.dat, a, b, vals, off, size)
+        else:
+            scratch = device.empty(2 * len(ar.idx), np.int64)
+            device.launch(steps.DELTA_BYTES, e - s, ar.idx, ar.dat, a, b, scratch[:len(ar.idx)],
+                          scratch[len(ar.idx):], vals, off, size)
+
+
+def _statistics(device: Device, win: DeviceWindow, plan: _Batch, args: _Args, out: tuple[Any, Any, Any]) -> None:
+    """Each page's min / max value positions (and all-equal for byte kinds), one launch per kind range."""
+    imin, imax, same = out
+    ar = win.arenas
+    decimal = win.cols[plan.pages.col, CT_DECIMAL]
+    for s, e in _ranges(np.stack([plan.kind, decimal], axis=1)):
+        kind = int(plan.kind[s])
+        a, b = args["sstart"][s:e], args["send"][s:e]
+        lo, hi = imin[s:e], imax[s:e]
+        if kind in (K_BOOL, K_INT32, K_INT64):
+            values = {K_BOOL: ar.v8, K_INT32: ar.v32, K_INT64: ar.v64}[kind]
+            device.launch(steps.INT_MINMAX, e - s, values, a, b, lo, hi)
+        elif kind in (K_FLOAT, K_DOUBLE):
+            device.launch(steps.FLOAT_MINMAX, e - s, ar.v32 if kind == K_FLOAT else ar.v64, a, b, kind == K_FLOAT,
+                          lo, hi)
+        else:
+            device.launch(steps.BYTES_MINMAX, e - s, ar.idx, ar.dat, a, b, bool(decimal[s]), lo, hi, same[s:e])
+
+
+def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args,
+           fields_dev: Any) -> tuple[Any, Any, Any]:
+    """Compress the values sections and keep, per page, the smaller form: (stored buffer, stored lengths,
+    body lengths); the header fields follow."""
+    vals, val_len = raw
+    n_pages = len(args["zeros"])
+    stored_len, copy_len, body_len = (device.empty(n_pages, np.int64) for _ in range(3))
+    if setup.codec is None:
+        device.launch(steps.STORED, n_pages, val_len, val_len, True, fields_dev, stored_len, copy_len, body_len)
+        return vals, stored_len, body_len
+    lengths = device.download(val_len)
+    comp, _, comp_len = setup.codec.compress(device, vals, (args.host[args.names.index("val_off")], lengths))
+    device.launch(steps.STORED, n_pages, val_len, comp_len, False, fields_dev, stored_len, copy_len, body_len)
+    z = args["zeros"]
+    device.launch(steps.GATHER, n_pages, vals, z, z, vals, z, z, vals, args["val_off"], copy_len, comp,
+                  args["val_off"])
+    return comp, stored_len, body_len
