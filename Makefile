@@ -1,21 +1,34 @@
 # `make demo` and `make test` do all the set-up on a fresh machine: their own venv, then the job.
+# `make demo` installs only what the demo runs (gpuwrite and the writers it is compared with);
+# `make venv`, `make test` and `make lint` install everything (tests, Spark, the CUDA simulator, linters).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+DEMO_STAMP := $(VENV)/.demo-stamp
 
-.PHONY: demo test lint venv clean bench
+.PHONY: demo test lint venv clean bench warmup
 
-$(STAMP): pyproject.toml
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+
+$(DEMO_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e '.[demo]'
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e '.[test,dev]'
+	touch $(STAMP) $(DEMO_STAMP)
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(VENV)/bin/gpuwrite demo
+
+# Compile the CPU kernels into numba's cache now (else the first write does it, once).
+warmup: $(DEMO_STAMP)
+	$(VENV)/bin/gpuwrite warmup
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check gpuwrite kernels
@@ -28,6 +41,7 @@ test: $(STAMP) lint
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q tests/gpu
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/write_bench.py
 
 clean:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import kernel_cache as _kernel_cache  # noqa: E402
 from .api import ParquetWriter, write_table  # noqa: E402
 from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError  # noqa: E402
 from .inspect import inspect  # noqa: E402
@@ -13,6 +14,7 @@ from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary  # 
 from .spark.dataset import DatasetResult, write_dataset  # noqa: E402
 
 _install_accessors()
+_kernel_cache.install()  # a one-line notice when a process has to compile the kernels (first run only)
 
 __all__ = [
     "ChunkSummary", "DatasetResult", "FileResult", "FooterSummary", "GpuwriteError", "OptionError",

@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from .integrations.arrow import open_input
 from .options import WriteOptions, resolve_options
+from .progress import reporter
 from .result import FileResult
 from .schema import FileSchema
 from .spark.footer_keys import spark_footer_metadata
@@ -40,16 +41,19 @@ class ParquetWriter(FileWriter):
 
 
 def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOptions | dict[str, Any] | None = None,
-                progress: Callable[[int], None] | None = None, **keywords: Any) -> FileResult:
-    """Write `data` (Arrow, pandas, or any Arrow C stream such as polars or DuckDB) to one Parquet v2 file."""
+                progress: bool | Callable[[int], None] | None = None, **keywords: Any) -> FileResult:
+    """Write `data` (Arrow, pandas, or any Arrow C stream such as polars or DuckDB) to one Parquet v2 file.
+
+    `progress=True` draws a bar of rows encoded on stderr; a callable gets each input piece's row count.
+    """
     schema, pieces = open_input(data)
     writer = ParquetWriter(path, schema, options=options, **keywords)
-    try:
-        for piece in pieces:
-            writer.write(piece)
-            if progress is not None:
-                progress(piece.num_rows)
-    except BaseException:
-        writer.abort()
-        raise
-    return writer.close()
+    with reporter(progress, writer, data) as report:
+        try:
+            for piece in pieces:
+                writer.write(piece)
+                report(piece.num_rows)
+        except BaseException:
+            writer.abort()
+            raise
+        return writer.close()

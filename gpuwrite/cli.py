@@ -1,5 +1,5 @@
-"""The `gpuwrite` command: write a file as Parquet v2, inspect a Parquet file, run the demo benchmark, or clean
-what interrupted writes left behind."""
+"""The `gpuwrite` command: write a file as Parquet v2, inspect a Parquet file or dataset, warm the kernel cache,
+run the demo benchmark, or clean what interrupted writes left behind."""
 
 from __future__ import annotations
 
@@ -14,29 +14,29 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, TextIO
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import pyarrow as pa
 
-from . import __version__
+from . import __version__, kernel_cache
 from .api import ParquetWriter, write_table
+from .csv_input import CSV_BLOCK_BYTES, CsvSettings, parse_delimiter, parse_null_values
 from .demo_data import DEMO_ROWS, store_sales_table
 from .errors import GpuwriteError, OptionError
-from .inspect import format_inspect, inspect
+from .inputs import Source, input_kind, open_source
+from .inspect import inspect
+from .inspect_dataset import format_dataset, preview
+from .inspect_text import format_inspect, format_page_index, format_summary
 from .options import TIMESTAMP_TYPES, WriteOptions
+from .progress import ProgressBar
 from .result import FileResult
+from .schema_text import parse_schema_text
+
+__all__ = ["CSV_BLOCK_BYTES", "Source", "input_kind", "main", "open_source"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 HANDLED_ERRORS = (GpuwriteError, TypeError, ValueError, OSError, pa.ArrowException)
-PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
-IPC_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")
-CSV_SUFFIXES = (".csv", ".tsv")
-COMPRESSION_SUFFIXES = (".gz", ".bz2", ".zst", ".lz4")
-IPC_STREAM_MARKER = b"\xff\xff\xff\xff"
-PARQUET_BATCH_ROWS = 128 * 1024
-CSV_BLOCK_BYTES = 8 << 20
 TIMED_RUNS = 3
 
 
@@ -101,13 +101,41 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"timestamp physical type: {', '.join(TIMESTAMP_TYPES)} (default INT96, as Spark)")
     w.add_argument("--quiet", action="store_true", help="print nothing on success")
     w.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a TTY")
+    c = w.add_argument_group("CSV input")
+    c.add_argument("--delimiter", metavar="CHAR", type=_delimiter,
+                   help="field delimiter: one character, or tab, comma, semicolon, pipe, space (default: tab for "
+                        ".tsv, else comma)")
+    c.add_argument("--schema", metavar="SCHEMA",
+                   help="types of the columns it names, the others inferred: Spark DDL ('a INT, b DECIMAL(10,2), "
+                        "c STRING NOT NULL') or pyarrow's ('a: int32, b: decimal128(10, 2)')")
+    c.add_argument("--null-values", metavar="LIST", action="append",
+                   help="comma-separated texts read as null, in string columns too (default: pyarrow's: empty, "
+                        "NA, NULL, null, NaN, ...); repeatable; '' is the empty text")
     w.set_defaults(run=_cmd_write)
 
-    i = sub.add_parser("inspect", help="describe a Parquet file: footer, row groups, chunks and pages",
-                       description="Describe any Parquet file, down to every page header.")
-    i.add_argument("file", metavar="FILE")
-    i.add_argument("--json", action="store_true", help="print the description as JSON")
+    i = sub.add_parser("inspect", help="describe a Parquet file or a dataset directory",
+                       description="Describe any Parquet file: a summary by default (row groups, columns, "
+                                   "encodings, sizes, statistics in logical types), every page header with "
+                                   "--pages, the page indexes with --index, the first rows with --head. A "
+                                   "directory gets a dataset summary (files, partitions, rows, sizes).")
+    i.add_argument("file", metavar="PATH", help="a Parquet file, or a directory of them")
+    i.add_argument("--pages", action="store_true", help="footer, schema and every page header")
+    i.add_argument("--index", action="store_true",
+                   help="each chunk's column index (per-page min/max, null pages, boundary order) and offset index")
+    i.add_argument("--column", metavar="NAME", action="append",
+                   help="only this column (a dotted leaf path, or a group for all its leaves); repeatable")
+    i.add_argument("--head", metavar="N", type=_positive_int, help="also print the first N rows")
+    i.add_argument("--json", action="store_true", help="print the full description as JSON")
     i.set_defaults(run=_cmd_inspect)
+
+    k = sub.add_parser("warmup", help="compile gpuwrite's CPU kernels now, so no later write waits for them",
+                       description="Compile (or load) every CPU kernel into numba's on-disk cache: at "
+                                   "NUMBA_CACHE_DIR if set, else beside the installed package when writable, "
+                                   "else in the user's cache directory. Run it once per install, e.g. when "
+                                   "building a Docker image or a Spark executor image, with the "
+                                   "NUMBA_CACHE_DIR the writes will use.")
+    k.add_argument("--quiet", action="store_true", help="print only errors")
+    k.set_defaults(run=_cmd_warmup)
 
     d = sub.add_parser("demo", help="write TPC-DS store_sales, verify it, and compare with pyarrow's writer",
                        description="Generate store_sales, write it with gpuwrite, read it back with pyarrow and "
@@ -143,6 +171,14 @@ def _size(text: str) -> int:
     return int(match.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[match.group(2).lower()]
 
 
+def _delimiter(text: str) -> str:
+    """Parse --delimiter."""
+    try:
+        return parse_delimiter(text)
+    except GpuwriteError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _positive_int(text: str) -> int:
     """Parse a positive integer (underscores and commas allowed, as in 2_880_404)."""
     try:
@@ -155,16 +191,6 @@ def _positive_int(text: str) -> int:
 
 
 # -- write --------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Source:
-    """An opened input: its schema, its batches (read lazily), its row count if known, and what it is."""
-
-    schema: pa.Schema
-    batches: Iterator[pa.RecordBatch]
-    total_rows: int | None
-    kind: str
 
 
 def _write_options(args: argparse.Namespace) -> WriteOptions:
@@ -183,147 +209,43 @@ def _write_options(args: argparse.Namespace) -> WriteOptions:
     return WriteOptions.from_conf(conf, **{k: v for k, v in keywords.items() if v is not None})
 
 
-def input_kind(path: str) -> str:
-    """'parquet', 'ipc' or 'csv' for an input path: by extension, else by the file's magic bytes."""
-    name = path.lower()
-    for suffix in COMPRESSION_SUFFIXES:
-        if name.endswith(tuple(s + suffix for s in CSV_SUFFIXES)):
-            name = name.removesuffix(suffix)
-    if name.endswith(PARQUET_SUFFIXES):
-        return "parquet"
-    if name.endswith(IPC_SUFFIXES):
-        return "ipc"
-    if name.endswith(CSV_SUFFIXES):
-        return "csv"
-    with open(path, "rb") as f:
-        head = f.read(8)
-    if head.startswith(b"PAR1"):
-        return "parquet"
-    if head.startswith(b"ARROW1") or head.startswith(IPC_STREAM_MARKER):
-        return "ipc"
-    raise CliError(f"cannot tell what kind of file {path!r} is (no PAR1 or ARROW1 magic): name it .parquet, "
-                   ".arrow/.feather/.ipc or .csv")
-
-
-def open_source(path: str, stack: contextlib.ExitStack) -> Source:
-    """Open `path` as a stream of record batches; files it opens are closed by `stack`."""
-    if not os.path.exists(path):
-        raise FileNotFoundError(2, "No such file or directory", path)
-    if os.path.isdir(path):
-        raise IsADirectoryError(21, "Is a directory (give one file)", path)
-    kind = input_kind(path)
-    if kind == "parquet":
-        import pyarrow.parquet as pq
-
-        pf = stack.enter_context(pq.ParquetFile(path))
-        return Source(pf.schema_arrow, pf.iter_batches(batch_size=PARQUET_BATCH_ROWS), pf.metadata.num_rows,
-                      "Parquet")
-    if kind == "ipc":
-        source = stack.enter_context(pa.memory_map(path))
-        if source.read(6) == b"ARROW1":
-            source.seek(0)
-            reader = pa.ipc.open_file(source)
-            batches = (reader.get_batch(i) for i in range(reader.num_record_batches))
-            return Source(reader.schema, batches, reader.count_rows(), "Arrow IPC file")
-        source.seek(0)
-        stream = stack.enter_context(pa.ipc.open_stream(source))
-        return Source(stream.schema, iter(stream), None, "Arrow IPC stream")
-    import pyarrow.csv as csv
-
-    delimiter = "\t" if ".tsv" in os.path.basename(path).lower() else ","
-    reader = stack.enter_context(csv.open_csv(path, read_options=csv.ReadOptions(block_size=CSV_BLOCK_BYTES),
-                                              parse_options=csv.ParseOptions(delimiter=delimiter)))
-    return Source(reader.schema, iter(reader), None, "CSV")
-
-
-class Progress:
-    """Rows read (of the total when known), rate and time on stderr: one redrawn line on a TTY, else a line/s."""
-
-    WIDTH = 24
-
-    def __init__(self, total: int | None, stream: TextIO, enabled: bool, delay_s: float, start: float) -> None:
-        self.total = total
-        self.stream = stream
-        self.enabled = enabled
-        self.delay_s = delay_s
-        self.rows = 0
-        self.start = start
-        self._last_draw = 0.0
-        self._drawn = 0
-        self.tty = bool(getattr(stream, "isatty", lambda: False)())
-        self.interval_s = 0.1 if self.tty else 1.0
-
-    def update(self, rows: int) -> None:
-        """Count `rows` more rows; redraw at most ten times a second, once `delay_s` has passed."""
-        self.rows += rows
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if now - self.start >= self.delay_s and now - self._last_draw >= self.interval_s:
-            self._last_draw = now
-            self._draw(now - self.start, "")
-
-    def note(self, text: str) -> None:
-        """Show what is happening now (after the last batch) on a bar that is already on screen."""
-        if self._drawn:
-            self._draw(time.perf_counter() - self.start, text)
-
-    def _draw(self, elapsed: float, note: str) -> None:
-        """Write the bar over the previous one."""
-        rate = self.rows / elapsed if elapsed > 0 else 0.0
-        if self.total:
-            done = min(1.0, self.rows / self.total)
-            filled = int(done * self.WIDTH)
-            bar = "#" * filled + "-" * (self.WIDTH - filled)
-            text = f"[{bar}] {done:6.1%}  {self.rows:,}/{self.total:,} rows read"
-        else:
-            text = f"{self.rows:,} rows read"
-        text += f"  {_rate(rate)} rows/s  {elapsed:.1f} s"
-        if note:
-            text += f"  {note}"
-        self.stream.write("\r" + text.ljust(self._drawn) if self.tty else text + "\n")
-        self.stream.flush()
-        self._drawn = max(1, len(text))
-
-    def finish(self, outcome: str) -> None:
-        """Draw the final state with its outcome and end the bar's line, if a bar is on screen."""
-        if self._drawn:
-            self._draw(time.perf_counter() - self.start, outcome)
-            if self.tty:
-                self.stream.write("\n")
-                self.stream.flush()
-
-
-def _rate(per_second: float) -> str:
-    """A rate with a k/M suffix, e.g. 812k or 1.25M."""
-    if per_second >= 1e6:
-        return f"{per_second / 1e6:.2f}M"
-    if per_second >= 1e3:
-        return f"{per_second / 1e3:.0f}k"
-    return f"{per_second:.0f}"
+def _csv_settings(args: argparse.Namespace, options: WriteOptions) -> CsvSettings:
+    """CSV reading from the flags (a Spark DDL TIMESTAMP takes the write's session time zone)."""
+    schema = parse_schema_text(args.schema, options.time_zone) if args.schema else None
+    nulls = parse_null_values(args.null_values) if args.null_values is not None else None
+    return CsvSettings(delimiter=args.delimiter, schema=schema, null_values=nulls)
 
 
 def _cmd_write(args: argparse.Namespace) -> int:
     """`gpuwrite write IN OUT`: stream IN through ParquetWriter into OUT and print a one-line summary."""
     options = _write_options(args)
+    settings = _csv_settings(args, options)
     start = time.perf_counter()
     arrow_bytes = 0
     with contextlib.ExitStack() as stack:
-        source = open_source(args.input, stack)
+        source = open_source(args.input, stack, settings)
+        if (args.delimiter or args.schema or args.null_values is not None) and source.kind != "CSV":
+            raise CliError(f"--delimiter, --schema and --null-values apply to CSV input; {args.input} is "
+                           f"{source.kind}")
         show = args.progress or (not args.quiet and sys.stderr.isatty())
-        progress = Progress(source.total_rows, sys.stderr, show, 0.0 if args.progress else 0.5, start)
+        bar = ProgressBar(source.total_rows, sys.stderr, delay_s=0.0 if args.progress else 0.5) if show else None
         outcome = "failed"
         try:
             with ParquetWriter(args.output, source.schema, options=options) as writer:
+                if bar is not None:
+                    bar.start(lambda: writer.rows_encoded)
                 for batch in source.batches:
                     writer.write(batch)
                     arrow_bytes += batch.nbytes
-                    progress.update(batch.num_rows)
-                progress.note("writing the last row group and the footer")
+                    if bar is not None:
+                        bar.advance(batch.num_rows)
+                if bar is not None:
+                    bar.note = "writing the last row group and the footer"
                 result = writer.close()
             outcome = "done"
         finally:
-            progress.finish(outcome)
+            if bar is not None:
+                bar.finish(outcome)
     seconds = time.perf_counter() - start
     if not args.quiet:
         print(f"wrote {result.num_rows:,} rows from {source.kind} {args.input} to {args.output}: "
@@ -336,14 +258,88 @@ def _cmd_write(args: argparse.Namespace) -> int:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    """`gpuwrite inspect FILE`: print the file's description as text or JSON."""
+    """`gpuwrite inspect PATH`: a summary (default), every page (--pages), the page indexes (--index), the
+    first rows (--head) or JSON, of a file; a dataset summary of a directory."""
     if not os.path.exists(args.file):
         raise FileNotFoundError(2, "No such file or directory", args.file)
+    is_dir = os.path.isdir(args.file)
+    if is_dir and (args.pages or args.index or args.column):
+        raise CliError(f"{args.file} is a directory: --pages, --index and --column describe one file")
     try:
         info = inspect(args.file)
     except GpuwriteError as exc:
         raise CliError(f"{args.file}: not a readable Parquet file: {exc}") from exc
-    print(json.dumps(info, indent=2, allow_nan=False) if args.json else format_inspect(info))
+    if args.json:
+        print(json.dumps(_only_columns(info, args.column), indent=2, allow_nan=False))
+    elif is_dir:
+        print(format_dataset(info))
+    else:
+        views = [format_inspect] if args.pages else []
+        views += [format_page_index] if args.index else []
+        for view in views or [format_summary]:
+            print(view(info, args.column))
+    if args.head:
+        print()
+        readable = [f["path"] for f in info["files"]] if is_dir else None
+        print("\n".join(preview(args.file, args.head, _top_level(info, args.column), readable)))
+    return EXIT_OK
+
+
+def _only_columns(info: dict[str, Any], columns: list[str] | None) -> dict[str, Any]:
+    """The description with only the chunks of the chosen columns (all when none are chosen)."""
+    if not columns or info.get("kind") == "dataset":
+        return info
+    from .inspect_text import select_columns
+    from .inspect_values import leaves
+
+    chosen = set(select_columns([leaf["path"] for leaf in leaves(info["footer"]["schema"])], columns))
+    groups = [{**rg, "columns": [cc for cc in rg["columns"] if cc["path"] in chosen]} for rg in info["row_groups"]]
+    return {**info, "row_groups": groups}
+
+
+def _top_level(info: dict[str, Any], columns: list[str] | None) -> list[str] | None:
+    """The top-level columns (what a row preview selects) holding the chosen leaves."""
+    if not columns:
+        return None
+    return list(dict.fromkeys(name.split(".")[0] for name in columns))
+
+
+# -- warmup -------------------------------------------------------------------------------------------------
+
+
+def _cmd_warmup(args: argparse.Namespace) -> int:
+    """`gpuwrite warmup`: compile or load every CPU kernel, with a one-line notice and a moving step bar."""
+    from .warmup import warmup
+
+    kernel_cache.install()
+    bar = None if args.quiet else ProgressBar(None, sys.stderr, delay_s=0.0, unit="steps", verb="done")
+    if bar is None:
+        kernel_cache.WATCH.claim()  # quiet: no compile notice either
+    done = [0]
+
+    def report(step: int, of: int, label: str) -> None:
+        done[0] = step
+        if bar is None:
+            return
+        if step == 0:
+            print(f"gpuwrite warmup: compiling CPU kernels into numba's cache at {kernel_cache.cache_dir()} "
+                  "(once per install; later runs load them)", file=sys.stderr, flush=True)
+            bar.total = of
+            bar.start(lambda: done[0])
+        bar.note = label
+
+    outcome = "failed"
+    try:
+        result = warmup(report)
+        done[0] = result.steps
+        outcome = "done"
+    finally:
+        if bar is not None:
+            bar.note = ""
+            bar.finish(outcome)
+    if not args.quiet:
+        print(f"gpuwrite warmup: {result.compiled} kernel signature(s) compiled, {result.loaded} loaded from the "
+              f"cache, in {result.seconds:.1f} s; cache: {result.cache_dir}")
     return EXIT_OK
 
 
@@ -380,26 +376,6 @@ def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     out = fn()
     return time.perf_counter() - start, out
-
-
-def _numba_cache_counts() -> tuple[int, int]:
-    """(signatures loaded from numba's disk cache, signatures compiled) so far over gpuwrite's kernels."""
-    try:
-        from numba.core.dispatcher import Dispatcher
-    except ImportError:
-        return 0, 0
-    seen: dict[int, Any] = {}
-    for name, module in list(sys.modules.items()):
-        if name.startswith("gpuwrite.kernels") and module is not None:
-            for value in vars(module).values():
-                if isinstance(value, Dispatcher):
-                    seen[id(value)] = value
-    hits = misses = 0
-    for dispatcher in seen.values():
-        stats = getattr(dispatcher, "stats", None)
-        hits += len(getattr(stats, "cache_hits", ()) or ())
-        misses += len(getattr(stats, "cache_misses", ()) or ())
-    return hits, misses
 
 
 def _pyarrow_codec(codec: str) -> str:
@@ -474,9 +450,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         def gpuwrite_once() -> FileResult:
             return write_table(table, path, compression=codec)
 
-        hits0, misses0 = _numba_cache_counts()
+        hits0, misses0 = kernel_cache.cache_counts()
         cold_s, result = _timed(gpuwrite_once)
-        hits1, misses1 = _numba_cache_counts()
+        hits1, misses1 = kernel_cache.cache_counts()
         gw_times = [_timed(gpuwrite_once)[0] for _ in range(TIMED_RUNS)]
         gw_s = statistics.median(gw_times)
         compiled, loaded = misses1 - misses0, hits1 - hits0

@@ -1,9 +1,11 @@
-"""Describe any Parquet file, footer to page headers, as plain JSON data and as text for people.
+"""Describe any Parquet file, footer to page headers and page indexes, as plain JSON data.
 
-`inspect` decodes the footer and walks every column chunk's page headers with gpuwrite's own Thrift
-reader, so it shows what is on disk (including files other writers made) without any Parquet library.
-Enum values are named after `gpuwrite.format.enums`; values a newer spec added stay ints. Statistics keep
-their raw bytes as hex and, where the physical type makes it obvious, a decoded value.
+`inspect` decodes the footer, walks every column chunk's page headers and reads its column and offset
+indexes with gpuwrite's own Thrift reader, so it shows what is on disk (including files other writers made)
+without any Parquet library. Enum values are named after `gpuwrite.format.enums`; values a newer spec added
+stay ints. Statistics keep their raw bytes as hex, the physical value where obvious, and the logical value
+as text (`inspect_values`). A directory is described as a dataset (`inspect_dataset`). The text views are
+in `inspect_text`.
 """
 
 from __future__ import annotations
@@ -11,20 +13,29 @@ from __future__ import annotations
 import math
 import os
 import struct
-from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 from gpuwrite.errors import GpuwriteError
 from gpuwrite.format.footer_reader import iter_page_headers, named, read_footer
+from gpuwrite.format.thrift import decode_struct
 
-_FIXED_FORMATS = {"INT32": "<i", "INT64": "<q", "FLOAT": "<f", "DOUBLE": "<d", "BOOLEAN": "<?"}
+from .inspect_dataset import inspect_dataset
+from .inspect_text import format_inspect, format_summary
+from .inspect_values import leaves as _leaves
+from .inspect_values import stat_value
+
+__all__ = ["format_inspect", "format_summary", "inspect", "stat_value"]
+
 _STAT_BYTES = ("min_value", "max_value", "min", "max")
 _PAGE_HEADERS = ("data_page_header", "data_page_header_v2", "dictionary_page_header", "index_page_header")
 
 
 def inspect(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Describe a Parquet file as JSON-ready data: footer, row groups, column chunks and every page header."""
+    """Describe a Parquet file as JSON-ready data: footer, row groups, column chunks, every page header and
+    the page indexes; a directory as a dataset (files, partitions, rows, sizes: see `inspect_dataset`)."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        return inspect_dataset(path)
     with open(path, "rb") as f:
         raw = read_footer(f)
         size = f.seek(0, os.SEEK_END)
@@ -109,29 +120,6 @@ def _schema_element(e: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _leaves(schema: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The leaf schema elements in column order (depth-first), each with its dotted path added."""
-    leaves: list[dict[str, Any]] = []
-    pos = 1
-
-    def walk(prefix: tuple[str, ...], children: int) -> None:
-        nonlocal pos
-        for _ in range(children):
-            if pos >= len(schema):
-                return
-            element = schema[pos]
-            pos += 1
-            path = (*prefix, str(element["name"]))
-            if element.get("num_children"):
-                walk(path, int(element["num_children"]))
-            else:
-                leaves.append({**element, "path": ".".join(path)})
-
-    if schema:
-        walk((), int(schema[0].get("num_children") or 0))
-    return leaves
-
-
 # -- row groups and column chunks --------------------------------------------------------------------------
 
 
@@ -185,7 +173,7 @@ def _column_chunk(f: IO[bytes], raw: dict[int, Any], cc: dict[str, Any],
         "column_index_length": cc.get("column_index_length"),
         "bloom_filter_offset": md.get("bloom_filter_offset"),
         "bloom_filter_length": md.get("bloom_filter_length"),
-        "statistics": _statistics(md.get("statistics"), physical, logical),
+        "statistics": _statistics(md.get("statistics"), physical, logical, leaf),
         "size_statistics": _jsonable(md.get("size_statistics")),
         "key_value_metadata": _key_values(md.get("key_value_metadata")) if "key_value_metadata" in md else None,
     }
@@ -197,15 +185,16 @@ def _column_chunk(f: IO[bytes], raw: dict[int, Any], cc: dict[str, Any],
     known_cc = {"meta_data", "file_path", "file_offset", "offset_index_offset", "offset_index_length",
                 "column_index_offset", "column_index_length"}
     out.update({str(k): _jsonable(v) for k, v in cc.items() if k not in known_cc})
-    pages, error = _pages(f, raw, cc, physical, logical)
+    pages, error = _pages(f, raw, cc, physical, leaf)
     out["pages"] = pages
     if error is not None:
         out["page_error"] = error
+    out["column_index"], out["offset_index"] = _page_indexes(f, cc, physical, leaf)
     return out
 
 
 def _pages(f: IO[bytes], raw: dict[int, Any], cc: dict[str, Any], physical: Any,
-           logical: Any) -> tuple[list[dict[str, Any]], str | None]:
+           leaf: dict[str, Any] | None) -> tuple[list[dict[str, Any]], str | None]:
     """Walk a chunk's page headers from its lowest offset past the magic (writers leave some 0); keep errors."""
     if cc.get("file_path"):
         return [], f"column chunk data is in another file ({_text(cc['file_path'])})"
@@ -219,7 +208,7 @@ def _pages(f: IO[bytes], raw: dict[int, Any], cc: dict[str, Any], physical: Any,
     pages: list[dict[str, Any]] = []
     try:
         for offset, header, header_len in iter_page_headers(f, md):
-            pages.append(_page(offset, header, header_len, physical, logical))
+            pages.append(_page(offset, header, header_len, physical, leaf))
             if not isinstance(header.get(3), int) or header[3] < 0:
                 return pages, f"page at offset {offset} has no valid compressed_page_size"
     except (GpuwriteError, ValueError, KeyError, TypeError, OSError) as exc:
@@ -227,7 +216,8 @@ def _pages(f: IO[bytes], raw: dict[int, Any], cc: dict[str, Any], physical: Any,
     return pages, None
 
 
-def _page(offset: int, raw: dict[int, Any], header_len: int, physical: Any, logical: Any) -> dict[str, Any]:
+def _page(offset: int, raw: dict[int, Any], header_len: int, physical: Any,
+          leaf: dict[str, Any] | None) -> dict[str, Any]:
     """One page header: where it is, its type, sizes, crc and its kind's header fields."""
     h = named("PageHeader", raw, enum_names=True)
     crc = h.get("crc")
@@ -244,233 +234,54 @@ def _page(offset: int, raw: dict[int, Any], header_len: int, physical: Any, logi
         if isinstance(sub, dict):
             fields = {str(k): _jsonable(v) for k, v in sub.items() if k != "statistics"}
             if "statistics" in sub:
-                fields["statistics"] = _statistics(sub["statistics"], physical, logical)
+                fields["statistics"] = _statistics(sub["statistics"], physical, None, leaf)
             out[kind] = fields
     known = {"type", "uncompressed_page_size", "compressed_page_size", "crc", *_PAGE_HEADERS}
     out.update({str(k): _jsonable(v) for k, v in h.items() if k not in known})
     return out
 
 
-# -- statistics --------------------------------------------------------------------------------------------
+# -- statistics and page indexes ------------------------------------------------------------------------
 
 
-def _statistics(st: Any, physical: Any, logical: Any) -> dict[str, Any] | None:
-    """Statistics with only the fields set; min/max as {'hex', 'value'} (value when it decodes)."""
+def _statistics(st: Any, physical: Any, logical: Any, leaf: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Statistics with only the fields set; min/max as {'hex', 'value', 'display'} (see stat_value)."""
     if not isinstance(st, dict):
         return None
+    if logical is None and leaf is not None:
+        logical = leaf.get("logical_type")
     out: dict[str, Any] = {}
     for key, value in st.items():
         if key in _STAT_BYTES and isinstance(value, (bytes, bytearray)):
-            out[str(key)] = stat_value(bytes(value), physical, logical)
+            out[str(key)] = stat_value(bytes(value), physical, logical, leaf)
         else:
             out[str(key)] = _jsonable(value)
     return out
 
 
-def stat_value(raw: bytes, physical: Any, logical: Any = None) -> dict[str, Any]:
-    """A PLAIN-encoded statistics value as {'hex': ..., 'value': ...}; 'value' only if the type is obvious."""
-    out: dict[str, Any] = {"hex": raw.hex()}
-    fmt = _FIXED_FORMATS.get(physical) if isinstance(physical, str) else None
-    if fmt is None and physical == "FIXED_LEN_BYTE_ARRAY" and isinstance(logical, dict) and "FLOAT16" in logical:
-        fmt = "<e"
-    if fmt is not None:
-        if len(raw) == struct.calcsize(fmt):
-            value = struct.unpack(fmt, raw)[0]
-            out["value"] = str(value) if isinstance(value, float) and not math.isfinite(value) else value
-    elif physical == "BYTE_ARRAY":
-        try:
-            out["value"] = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    return out
+def _page_indexes(f: IO[bytes], cc: dict[str, Any], physical: Any,
+                  leaf: dict[str, Any] | None) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The chunk's ColumnIndex (per-page min/max decoded like statistics) and OffsetIndex, when it has them."""
+    column_index = offset_index = None
+    try:
+        raw = _read_at(f, cc.get("column_index_offset"), cc.get("column_index_length"))
+        if raw is not None:
+            ci = named("ColumnIndex", decode_struct(raw), enum_names=True)
+            logical = leaf.get("logical_type") if leaf else None
+            for key in ("min_values", "max_values"):
+                ci[key] = [stat_value(bytes(v), physical, logical, leaf) for v in ci.get(key) or []]
+            column_index = _jsonable(ci)
+        raw = _read_at(f, cc.get("offset_index_offset"), cc.get("offset_index_length"))
+        if raw is not None:
+            offset_index = _jsonable(named("OffsetIndex", decode_struct(raw)))
+    except (GpuwriteError, ValueError, KeyError, TypeError, OSError) as exc:
+        return {"error": str(exc) or type(exc).__name__}, offset_index
+    return column_index, offset_index
 
 
-# -- text --------------------------------------------------------------------------------------------------
-
-
-def format_inspect(info: dict[str, Any]) -> str:
-    """Render `inspect`'s description for people: footer, schema, then each chunk with one line per page."""
-    lines: list[str] = []
-    footer = info["footer"]
-    groups = info["row_groups"]
-    leaves = _leaves(footer["schema"])
-    lines.append(f"file {info['path']}: {info['file_size']:,} bytes, footer {info['footer_length']:,} bytes")
-    lines.append(f"format version {footer['version']}, created by {footer['created_by'] or '(not set)'}")
-    lines.append(f"{_n(footer['num_rows'])} rows in {len(groups)} row group(s), {len(leaves)} leaf column(s)")
-    extra = {k: v for k, v in footer.items() if k not in
-             ("version", "num_rows", "created_by", "key_value_metadata", "schema", "column_orders")}
-    for key, value in extra.items():
-        lines.append(f"{key}: {_short(value)}")
-    if footer["key_value_metadata"]:
-        lines.append("key/value metadata:")
-        width = max(len(str(kv["key"])) for kv in footer["key_value_metadata"])
-        for kv in footer["key_value_metadata"]:
-            lines.append(f"  {str(kv['key']):<{width}}  {_short(kv['value'], 90)}")
-    lines.append("schema:")
-    lines.extend(_schema_lines(footer["schema"]))
-    orders = footer["column_orders"]
-    if orders is not None:
-        distinct = sorted({str(o) for o in orders})
-        lines.append("column orders: " + ", ".join(f"{o} x{sum(1 for x in orders if str(x) == o)}"
-                                                    for o in distinct))
-    for rg in groups:
-        lines.append("")
-        lines.append(f"row group {rg['index']}: {_n(rg['num_rows'])} rows, {_n(rg['total_byte_size'])} bytes "
-                     f"uncompressed, {_n(rg['total_compressed_size'])} compressed, offset {_n(rg['file_offset'])}")
-        for cc in rg["columns"]:
-            lines.extend(_chunk_lines(cc))
-    return "\n".join(lines)
-
-
-def _n(value: Any) -> str:
-    """An int with thousands separators; '-' for a missing value."""
-    if value is None:
-        return "-"
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
-
-
-def _short(value: Any, limit: int = 40) -> str:
-    """A value as one line, cut to `limit` characters with the full length noted."""
-    text = str(value).replace("\n", "\\n")
-    return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} chars)"
-
-
-def _annotation(element: dict[str, Any]) -> str:
-    """A schema node's logical type (or converted type) as text, e.g. DECIMAL(7,2) or TIMESTAMP(MICROS,UTC)."""
-    logical = element.get("logical_type")
-    if isinstance(logical, dict) and len(logical) == 1:
-        name, params = next(iter(logical.items()))
-        if str(name).isdigit():
-            return f"logical type #{name} (unknown to this reader)"
-        if name == "DECIMAL" and isinstance(params, dict):
-            return f"DECIMAL({params.get('precision')},{params.get('scale')})"
-        if name in ("TIMESTAMP", "TIME") and isinstance(params, dict):
-            unit = params.get("unit")
-            unit_name = next(iter(unit)) if isinstance(unit, dict) and unit else "?"
-            utc = "UTC" if params.get("isAdjustedToUTC") else "local"
-            return f"{name}({unit_name},{utc})"
-        if name == "INTEGER" and isinstance(params, dict):
-            return f"INTEGER({params.get('bitWidth')},{'signed' if params.get('isSigned') else 'unsigned'})"
-        return str(name)
-    if logical is not None:
-        return _short(logical)
-    converted = element.get("converted_type")
-    if converted == "DECIMAL":
-        return f"DECIMAL({element.get('precision')},{element.get('scale')}) (converted type)"
-    return f"{converted} (converted type)" if converted is not None else ""
-
-
-def _schema_lines(schema: list[dict[str, Any]]) -> list[str]:
-    """The schema tree, indented by depth, one node a line."""
-    rows: list[list[str]] = []
-    stack: list[int] = []
-    for i, e in enumerate(schema):
-        depth = len(stack)
-        if stack:
-            stack[-1] -= 1
-        if e.get("num_children"):
-            stack.append(int(e["num_children"]))
-        while stack and stack[-1] == 0:
-            stack.pop()
-        name = "  " * depth + str(e["name"])
-        if i == 0 or e.get("num_children"):
-            kind = f"group ({e.get('num_children') or 0} children)"
-        else:
-            kind = str(e["type"]) + (f"({e['type_length']})" if e.get("type_length") else "")
-        note = [_annotation(e)]
-        if e.get("field_id") is not None:
-            note.append(f"field_id={e['field_id']}")
-        rows.append([name, str(e.get("repetition") or ""), kind, " ".join(n for n in note if n)])
-    return ["  " + line for line in _table(rows)]
-
-
-def _value_text(v: Any) -> str:
-    """A statistics value for a line of text: the decoded value, else 0x and (cut) hex."""
-    if isinstance(v, dict) and "value" in v:
-        return _short(repr(v["value"]) if isinstance(v["value"], str) else v["value"], 24)
-    if isinstance(v, dict) and "hex" in v:
-        return "0x" + _short(v["hex"], 24)
-    return _short(v, 24)
-
-
-def _stats_text(st: dict[str, Any] | None) -> str:
-    """Statistics as 'nulls=.. min=.. max=..' (min_value/max_value preferred over the legacy fields)."""
-    if not st:
-        return ""
-    parts = []
-    if "null_count" in st:
-        parts.append(f"nulls={_n(st['null_count'])}")
-    for which in ("min", "max"):
-        key = f"{which}_value" if f"{which}_value" in st else which
-        if key in st:
-            parts.append(f"{key}={_value_text(st[key])}")
-    parts.extend(f"{k}={_short(v, 24)}" for k, v in st.items()
-                 if k not in ("null_count", *_STAT_BYTES))
-    return " ".join(parts)
-
-
-def _chunk_lines(cc: dict[str, Any]) -> list[str]:
-    """One column chunk: a head line, encodings and statistics, then a table with a line per page."""
-    lines = [f"  column {cc['path']}: {cc['physical_type']} {cc['codec']}, {_n(cc['num_values'])} values, "
-             f"{_n(cc['total_compressed_size'])} bytes ({_n(cc['total_uncompressed_size'])} uncompressed)"]
-    offsets = [f"{k.removesuffix('_offset').replace('_', ' ')} {_n(cc[k])}"
-               for k in ("dictionary_page_offset", "data_page_offset", "index_page_offset",
-                         "column_index_offset", "offset_index_offset", "bloom_filter_offset")
-               if cc.get(k) is not None]
-    lines.append(f"    offsets: {', '.join(offsets)}")
-    enc = f"    encodings: {', '.join(str(e) for e in cc['encodings'])}"
-    if cc.get("encoding_stats"):
-        enc += "; pages: " + ", ".join(f"{s.get('page_type')}/{s.get('encoding')} x{s.get('count')}"
-                                       for s in cc["encoding_stats"])
-    lines.append(enc)
-    if cc.get("statistics"):
-        lines.append(f"    statistics: {_stats_text(cc['statistics'])}")
-    rows = [["page", "offset", "type", "header", "compressed", "uncompressed", "crc", "values", "nulls",
-             "rows", "encoding", "details"]]
-    for i, p in enumerate(cc["pages"]):
-        rows.append(_page_row(i, p))
-    if len(rows) > 1:
-        lines.extend("    " + line for line in _table(rows, numeric={1, 3, 4, 5, 7, 8, 9}))
-    if cc.get("page_error"):
-        lines.append(f"    page walk stopped: {cc['page_error']}")
-    return lines
-
-
-def _page_row(index: int, p: dict[str, Any]) -> list[str]:
-    """The cells of one page's line."""
-    crc = p.get("crc")
-    head: dict[str, Any] = {}
-    for kind in _PAGE_HEADERS:
-        if isinstance(p.get(kind), dict):
-            head = p[kind]
-            break
-    details = []
-    if "data_page_header_v2" in p:
-        details.append(f"levels rep={head.get('repetition_levels_byte_length')} "
-                       f"def={head.get('definition_levels_byte_length')}")
-        if head.get("is_compressed") is not None:
-            details.append(f"is_compressed={head['is_compressed']}")
-    elif "data_page_header" in p:
-        details.append(f"levels rep={head.get('repetition_level_encoding')} "
-                       f"def={head.get('definition_level_encoding')}")
-    elif "dictionary_page_header" in p and head.get("is_sorted") is not None:
-        details.append(f"is_sorted={head['is_sorted']}")
-    if head.get("statistics"):
-        details.append(_stats_text(head["statistics"]))
-    return [str(index), _n(p.get("offset")), str(p.get("type")), _n(p.get("header_size")),
-            _n(p.get("compressed_page_size")), _n(p.get("uncompressed_page_size")),
-            f"{crc:08x}" if isinstance(crc, int) else "-", _n(head.get("num_values")),
-            _n(head.get("num_nulls")), _n(head.get("num_rows")), str(head.get("encoding", "-")),
-            " ".join(details)]
-
-
-def _table(rows: Sequence[Sequence[str]], numeric: Iterable[int] = ()) -> list[str]:
-    """Align cells in columns: numbers right, text left; trailing spaces trimmed."""
-    right = set(numeric)
-    widths = [max(len(r[i]) for r in rows if i < len(r)) for i in range(max(len(r) for r in rows))]
-    out = []
-    for r in rows:
-        cells = [c.rjust(widths[i]) if i in right else c.ljust(widths[i]) for i, c in enumerate(r)]
-        out.append("  ".join(cells).rstrip())
-    return out
-
+def _read_at(f: IO[bytes], offset: Any, length: Any) -> bytes | None:
+    """`length` bytes at `offset`, or None when either is unset."""
+    if not isinstance(offset, int) or not isinstance(length, int) or length <= 0:
+        return None
+    f.seek(offset)
+    return f.read(length)

@@ -50,6 +50,12 @@ class FooterSummary:
     key_value_metadata: dict[str, str]
     row_groups: tuple[RowGroupSummary, ...]
 
+    def __repr__(self) -> str:
+        """One line: rows, row groups, columns and the metadata keys (not Spark's kilobytes of schema JSON)."""
+        columns = len(self.row_groups[0].columns) if self.row_groups else 0
+        return (f"FooterSummary(num_rows={self.num_rows:,}, row_groups={len(self.row_groups)}, columns={columns}, "
+                f"created_by={self.created_by!r}, key_value_metadata=[{', '.join(map(repr, self.key_value_metadata))}])")
+
 
 @dataclass(frozen=True)
 class FileResult:
@@ -60,6 +66,13 @@ class FileResult:
     size: int
     footer: FooterSummary
     metadata: FileMetaData = field(repr=False)
+
+    def __repr__(self) -> str:
+        """One line: where, rows, bytes, row groups and columns (`.footer` has the details)."""
+        groups = self.footer.row_groups
+        columns = len(groups[0].columns) if groups else 0
+        return (f"FileResult(path={self.path!r}, num_rows={self.num_rows:,}, size={self.size:,} bytes, "
+                f"row_groups={len(groups)}, columns={columns})")
 
 
 def decode_stat(leaf: Leaf, raw: bytes | None) -> Any:

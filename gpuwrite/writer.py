@@ -133,6 +133,12 @@ class FileWriter:
         self._window.clear()
         self._backend.close()
 
+    @property
+    def rows_encoded(self) -> int:
+        """Rows whose pages are encoded so far: finished row groups plus the open one's (for progress bars)."""
+        builder = self._builder
+        return self._assembler.num_rows + (getattr(builder, "replayed", 0) if builder is not None else 0)
+
     def _check_open(self) -> None:
         """Refuse use after abort or close."""
         if self._sink.closed:

@@ -9,11 +9,14 @@ same logic.
 
 from __future__ import annotations
 
+import os
+import tempfile
 import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from numba import njit
+from numba.core import config
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -23,10 +26,27 @@ _GLOBAL: dict[int, Any] = {}  # id(python source function) -> cuda kernel, one t
 
 
 def jit(fn: F) -> F:
-    """Compile `fn` for the CPU with numba (cached on disk); `device(fn)` gives its CUDA form."""
-    dispatcher = njit(cache=True, nogil=True)(fn)
+    """Compile `fn` for the CPU with numba (cached on disk); `device(fn)` gives its CUDA form.
+
+    numba caches beside the source (`kernels/__pycache__`) when that is writable, else under the user's cache
+    directory; `NUMBA_CACHE_DIR` overrides both. When none is writable (a read-only install on a host with a
+    read-only home, as on some Spark executors) numba refuses to cache at all; the kernels then cache in a
+    per-user temporary directory instead of failing to import.
+    """
+    try:
+        dispatcher = njit(cache=True, nogil=True)(fn)
+    except RuntimeError as exc:
+        if "no locator available" not in str(exc):
+            raise
+        config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
+        dispatcher = njit(cache=True, nogil=True)(fn)
     _KERNELS[id(dispatcher)] = fn
     return dispatcher  # type: ignore[return-value]
+
+
+def fallback_cache_dir() -> str:
+    """A writable cache directory for numba when neither the install nor the user's cache dir is writable."""
+    return os.path.join(tempfile.gettempdir(), f"gpuwrite-numba-cache-{os.getuid() if hasattr(os, 'getuid') else 0}")
 
 
 def source(kernel: Callable[..., Any]) -> Callable[..., Any]:

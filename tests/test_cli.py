@@ -42,7 +42,8 @@ def test_write_from_parquet(tmp_path: Path, table: pa.Table, capsys: pytest.Capt
 @pytest.mark.parametrize("stream", [False, True], ids=["ipc-file", "ipc-stream"])
 def test_write_from_arrow_ipc(tmp_path: Path, table: pa.Table, stream: bool,
                               capsys: pytest.CaptureFixture[str]) -> None:
-    """Arrow IPC files and streams (by extension) come back equal; --progress draws the bar on stderr."""
+    """Arrow IPC files and streams (by extension) come back equal; --progress draws the bar on stderr, ending
+    when every row is encoded (the row count is known for IPC files only)."""
     src, out = tmp_path / ("in.arrows" if stream else "in.arrow"), tmp_path / "out.parquet"
     opener = pa.ipc.new_stream if stream else pa.ipc.new_file
     with opener(src, table.schema) as w:
@@ -50,8 +51,9 @@ def test_write_from_arrow_ipc(tmp_path: Path, table: pa.Table, stream: bool,
     assert main(["write", str(src), str(out), "--progress", "--compression", "zstd"]) == 0
     assert pq.read_table(out).equals(table)
     assert pq.ParquetFile(out).metadata.row_group(0).column(0).compression == "ZSTD"
-    err = capsys.readouterr().err
-    assert "rows read" in err and "30,000" in err
+    last = capsys.readouterr().err.rstrip().splitlines()[-1]
+    assert last.startswith("30,000 rows encoded") if stream else "100.0%  30,000/30,000 rows encoded" in last
+    assert last.endswith("done")
 
 
 def test_write_sniffs_magic_without_extension(tmp_path: Path, table: pa.Table) -> None:
@@ -126,12 +128,17 @@ def test_failure_mid_stream_leaves_nothing(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_inspect_text_and_json(tmp_path: Path, table: pa.Table, capsys: pytest.CaptureFixture[str]) -> None:
-    """inspect prints one line per page; --json prints the same description as parseable JSON."""
+    """inspect prints a summary with a line per column; --pages one line per page; --json the same description
+    as parseable JSON."""
     src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
     pq.write_table(table, src)
     assert main(["write", str(src), str(out), "--quiet"]) == 0
     capsys.readouterr()
     assert main(["inspect", str(out)]) == 0
+    summary = capsys.readouterr().out
+    assert "created by gpuwrite" in summary and "DATA_PAGE_V2" in summary
+    assert sum(1 for line in summary.splitlines() if line.startswith("ss_")) == table.num_columns
+    assert main(["inspect", str(out), "--pages"]) == 0
     text = capsys.readouterr().out
     assert "DATA_PAGE_V2" in text and "ss_ticket_number" in text and "created by gpuwrite" in text
     assert main(["inspect", str(out), "--json"]) == 0

@@ -46,6 +46,11 @@ class DatasetResult:
         """Rows over all files."""
         return sum(f.num_rows for f in self.files)
 
+    def __repr__(self) -> str:
+        """One line: where, files, rows and bytes (`.files` lists each FileResult)."""
+        return (f"DatasetResult(path={self.path!r}, files={len(self.files)}, num_rows={self.num_rows:,}, "
+                f"size={sum(f.size for f in self.files):,} bytes, job_uuid={self.job_uuid!r})")
+
 
 def _begin(target: Target, mode: str) -> bool:
     """Under the target's lock: clean what dead jobs left there, then apply the save mode; False means nothing

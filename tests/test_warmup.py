@@ -1,0 +1,93 @@
+"""Kernel compilation: `gpuwrite warmup` fills numba's cache so later processes compile nothing; a cold first
+write says it is compiling, once; an unwritable cache location falls back instead of breaking the import.
+
+Each case runs in a fresh Python process with its own NUMBA_CACHE_DIR, as a new install would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+GPUWRITE = REPO / ".venv" / "bin" / "gpuwrite"
+NOTICE = "gpuwrite: compiling kernels, first run only"
+
+# Writes that a warmed cache must serve without compiling: every type of warmup's sample (other rows and
+# options), the demo's table, a CSV through the command line, and a partitioned dataset.
+AFTER_WARMUP = """
+import sys, pyarrow as pa, pyarrow.csv as csv, gpuwrite
+from gpuwrite import kernel_cache
+from gpuwrite.demo_data import store_sales_table
+from gpuwrite.warmup import sample_table
+from gpuwrite.cli import main
+out = sys.argv[1]
+gpuwrite.write_table(sample_table(777), out + "/a.parquet", compression="zstd", page_size=4096)
+gpuwrite.write_table(store_sales_table(5_000), out + "/b.parquet")
+csv.write_csv(pa.table({"x": [1, 2], "y": ["a", None]}), out + "/c.csv")
+assert main(["write", out + "/c.csv", out + "/c.parquet", "--quiet"]) == 0
+gpuwrite.write_dataset(store_sales_table(2_000), out + "/ds", partition_by=["ss_store_sk"])
+print("compiled", kernel_cache.cache_counts()[1], "loaded", kernel_cache.cache_counts()[0])
+"""
+
+
+def _run(args: list[str], cache: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run a command with NUMBA_CACHE_DIR=cache; fail with its output if it fails."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    env.pop("NUMBA_ENABLE_CUDASIM", None)
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+@pytest.mark.slow
+def test_warmup_then_nothing_compiles(tmp_path: Path) -> None:
+    """warmup compiles into NUMBA_CACHE_DIR with a notice; afterwards a new process writing all kinds of data
+    compiles no kernel and prints no compile notice; running warmup again only loads."""
+    if not GPUWRITE.exists():
+        pytest.skip(f"{GPUWRITE} is not installed")
+    cache = tmp_path / "cache"
+    first = _run([str(GPUWRITE), "warmup"], cache, tmp_path)
+    assert f"compiling CPU kernels into numba's cache at {cache}" in first.stderr
+    assert "steps done" in first.stderr and NOTICE not in first.stderr
+    compiled = int(first.stdout.split("gpuwrite warmup: ")[1].split()[0])
+    assert compiled > 50 and any(p.suffix == ".nbi" for p in cache.rglob("*"))
+    after = _run([sys.executable, "-c", AFTER_WARMUP, str(tmp_path)], cache, tmp_path)
+    assert after.stdout.split()[:2] == ["compiled", "0"] and int(after.stdout.split()[3]) > 0
+    assert NOTICE not in after.stderr
+    again = _run([str(GPUWRITE), "warmup", "--quiet"], cache, tmp_path)
+    assert again.stdout == "" and again.stderr == ""
+
+
+@pytest.mark.slow
+def test_cold_first_write_says_it_is_compiling_once(tmp_path: Path) -> None:
+    """A first write on an empty cache prints the notice once, naming the cache; a second process does not."""
+    code = ("import pyarrow as pa, gpuwrite, sys; "
+            "gpuwrite.write_table(pa.table({'a': list(range(10)), 'b': ['x'] * 10}), sys.argv[1])")
+    cache = tmp_path / "cache"
+    first = _run([sys.executable, "-c", code, str(tmp_path / "x.parquet")], cache, tmp_path)
+    assert first.stderr.count(NOTICE) == 1 and f"cached in {cache}" in first.stderr
+    second = _run([sys.executable, "-c", code, str(tmp_path / "y.parquet")], cache, tmp_path)
+    assert NOTICE not in second.stderr
+
+
+def test_unwritable_cache_locations_fall_back(tmp_path: Path) -> None:
+    """When numba finds no writable cache location it refuses to cache; the kernels then cache in a temp
+    directory instead of failing to import."""
+    code = """
+from gpuwrite.kernels import _jit, bits
+print(bits.bit_width_u64.stats.cache_path)
+print(_jit.fallback_cache_dir())
+"""
+    env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_ENABLE_CUDASIM")}
+    # numba may look only where NUMBA_CACHE_DIR points, and it is unset: no location, as on a read-only host.
+    env["NUMBA_CACHE_LOCATOR_CLASSES"] = "UserProvidedCacheLocator"
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    cache_path, fallback = done.stdout.split()
+    assert cache_path.startswith(fallback + os.sep) and "gpuwrite-numba-cache" in fallback
