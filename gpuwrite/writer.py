@@ -123,7 +123,7 @@ class FileWriter:
         except BaseException:
             self.abort()
             raise
-        summary = summarize(meta, self.schema.leaves, self._assembler.page_counts)
+        summary = summarize(meta, self.schema.leaves, self._assembler.page_counts, self._assembler.chunk_stats)
         self.result = FileResult(self._sink.path, self._assembler.num_rows, size, summary, meta)
         return self.result
 

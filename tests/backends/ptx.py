@@ -32,6 +32,8 @@ PAGE_SIGNATURES: list[tuple[str, list[Any]]] = [
     ("page_int_minmax", [A_i64, A_i64, A_i64, A_i64, A_i64]),
     ("page_int_minmax", [A_u8, A_i64, A_i64, A_i64, A_i64]),
     ("page_float_minmax", [A_i32, A_i64, A_i64, b1, A_i64, A_i64]),
+    ("page_float_nans", [A_i32, A_i64, A_i64, b1, A_i64, A_i64]),
+    ("page_float_nans", [A_i64, A_i64, A_i64, b1, A_i64, A_i64]),
 ]
 # Dremel level steps (kernels/levels.py), one thread per slot through the same wrapper.
 LEVEL_SIGNATURES: list[tuple[str, list[Any]]] = [

@@ -347,6 +347,7 @@ class DeviceColumn:
             a.pages(page_kernel(K.page_crc32), n, bodies, dbody_off, dbody_len, self._crc_table, dcrc)
             crcs = a.to_host(dcrc)
         imin, imax, same = self._extremes(va, vb)
+        nans, tops = self._nans(va, vb)
         host_bodies = a.to_host(bodies)
         first_row = sum(p.num_rows for p in self.pages)
         new_pages = []
@@ -357,7 +358,7 @@ class DeviceColumn:
             body = host_bodies[body_off[p]:body_off[p] + body_len[p]].tobytes()
             sections = PageSections(body, int(rep_len[p]), int(lev_len[p]), int(sizes[p]), bool(compressed[p]), crc)
             st = stats_at(self.leaf, host, span.vb - span.va, span.num_nulls, imin=int(imin[p]), imax=int(imax[p]),
-                          same=bool(same[p]))
+                          same=bool(same[p]), nan=(int(nans[p]), int(tops[p])))
             new_pages.append(EncodedPage.of(self.leaf, host, span, first_row=first_row, encoding=encoding,
                                             sections=sections, stats=st))
             self.page_entries.append(int(entries[p]) if use_dict[p] else 0)
@@ -427,6 +428,18 @@ class DeviceColumn:
             a.pages(page_kernel(K.page_bytes_minmax), n, self.dev["offsets"], self.dev["data"], dva, dvb,
                     self.leaf.is_decimal, imin, imax, same)
         return a.to_host(imin), a.to_host(imax), a.to_host(same)
+
+    def _nans(self, va: np.ndarray, vb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per page: NaN count and index of the largest non-NaN value (float / double; zeros and -1 otherwise)."""
+        n = len(va)
+        kind = self.leaf.kind
+        if kind not in ("float", "double"):
+            return np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+        a = self.arrays
+        nans, tops = a.empty(n, np.int64), a.empty(n, np.int64)
+        a.pages(page_kernel(K.page_float_nans), n, self.dev["values"], a.to_device(va), a.to_device(vb),
+                kind == "float", nans, tops)
+        return a.to_host(nans), a.to_host(tops)
 
     # -- chunk -------------------------------------------------------------------------------------
 
