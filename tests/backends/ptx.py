@@ -42,6 +42,15 @@ LEVEL_SIGNATURES: list[tuple[str, list[Any]]] = [
     ("slot_expand", [A_i64, A_u8, A_u8, A_i64, A_i64, i64, A_i64, A_u8, A_u8]),
 ]
 
+# Iceberg partition transforms (kernels/transforms.py), one thread per row through the same wrapper.
+ROW_SIGNATURES: list[tuple[str, list[Any]]] = [
+    ("bucket_long_at", [A_i64, i64, A_i64]),
+    ("bucket_bytes_at", [A_i64, A_u8, i64, A_i64]),
+    ("bucket_bytes_at", [A_i32, A_u8, i64, A_i64]),
+    ("truncate_long_at", [A_i64, i64, A_i64]),
+    ("temporal_at", [A_i64, i64, i64, A_i64]),
+]
+
 DICTIONARY_SIGNATURES: dict[str, list[Any]] = {
     "insert_fixed": [A_i64, i64, i64, A_i64, i64, A_i64],
     "hash_values": [A_i64, A_u8, i64, i64, A_u64],
@@ -63,7 +72,7 @@ def enable_offline_compilation() -> None:
 
 def compile_all() -> dict[str, int]:
     """PTX size per kernel; raises on the first kernel numba.cuda cannot compile."""
-    from gpuwrite.kernels import dictionary_cuda, levels, pages
+    from gpuwrite.kernels import dictionary_cuda, levels, pages, transforms
     from gpuwrite.kernels._jit import page_kernel, source
     from numba import cuda
 
@@ -77,6 +86,9 @@ def compile_all() -> dict[str, int]:
     for name, args in LEVEL_SIGNATURES:
         ptx, _ = cuda.compile_ptx(page_kernel(getattr(levels, name)).py_func, (i64, *args), cc=(9, 0))
         sizes[name] = len(ptx)
+    for name, args in ROW_SIGNATURES:
+        ptx, _ = cuda.compile_ptx(page_kernel(getattr(transforms, name)).py_func, (i64, *args), cc=(9, 0))
+        sizes[name] = min(sizes.get(name, len(ptx)), len(ptx))
     for name, args in DICTIONARY_SIGNATURES.items():
         ptx, _ = cuda.compile_ptx(getattr(dictionary_cuda, name).py_func, tuple(args), cc=(9, 0))
         sizes[name] = len(ptx)
