@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import canonical_rows, data_files, duckdb_read, local, polars_read
+from iceberg_helpers import canonical_rows, data_files, duckdb_read, local, polars_read
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.expressions import EqualTo, GreaterThanOrEqual
 from pyiceberg.io.pyarrow import (
