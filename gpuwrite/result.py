@@ -6,6 +6,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
+from .encode.stats import PageStats
 from .format.enums import Encoding
 from .format.structs import FileMetaData, Statistics
 from .schema import BOOLEAN, DOUBLE, FLOAT, INT32, INT64, PHYSICAL_NAMES, Leaf
@@ -29,6 +30,10 @@ class ChunkSummary:
     data_page_offset: int
     dictionary_page_offset: int | None
     bloom_filter_offset: int | None = None
+    # Counted while encoding, not read from the footer: NaN values (FLOAT / DOUBLE chunks, else None), and the
+    # smallest and largest non-null, non-NaN values, untruncated (None when there is none). Iceberg's metrics.
+    nan_count: int | None = None
+    value_bounds: tuple[Any, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -96,12 +101,21 @@ def _stat_value(st: Statistics | None, leaf: Leaf, which: str) -> Any:
     return decode_stat(leaf, raw)
 
 
-def summarize(meta: FileMetaData, leaves: tuple[Leaf, ...], page_counts: list[list[int]]) -> FooterSummary:
-    """Readable footer summary from the FileMetaData we wrote and each chunk's data page count."""
+def _value_bounds(leaf: Leaf, st: PageStats | None) -> tuple[Any, Any] | None:
+    """Decoded smallest and largest non-NaN value of a chunk's merged page statistics."""
+    bounds = st.bounds_without_nan() if st is not None else None
+    return None if bounds is None else (decode_stat(leaf, bounds[0]), decode_stat(leaf, bounds[1]))
+
+
+def summarize(meta: FileMetaData, leaves: tuple[Leaf, ...], page_counts: list[list[int]],
+              chunk_stats: list[list[PageStats]] | None = None) -> FooterSummary:
+    """Readable footer summary from the FileMetaData we wrote, each chunk's data page count and (when given)
+    each chunk's merged page statistics."""
     groups = []
-    for rg, counts in zip(meta.row_groups, page_counts, strict=True):
+    for r, (rg, counts) in enumerate(zip(meta.row_groups, page_counts, strict=True)):
         chunks = []
-        for cc, leaf, pages in zip(rg.columns, leaves, counts, strict=True):
+        stats: list[PageStats | None] = list(chunk_stats[r]) if chunk_stats else [None] * len(leaves)
+        for cc, leaf, pages, merged in zip(rg.columns, leaves, counts, stats, strict=True):
             m = cc.meta_data
             assert m is not None
             st = m.statistics
@@ -112,7 +126,9 @@ def summarize(meta: FileMetaData, leaves: tuple[Leaf, ...], page_counts: list[li
                 max=_stat_value(st, leaf, "max"), compressed_size=m.total_compressed_size,
                 uncompressed_size=m.total_uncompressed_size, page_count=pages,
                 has_dictionary_page=m.dictionary_page_offset is not None, data_page_offset=m.data_page_offset,
-                dictionary_page_offset=m.dictionary_page_offset, bloom_filter_offset=m.bloom_filter_offset))
+                dictionary_page_offset=m.dictionary_page_offset, bloom_filter_offset=m.bloom_filter_offset,
+                nan_count=merged.nan_count if merged is not None and m.type in (FLOAT, DOUBLE) else None,
+                value_bounds=_value_bounds(leaf, merged)))
         groups.append(RowGroupSummary(rg.num_rows, rg.total_byte_size, rg.total_compressed_size or 0,
                                       tuple(chunks)))
     kv = {k.key: k.value or "" for k in meta.key_value_metadata or []}

@@ -68,6 +68,7 @@ class Leaf:
     rep_level: int = 0
     repetition: int = -1
     steps: tuple[tuple[Any, ...], ...] = ()
+    field_id: int | None = None  # from the Arrow field's PARQUET:field_id metadata (Iceberg ids)
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -131,6 +132,21 @@ class Group:
     children: tuple[Group | Leaf, ...]
     converted: int | None = None  # LIST, MAP or MAP_KEY_VALUE
     logical: str | None = None  # "LIST" or "MAP"
+    field_id: int | None = None  # from the Arrow field's PARQUET:field_id metadata (Iceberg ids)
+
+
+FIELD_ID_KEY = b"PARQUET:field_id"
+
+
+def field_id_of(f: pa.Field, dotted: str) -> int | None:
+    """The field id in an Arrow field's `PARQUET:field_id` metadata (as pyarrow and pyiceberg write it), or None."""
+    raw = (f.metadata or {}).get(FIELD_ID_KEY)
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise UnsupportedTypeError(f"column {dotted!r}: PARQUET:field_id metadata {raw!r} is not an integer") from None
 
 
 def min_bytes_for_precision(precision: int) -> int:
@@ -208,6 +224,7 @@ class _Converter:
         d_here = d + (1 if optional else 0)
         steps = (*steps, ("node", optional))
         dotted = ".".join(here)
+        fid = field_id_of(f, dotted)
         if pa.types.is_dictionary(f.type) and is_nested_type(t):
             raise UnsupportedTypeError(f"column {dotted!r}: dictionary-encoded {t} is not supported")
         if pa.types.is_struct(t):
@@ -220,7 +237,7 @@ class _Converter:
                 node, spark = self.convert(child, child.name, here, d_here, r, (*steps, ("field", i)))
                 children.append(node)
                 fields.append({"name": child.name, "type": spark, "nullable": child.nullable, "metadata": {}})
-            return Group(name, rep, tuple(children)), {"type": "struct", "fields": fields}
+            return Group(name, rep, tuple(children), field_id=fid), {"type": "struct", "fields": fields}
         if any(is_list(t) for is_list in _LISTS):
             elem = t.value_field
             kind = "fixed" if pa.types.is_fixed_size_list(t) else "list"
@@ -228,13 +245,13 @@ class _Converter:
             legacy = self.opts.legacy_format
             if not legacy:
                 node, spark = self.convert(elem, "element", (*here, "list"), d_here + 1, r + 1, inner)
-                group = Group(name, rep, (Group("list", REPEATED, (node,)),), CT_LIST, "LIST")
+                group = Group(name, rep, (Group("list", REPEATED, (node,)),), CT_LIST, "LIST", fid)
             elif elem.nullable:
                 node, spark = self.convert(elem, "array", (*here, "bag"), d_here + 1, r + 1, inner)
-                group = Group(name, rep, (Group("bag", REPEATED, (node,)),), CT_LIST, "LIST")
+                group = Group(name, rep, (Group("bag", REPEATED, (node,)),), CT_LIST, "LIST", fid)
             else:  # SPEC: Spark's legacy 2-level list: the element itself is the repeated field
                 node, spark = self.convert(elem, "array", here, d_here + 1, r + 1, inner, repetition=REPEATED)
-                group = Group(name, rep, (node,), CT_LIST, "LIST")
+                group = Group(name, rep, (node,), CT_LIST, "LIST", fid)
             return group, {"type": "array", "elementType": spark, "containsNull": elem.nullable}
         if pa.types.is_map(t):
             key, item = t.key_field, t.item_field
@@ -245,7 +262,7 @@ class _Converter:
             vnode, vspark = self.convert(item, "value", kv, d_here + 1, r + 1, (*inner, ("field", 1)))
             entries = Group("key_value", REPEATED, (knode, vnode),
                             CT_MAP_KEY_VALUE if self.opts.legacy_format else None)
-            return (Group(name, rep, (entries,), CT_MAP, "MAP"),
+            return (Group(name, rep, (entries,), CT_MAP, "MAP", fid),
                     {"type": "map", "keyType": kspark, "valueType": vspark, "valueContainsNull": item.nullable})
         if pa.types.is_union(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
             raise UnsupportedTypeError(f"column {dotted!r}: Arrow type {t} is not supported by gpuwrite "
@@ -259,6 +276,8 @@ class _Converter:
         if len(here) > 1:
             leaf = replace(leaf, nested_path=here, def_level=d_here, rep_level=r, repetition=rep, steps=steps,
                            nullable=rep == OPTIONAL)
+        if fid is not None:
+            leaf = replace(leaf, field_id=fid)
         self.leaves.append(leaf)
         return leaf, leaf.spark_type
 

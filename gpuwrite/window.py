@@ -26,9 +26,10 @@ def concat_pieces(pieces: list[ArrowPiece]) -> pa.Table:
 class RowWindow:
     """Pending Arrow rows, and the leaves' converted data for rows 0..`rows` of the open row group."""
 
-    def __init__(self, schema: FileSchema, opts: WriteOptions) -> None:
+    def __init__(self, schema: FileSchema, opts: WriteOptions, lookahead: int = 8) -> None:
         self.schema = schema
         self.opts = opts
+        self.lookahead = lookahead  # row groups' worth of Arrow bytes in the first window
         self.pending: list[ArrowPiece] = []
         self.pending_rows = 0
         self.data: list[LeafData] = []
@@ -48,7 +49,7 @@ class RowWindow:
             return
         nbytes = sum(p.nbytes for p in self.pending) or 1
         per_row = max(1, nbytes // max(1, self.pending_rows))
-        self.target = max(self.opts.page_row_count_limit, 8 * self.opts.block_size // per_row, 1024)
+        self.target = max(self.opts.page_row_count_limit, self.lookahead * self.opts.block_size // per_row, 1024)
 
     def ready(self, final: bool) -> bool:
         """Whether there are rows to convert now (enough for the target, or the input has ended)."""

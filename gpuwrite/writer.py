@@ -33,11 +33,12 @@ class FileWriter:
     """Writes one Parquet v2 file from a stream of Arrow batches; row groups are flushed as they fill.
 
     Nothing appears at `path` until close() succeeds; on an exception inside a `with` block, or abort(),
-    the temporary file is removed.
+    the temporary file is removed. `lookahead` (row groups' worth of Arrow data converted at once, 8) changes
+    only memory and how soon row groups reach the file, never the bytes; writers that roll files on size use 1.
     """
 
     def __init__(self, path: str | os.PathLike[str], schema: FileSchema, options: WriteOptions,
-                 key_value: KeyValue = ()) -> None:
+                 key_value: KeyValue = (), *, lookahead: int = 8) -> None:
         self.options = options
         self.schema = schema
         self.key_value = list(key_value)
@@ -51,7 +52,7 @@ class FileWriter:
         self._assembler = FileAssembler(self._sink, schema, FileLayout(
             CODEC_IDS[options.compression], options.statistics_truncate_length,
             options.column_index_truncate_length))
-        self._window = RowWindow(schema, options)
+        self._window = RowWindow(schema, options, lookahead)
         self._builder: RowGroupBuilder | None = None
         self.result: FileResult | None = None
 
@@ -108,6 +109,11 @@ class FileWriter:
             window.drop(cut)
             self._builder = None
 
+    @property
+    def bytes_written(self) -> int:
+        """Bytes of the file so far (finished row groups); what writers that roll files on size watch."""
+        return self._sink.pos
+
     # -- finish ------------------------------------------------------------------------------------
 
     def close(self) -> FileResult:
@@ -123,7 +129,7 @@ class FileWriter:
         except BaseException:
             self.abort()
             raise
-        summary = summarize(meta, self.schema.leaves, self._assembler.page_counts)
+        summary = summarize(meta, self.schema.leaves, self._assembler.page_counts, self._assembler.chunk_stats)
         self.result = FileResult(self._sink.path, self._assembler.num_rows, size, summary, meta)
         return self.result
 

@@ -1,7 +1,9 @@
-"""Spark's Murmur3_x86_32 hash (seed 42 for buckets), column by column, with its legacy byte tail.
+"""Murmur3_x86_32: Spark's (seed 42 for buckets, legacy byte tail) and the standard one (Iceberg's buckets).
 
-Each function updates `hashes` (int32 per row) in place from one column, skipping null rows, exactly as
+The fold_* functions update `hashes` (int32 per row) in place from one column, skipping null rows, exactly as
 Spark's `hash(col1, col2, ...)` folds columns: the running hash is the seed of the next column.
+`hash_bytes_x86_32` is the reference algorithm (Guava's murmur3_32_fixed, mmh3): tail bytes form one
+little-endian block.
 """
 
 from __future__ import annotations
@@ -78,6 +80,30 @@ def hash_bytes(data: np.ndarray, start: int, end: int, seed: np.int32) -> np.int
     for i in range(start + aligned, end):
         b = np.int32(np.int8(data[i]))
         h1 = _mix_h1(h1, _mix_k1(np.uint32(b)))
+    return np.int32(_fmix(h1, length))
+
+
+@jit
+def hash_bytes_x86_32(data: np.ndarray, start: int, end: int, seed: np.int32) -> np.int32:
+    """Standard murmur3_x86_32 of data[start:end]: 4-byte little-endian blocks, then the 1-3 tail bytes as one
+    block mixed into the state without the block round (SPEC: Iceberg BucketUtil via Guava murmur3_32_fixed)."""
+    length = end - start
+    aligned = length - length % 4
+    h1 = np.uint32(seed)
+    for i in range(start, start + aligned, 4):
+        word = (np.uint32(data[i]) | (np.uint32(data[i + 1]) << np.uint32(8))
+                | (np.uint32(data[i + 2]) << np.uint32(16)) | (np.uint32(data[i + 3]) << np.uint32(24)))
+        h1 = _mix_h1(h1, _mix_k1(word))
+    tail = start + aligned
+    rest = end - tail
+    if rest > 0:
+        k1 = np.uint32(0)
+        if rest >= 3:
+            k1 = np.uint32(k1 ^ (np.uint32(data[tail + 2]) << np.uint32(16)))
+        if rest >= 2:
+            k1 = np.uint32(k1 ^ (np.uint32(data[tail + 1]) << np.uint32(8)))
+        k1 = np.uint32(k1 ^ np.uint32(data[tail]))
+        h1 = np.uint32(h1 ^ _mix_k1(k1))
     return np.int32(_fmix(h1, length))
 
 

@@ -76,3 +76,26 @@ def bytes_minmax(offsets: np.ndarray, data: np.ndarray, start: int, end: int, si
         if same and _compare(data, s, t, offsets[start], offsets[start + 1], False) != 0:
             same = False
     return imin, imax, same
+
+
+@jit
+def float_nans(bits: np.ndarray, start: int, end: int, is32: bool) -> tuple:
+    """NaN count of IEEE bits start..end (int32 floats / int64 doubles, any NaN payload), and the index of
+    the largest non-NaN value under Java's Float/Double.compare (-1 when every value is NaN or none)."""
+    nans = 0
+    imax = -1
+    kmax = np.int64(0)
+    for i in range(start, end):
+        b = np.int64(bits[i])
+        if is32:
+            nan = (b & 0x7F800000) == 0x7F800000 and (b & 0x007FFFFF) != 0
+            k = b if b >= 0 else b ^ np.int64(0x7FFFFFFF)
+        else:
+            nan = (b & 0x7FF0000000000000) == 0x7FF0000000000000 and (b & 0x000FFFFFFFFFFFFF) != 0
+            k = b if b >= 0 else b ^ np.int64(0x7FFFFFFFFFFFFFFF)
+        if nan:
+            nans += 1
+        elif imax < 0 or k > kmax:
+            imax = i
+            kmax = k
+    return nans, imax

@@ -66,6 +66,8 @@ def violations() -> list[str]:
         for target in imports(path.read_text(), module, path.name == "__init__.py"):
             if _within(module, CORE) and _within(target, ("gpuwrite.spark",)):
                 found.append(f"{module} imports {target} (the core knows nothing of Spark)")
+            if not _within(module, ("gpuwrite.iceberg",)) and _within(target, ("gpuwrite.iceberg", "pyiceberg")):
+                found.append(f"{module} imports {target} (only gpuwrite.iceberg knows Iceberg)")
             if _within(module, ("gpuwrite.encode",)) and _within(target, THRIFT):
                 found.append(f"{module} imports {target} (encoders return bytes and numbers, not Thrift)")
             if _within(module, ("gpuwrite.kernels",)) and _within(target, ("gpuwrite",)) \
@@ -76,6 +78,17 @@ def violations() -> list[str]:
 
 def test_no_import_crosses_a_wall() -> None:
     assert violations() == []
+
+
+def test_iceberg_is_imported_lazily() -> None:
+    """`import gpuwrite.iceberg` loads no pyiceberg: the package imports its modules on first use."""
+    init = (PACKAGE / "iceberg" / "__init__.py").read_text()
+    top = [n for n in ast.parse(init).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = [alias.name for n in top for alias in n.names] + [getattr(n, "module", "") or "" for n in top]
+    assert names and not any("pyiceberg" in n or n in ("commit", "metrics", "partitions", "transforms", "files")
+                             for n in names)
+    profile = PACKAGE / "iceberg" / "profile.py"
+    assert not any(_within(t, ("pyiceberg",)) for t in imports(profile.read_text(), "gpuwrite.iceberg.profile"))
 
 
 def test_the_import_check_sees_relative_and_nested_imports() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..encode.chunk import EncodedChunk, EncodedPage
+from ..encode.stats import PageStats, merge
 from ..format.structs import ColumnChunk, FileMetaData, RowGroup
 from ..format.thrift import serialize
 from ..schema import FileSchema, Leaf
@@ -53,6 +54,7 @@ class FileAssembler:
         self.layout = layout
         self.row_groups: list[RowGroup] = []
         self.page_counts: list[list[int]] = []
+        self.chunk_stats: list[list[PageStats]] = []  # per row group, each chunk's merged page statistics
         self.num_rows = 0
         self._written: list[_WrittenChunk] = []
         sink.write(MAGIC)
@@ -91,6 +93,7 @@ class FileAssembler:
             self._written.append(_WrittenChunk(column, leaf, chunk.pages, layout.page_offsets, chunk.bloom_filter))
         self.row_groups.append(row_group(columns, num_rows, len(self.row_groups)))
         self.page_counts.append([len(c.pages) for c in chunks])
+        self.chunk_stats.append([merge([p.stats for p in c.pages]) for c in chunks])
         self.num_rows += num_rows
 
     def _write_page_indexes(self) -> None:

@@ -53,7 +53,7 @@ def _leaf_element(leaf: Leaf, name: str) -> SchemaElement:
         name=name, converted_type=leaf.converted,
         scale=leaf.decimal_scale if leaf.is_decimal else None,
         precision=leaf.decimal_precision if leaf.is_decimal else None,
-        logicalType=_logical(leaf))
+        logicalType=_logical(leaf), field_id=leaf.field_id)
 
 
 def _elements(node: Group | Leaf, out: list[SchemaElement]) -> None:
@@ -63,7 +63,7 @@ def _elements(node: Group | Leaf, out: list[SchemaElement]) -> None:
         return
     logical = LogicalType.of(node.logical) if node.logical else None
     out.append(SchemaElement(repetition_type=node.repetition, name=node.name, num_children=len(node.children),
-                             converted_type=node.converted, logicalType=logical))
+                             converted_type=node.converted, logicalType=logical, field_id=node.field_id))
     for child in node.children:
         _elements(child, out)
 

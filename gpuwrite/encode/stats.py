@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.stats import bytes_minmax, total_order_minmax32, total_order_minmax64
+from gpuwrite.kernels.stats import bytes_minmax, float_nans, total_order_minmax32, total_order_minmax64
 
 from ..leafdata import LeafData
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, Leaf
@@ -28,11 +28,24 @@ class PageStats:
     min_bytes: bytes = b""
     max_bytes: bytes = b""
     all_same: bool = True  # every non-null value identical (INT96 only writes min/max then)
+    # FLOAT / DOUBLE: NaN values, and the largest non-NaN value when NaN is the max (Iceberg's metrics count NaN
+    # and never use it as a bound; parquet-java's statistics keep NaN as the max).
+    nan_count: int = 0
+    max_not_nan_key: Any = None
+    max_not_nan_bytes: bytes = b""
 
     @property
     def has_values(self) -> bool:
         """Whether the page holds at least one non-null value."""
         return self.num_values > 0
+
+    def bounds_without_nan(self) -> tuple[bytes, bytes] | None:
+        """PLAIN bytes of the smallest and largest non-NaN value (None when every value is null or NaN)."""
+        if self.num_values <= self.nan_count:
+            return None
+        if self.nan_count:
+            return self.min_bytes, self.max_not_nan_bytes
+        return self.min_bytes, self.max_bytes
 
 
 def _float_key(bits: int, width: int) -> int:
@@ -55,29 +68,37 @@ def page_stats(leaf: Leaf, data: LeafData, va: int, vb: int, nulls: int) -> Page
         minmax = total_order_minmax32 if leaf.physical == FLOAT else total_order_minmax64
         imin, imax = minmax(bits, 0, vb - va)
         imin, imax = va + imin, va + imax
+        nans, top = float_nans(bits, 0, vb - va, leaf.physical == FLOAT)
+        return stats_at(leaf, data, vb - va, nulls, imin=int(imin), imax=int(imax), same=True,
+                        nan=(int(nans), va + int(top) if top >= 0 else -1))
     else:
         imin, imax, same = bytes_minmax(data.byte_offsets, data.byte_data, va, vb, leaf.is_decimal)
     return stats_at(leaf, data, vb - va, nulls, imin=int(imin), imax=int(imax), same=bool(same))
 
 
-def stats_at(leaf: Leaf, data: LeafData, count: int, nulls: int, *, imin: int, imax: int, same: bool) -> PageStats:
-    """Page statistics from the indices of its min and max value (found by a CPU kernel)."""
+def stats_at(leaf: Leaf, data: LeafData, count: int, nulls: int, *, imin: int, imax: int, same: bool,
+             nan: tuple[int, int] = (0, -1)) -> PageStats:
+    """Page statistics from the indices of its min and max value (found by a CPU kernel); `nan` is the page's
+    NaN count and the index of its largest non-NaN value (float / double pages)."""
     if count <= 0:
         return PageStats(null_count=nulls, num_values=count)
     if leaf.fixed_width:
         values = data.value_array
         if leaf.kind in ("float", "double"):
             bits = values.view(np.int32 if leaf.kind == "float" else np.int64)
-            return stats_of(leaf, count, nulls, (int(bits[imin]), int(bits[imax])), same)
+            top = int(bits[nan[1]]) if nan[0] and nan[1] >= 0 else None
+            return stats_of(leaf, count, nulls, (int(bits[imin]), int(bits[imax])), same, (nan[0], top))
         return stats_of(leaf, count, nulls, (int(values[imin]), int(values[imax])), same)
     off, raw = data.byte_offsets, data.byte_data
     return stats_of(leaf, count, nulls, (raw[off[imin]:off[imin + 1]].tobytes(),
                                          raw[off[imax]:off[imax + 1]].tobytes()), same)
 
 
-def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same: bool) -> PageStats:
+def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same: bool,
+             nan: tuple[int, int | None] = (0, None)) -> PageStats:
     """Page statistics from its min and max values: integers (booleans 0 / 1), raw IEEE bits of floats (NaN
-    payloads are canonicalised here, as Java's floatToIntBits does), or bytes."""
+    payloads are canonicalised here, as Java's floatToIntBits does), or bytes; for floats, `nan` is the NaN
+    count and the raw bits of the largest non-NaN value (None when there is none)."""
     st = PageStats(null_count=nulls, num_values=count)
     if count <= 0:
         return st
@@ -93,6 +114,10 @@ def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same
         lo, hi = int(pair[0]) & mask, int(pair[1]) & mask
         st.min_key, st.max_key = _float_key(lo, width), _float_key(hi, width)
         st.min_bytes, st.max_bytes = lo.to_bytes(width // 8, "little"), hi.to_bytes(width // 8, "little")
+        st.nan_count, top = nan
+        if st.nan_count and top is not None:
+            bits = int(top) & mask  # a non-NaN value: its raw bits are canonical
+            st.max_not_nan_key, st.max_not_nan_bytes = _float_key(bits, width), bits.to_bytes(width // 8, "little")
     else:
         st.min_bytes, st.max_bytes = bytes(lo), bytes(hi)
         st.all_same = same
@@ -115,6 +140,12 @@ def merge(pages: list[PageStats]) -> PageStats:
     out.min_key, out.min_bytes = lo.min_key, lo.min_bytes
     out.max_key, out.max_bytes = hi.max_key, hi.max_bytes
     out.all_same = all(p.all_same for p in filled) and len({p.min_bytes for p in filled}) == 1
+    out.nan_count = sum(p.nan_count for p in filled)
+    if out.nan_count:
+        tops = [(p.max_not_nan_key, p.max_not_nan_bytes) if p.nan_count else (p.max_key, p.max_bytes)
+                for p in filled if p.num_values > p.nan_count]
+        if tops:
+            out.max_not_nan_key, out.max_not_nan_bytes = max(tops, key=lambda t: t[0])
     return out
 
 

@@ -145,6 +145,12 @@ KERNELS: list[Row] = [
     Row("page_layout_cuda", "dictionary_pages_block",
         (C_i64, C_i64, C2_i64, C_i64, C_i64, C_i32, C_i64, C_i64, C_u8, C_u8, C_i64)),
     Row("page_layout_cuda", "exclusive_scan_block", (C_i64, i64, C_i64), shared=True, barriers=6),
+    # Iceberg partition transforms (kernels/transforms.py), one thread per row
+    Row("transforms", "bucket_long_at", (A_i64, i64, A_i64), per_item=True),
+    Row("transforms", "bucket_bytes_at", (A_i64, A_u8, i64, A_i64), tag="int64 offsets", per_item=True),
+    Row("transforms", "bucket_bytes_at", (A_i32, A_u8, i64, A_i64), tag="int32 offsets", per_item=True),
+    Row("transforms", "truncate_long_at", (A_i64, i64, A_i64), per_item=True),
+    Row("transforms", "temporal_at", (A_i64, i64, i64, A_i64), per_item=True),
 ]
 
 

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64
-from gpuwrite.kernels.stats import bytes_minmax, total_order_minmax32, total_order_minmax64
+from gpuwrite.kernels.stats import bytes_minmax, float_nans, total_order_minmax32, total_order_minmax64
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -129,3 +129,34 @@ def test_bytes_minmax_fixed() -> None:
     assert bytes_minmax(offsets, raw, 0, 4, True) == (3, 2, False)
     offsets, raw = _pack([b"xy", b"xy", b"xy"])
     assert bytes_minmax(offsets, raw, 0, 3, False) == (0, 0, True)
+
+
+@SETTINGS
+@given(st.data(), st.lists(st.integers(0, 2**32 - 1) | st.sampled_from(SPECIAL32), min_size=1, max_size=200),
+       st.booleans())
+def test_float_nans_count_and_largest_finite(data: st.DataObject, bits: list[int], canonical: bool) -> None:
+    """NaN count and largest non-NaN value (Float.compare) over raw or canonical bits, against Python."""
+    raw = np.asarray(bits, dtype=np.uint32).view(np.int32)
+    arr = canonical_float_bits32(raw) if canonical else raw
+    start, end = data.draw(windows(len(bits)))
+    floats = raw.view(np.float32)[start:end].tolist()
+    nans, top = float_nans(arr, start, end, True)
+    assert nans == sum(math.isnan(x) for x in floats)
+    finite = [x for x in floats if not math.isnan(x)]
+    if not finite:
+        assert top == -1
+    else:
+        best = max(finite, key=java_float_key)
+        assert java_float_key(float(raw.view(np.float32)[top])) == java_float_key(best)
+        assert top == start + [java_float_key(x) for x in floats].index(java_float_key(best))
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 2**64 - 1) | st.sampled_from(SPECIAL64), min_size=1, max_size=200))
+def test_double_nans_count_and_largest_finite(bits: list[int]) -> None:
+    raw = np.asarray(bits, dtype=np.uint64).view(np.int64)
+    doubles = raw.view(np.float64).tolist()
+    nans, top = float_nans(raw, 0, len(bits), False)
+    assert nans == sum(math.isnan(x) for x in doubles)
+    finite = [x for x in doubles if not math.isnan(x)]
+    assert (top == -1) if not finite else java_float_key(doubles[top]) == java_float_key(max(finite, key=java_float_key))
