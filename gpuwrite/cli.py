@@ -147,19 +147,19 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--keep", action="store_true", help="keep gpuwrite's temporary file and print its path")
     d.set_defaults(run=_cmd_demo)
 
-    c = sub.add_parser("clean", help="list, or with --force remove, what interrupted writes left at PATH",
+    cl = sub.add_parser("clean", help="list, or with --force remove, what interrupted writes left at PATH",
                        description="Find what killed or failed gpuwrite writes left at PATH (a dataset directory or "
                                    "a file path) and below it: staging directories of jobs that are no longer "
                                    "running (an overwrite interrupted half-way is undone: the old table comes back), "
                                    "lock files no one holds, and temp files of single-file writes untouched for "
                                    "--older-than seconds. Running jobs' files are never touched. Without --force "
                                    "it only lists what it would do.")
-    c.add_argument("path", metavar="PATH")
-    c.add_argument("-f", "--force", action="store_true", help="clean (default: only list)")
-    c.add_argument("--older-than", metavar="SECONDS", type=float, default=None,
+    cl.add_argument("path", metavar="PATH")
+    cl.add_argument("-f", "--force", action="store_true", help="clean (default: only list)")
+    cl.add_argument("--older-than", metavar="SECONDS", type=float, default=None,
                    help="age after which a temp file (or a staging directory with no owner record) counts as "
                         "abandoned (default 3600)")
-    c.set_defaults(run=_cmd_clean)
+    cl.set_defaults(run=_cmd_clean)
     return parser
 
 
