@@ -22,10 +22,12 @@ from .layout import (
     K_BYTES,
     K_DOUBLE,
     K_FLBA,
+    K_FLOAT,
     K_INT64,
     K_INT96,
 )
 from .rle import rle_size
+from .stats import float_nans
 
 BYTE_ARRAY_TYPE = 6
 # header fields of each page: int64[F_COUNT, P], one row per field (rows are contiguous)
@@ -134,18 +136,19 @@ def stored_choices(n: int, val_len: np.ndarray, comp_len: np.ndarray, identity: 
 
 
 @jit
-def page_extremes(p: int, col: np.ndarray, imin: np.ndarray, imax: np.ndarray, cols: np.ndarray, v8: np.ndarray,
-                  v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
-    """Page p's min and max (value positions from the min / max kernels, -1 when the page has no values):
-    out[p] = (min, max) as raw value bits for fixed kinds, or (min offset, min length, max offset, max length)
-    into `dat` for byte kinds."""
+def page_extremes(p: int, col: np.ndarray, bounds: np.ndarray, ext_in: np.ndarray, cols: np.ndarray,
+                  v8: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
+    """Page p's min and max (value positions ext_in[0 / 1, p] from the min / max kernels, -1 when the page has
+    no values; its values are bounds[0, p]..bounds[1, p] of its arena): out[p] = (min, max, NaN count, largest
+    non-NaN value) as raw value bits for fixed kinds (the last two for floats only), or (min offset, min length,
+    max offset, max length) into `dat` for byte kinds."""
     c = col[p]
     kind = cols[c, CT_KIND]
-    lo = imin[p]
-    hi = imax[p]
+    lo = ext_in[0, p]
+    hi = ext_in[1, p]
+    for k in range(4):
+        out[p, k] = 0
     if lo < 0:
-        for k in range(4):
-            out[p, k] = 0
         return
     if kind == K_BYTES or kind == K_FLBA or kind == K_INT96:
         out[p, 0] = idx[lo]
@@ -162,14 +165,24 @@ def page_extremes(p: int, col: np.ndarray, imin: np.ndarray, imax: np.ndarray, c
     else:
         out[p, 0] = v32[lo]
         out[p, 1] = v32[hi]
+    if kind == K_FLOAT or kind == K_DOUBLE:
+        if kind == K_FLOAT:
+            nans, top = float_nans(v32, bounds[0, p], bounds[1, p], True)
+            if top >= 0:
+                out[p, 3] = v32[top]
+        else:
+            nans, top = float_nans(v64, bounds[0, p], bounds[1, p], False)
+            if top >= 0:
+                out[p, 3] = v64[top]
+        out[p, 2] = nans
 
 
 @jit
-def pages_extremes(n: int, col: np.ndarray, imin: np.ndarray, imax: np.ndarray, cols: np.ndarray, v8: np.ndarray,
-                   v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
+def pages_extremes(n: int, col: np.ndarray, bounds: np.ndarray, ext_in: np.ndarray, cols: np.ndarray,
+                   v8: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
     """Twin: page_extremes of every page."""
     for p in range(n):
-        page_extremes(p, col, imin, imax, cols, v8, v32, v64, idx, out)
+        page_extremes(p, col, bounds, ext_in, cols, v8, v32, v64, idx, out)
 
 
 @jit

@@ -54,12 +54,13 @@ def stored_choices_thread(n: int, val_len: np.ndarray, comp_len: np.ndarray, ide
 
 
 @cuda.jit
-def pages_extremes_thread(n: int, col: np.ndarray, imin: np.ndarray, imax: np.ndarray, cols: np.ndarray,
+def pages_extremes_thread(n: int, col: np.ndarray, bounds: np.ndarray, ext_in: np.ndarray, cols: np.ndarray,
                           v8: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
-    """Thread p: page p's min and max values (fixed kinds) or their places in `dat` (byte kinds)."""
+    """Thread p: page p's min and max values (fixed kinds) or their places in `dat` (byte kinds), and its NaN
+    count and largest non-NaN value (floats; a sequential pass over the page)."""
     p = cuda.grid(1)
     if p < n:
-        _page_extremes(p, col, imin, imax, cols, v8, v32, v64, idx, out)
+        _page_extremes(p, col, bounds, ext_in, cols, v8, v32, v64, idx, out)
 
 
 @cuda.jit

@@ -15,7 +15,7 @@ from .bits import bit_width_u64
 from .delta import byte_array_prefixes, delta_encode, gather_suffixes
 from .plain import canonical32, canonical64, write_le
 from .rle import rle_encode
-from .stats import bytes_minmax, float_nans
+from .stats import bytes_minmax
 
 
 @jit
@@ -150,15 +150,6 @@ def page_float_minmax(p: int, bits: np.ndarray, va: np.ndarray, vb: np.ndarray, 
             hi = i
             khi = k
     imin[p] = lo
-    imax[p] = hi
-
-
-@jit
-def page_float_nans(p: int, bits: np.ndarray, va: np.ndarray, vb: np.ndarray, is32: bool, nans: np.ndarray,
-                    imax: np.ndarray) -> None:
-    """NaN count of the page's float / double bits and the index of its largest non-NaN value (-1: none)."""
-    n, hi = float_nans(bits, va[p], vb[p], is32)
-    nans[p] = n
     imax[p] = hi
 
 

@@ -78,10 +78,12 @@ def dictionary_reference(row: Sequence[int], crc: int | None) -> bytes:
 
 
 def header_args(fields: np.ndarray, crc: np.ndarray, has_crc: bool) -> list[Any]:
-    """Arguments of PAGE_HEADERS / DICT_HEADERS: one HEADER_BOUND region per item, filled with FILL."""
+    """Arguments of PAGE_HEADERS / DICT_HEADERS for fields given one row per item (the kernels take one row
+    per field): one HEADER_BOUND region per item, filled with FILL."""
     n = len(fields)
     out = np.full(n * HEADER_BOUND + 1, FILL, dtype=np.uint8)
-    return [fields, crc, has_crc, out, np.arange(n, dtype=np.int64) * HEADER_BOUND, np.full(n, -7, np.int64)]
+    return [np.ascontiguousarray(fields.T), crc, has_crc, out, np.arange(n, dtype=np.int64) * HEADER_BOUND,
+            np.full(n, -7, np.int64)]
 
 
 def run_step(device: Device, kernel: Kernel, items: int, args: Sequence[Any], out: Sequence[int]) -> list[np.ndarray]:
@@ -174,17 +176,19 @@ def value_position(w: PagedWindow, c: int, i: int) -> int:
 
 
 def extremes_args(w: PagedWindow, rng: np.random.Generator) -> list[Any]:
-    """Arguments of EXTREMES (output: position 8) with a random value of each page as its min and as its max
-    (-1 for pages without values)."""
+    """Arguments of EXTREMES (output: position 8): each page's values as arena positions, and a random value
+    of each page as its min and as its max (-1 for pages without values)."""
     n = len(w.col)
-    imin, imax = np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    bounds = np.array([[value_position(w, int(c), int(v)) for c, v in zip(w.col, w.va, strict=True)],
+                       [value_position(w, int(c), int(v)) for c, v in zip(w.col, w.vb, strict=True)]], np.int64)
+    minmax = np.full((2, n), -1, dtype=np.int64)
     for p in range(n):
         c, va, vb = int(w.col[p]), int(w.va[p]), int(w.vb[p])
         if vb > va:
-            imin[p] = value_position(w, c, int(rng.integers(va, vb)))
-            imax[p] = value_position(w, c, int(rng.integers(va, vb)))
+            minmax[0, p] = value_position(w, c, int(rng.integers(va, vb)))
+            minmax[1, p] = value_position(w, c, int(rng.integers(va, vb)))
     ar = w.arenas
-    return [w.col, imin, imax, w.cols, ar["v8"], ar["v32"], ar["v64"], ar["idx"], np.full((n, 4), -7, np.int64)]
+    return [w.col, bounds, minmax, w.cols, ar["v8"], ar["v32"], ar["v64"], ar["idx"], np.full((n, 4), -7, np.int64)]
 
 
 def entries_of(w: PagedWindow, c: int) -> int:

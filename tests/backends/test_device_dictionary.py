@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from device_cases import device_window, random_table
+from gpuwrite.kernels.dictionary_all import NO_OVERFLOW
+from gpuwrite.kernels.layout import CT_DICT, CT_KEYS, CT_VALUES
 
 from gpuwrite.backends.device.dictionary import build_dictionary
 from gpuwrite.backends.device.ops import Device
 from gpuwrite.encode.dictionary import Dictionary
-from gpuwrite.kernels.dictionary_all import NO_OVERFLOW
-from gpuwrite.kernels.layout import CT_DICT, CT_KEYS, CT_VALUES
 from gpuwrite.options import WriteOptions
 
 

@@ -97,8 +97,9 @@ def stored_case(pages: list[tuple[int, int, int, int]], identity: bool) -> list[
     fields = np.full((n, F_COUNT), -3, dtype=np.int64)
     fields[:, F_DEF_LEN], fields[:, F_REP_LEN] = sizes[:, 2], sizes[:, 3]
     outs = [np.full(n, -7, dtype=np.int64) for _ in range(3)]
-    return run_step(Device("standin"), steps.STORED, n, [sizes[:, 0].copy(), sizes[:, 1].copy(), identity, fields,
-                                                         *outs], [3, 4, 5, 6])
+    got = run_step(Device("standin"), steps.STORED, n, [sizes[:, 0].copy(), sizes[:, 1].copy(), identity,
+                                                        np.ascontiguousarray(fields.T), *outs], [3, 4, 5, 6])
+    return [got[0].T, *got[1:]]  # fields one row per page again
 
 
 @SETTINGS

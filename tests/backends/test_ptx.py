@@ -139,7 +139,7 @@ KERNELS: list[Row] = [
         (i64, C_i64, C_i64, C_i64, C_i64, C2_i64, C_i64, C_i32, C_i64, C_i64, C_i64, C2_i64)),
     Row("page_layout_cuda", "stored_choices_thread", (i64, C_i64, C_i64, b1, C2_i64, C_i64, C_i64, C_i64)),
     Row("page_layout_cuda", "pages_extremes_thread",
-        (i64, C_i64, C_i64, C_i64, C2_i64, C_u8, C_i32, C_i64, C_i64, C2_i64)),
+        (i64, C_i64, C2_i64, C2_i64, C2_i64, C_u8, C_i32, C_i64, C_i64, C2_i64)),
     Row("page_layout_cuda", "page_headers_thread", (i64, C2_i64, C_i64, b1, C_u8, C_i64, C_i64)),
     Row("page_layout_cuda", "dictionary_headers_thread", (i64, C2_i64, C_i64, b1, C_u8, C_i64, C_i64)),
     Row("page_layout_cuda", "dictionary_pages_block",

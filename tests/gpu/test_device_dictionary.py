@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from device_cases import device_window, random_table
+from gpuwrite.kernels.layout import CT_KEYS, CT_VALUES
 
 from gpuwrite.backends.device.dictionary import build_dictionary
 from gpuwrite.backends.device.ops import Device
-from gpuwrite.kernels.layout import CT_KEYS, CT_VALUES
 from gpuwrite.options import WriteOptions
 
 

@@ -1,4 +1,5 @@
-"""The GPU backend counts NaN and finds NaN-free bounds as the CPU path does (page_float_nans vs float_nans)."""
+"""The GPU backend counts NaN and finds NaN-free bounds as the CPU path does (its EXTREMES step against the
+CPU's float_nans; the step's CUDA form against its twin is in test_page_layout.py)."""
 
 from __future__ import annotations
 
@@ -6,26 +7,8 @@ import math
 
 import numpy as np
 import pyarrow as pa
-from gpuwrite.kernels import pages as K
-from gpuwrite.kernels._jit import page_kernel
-from gpuwrite.kernels.stats import float_nans
 
 import gpuwrite
-
-
-def test_page_float_nans_matches_its_cpu_form():
-    rng = np.random.default_rng(4)
-    values = rng.normal(size=300).astype(np.float32)
-    values[rng.random(300) < 0.3] = np.nan
-    values[100:150] = np.nan
-    bits = values.view(np.int32)
-    va = np.array([0, 100, 120, 250], dtype=np.int64)
-    vb = np.array([100, 150, 300, 250], dtype=np.int64)
-    nans, tops = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64)
-    page_kernel(K.page_float_nans)[1, 32](4, bits, va, vb, True, nans, tops)
-    for p in range(4):
-        assert (nans[p], tops[p]) == float_nans(bits, int(va[p]), int(vb[p]), True)
-    assert nans[1] == 50 and tops[1] == -1 and tops[3] == -1
 
 
 def test_gpu_summaries_carry_the_cpu_nan_counts(tmp_path):

@@ -75,8 +75,8 @@ def test_stored_choices_cuda_equals_twin(pages: list[tuple[int, int, int, int]],
     fields = np.full((n, F_COUNT), -3, dtype=np.int64)
     fields[:, F_DEF_LEN], fields[:, F_REP_LEN] = sizes[:, 2], sizes[:, 3]
     outs = [np.full(n, -7, dtype=np.int64) for _ in range(3)]
-    same_on_both(steps.STORED, n, [sizes[:, 0].copy(), sizes[:, 1].copy(), identity, fields, *outs], [3, 4, 5, 6],
-                 threads)
+    same_on_both(steps.STORED, n, [sizes[:, 0].copy(), sizes[:, 1].copy(), identity, np.ascontiguousarray(fields.T),
+                                   *outs], [3, 4, 5, 6], threads)
 
 
 @pytest.mark.parametrize(("n", "threads"), [(0, 32), (1, 1), (31, 32), (32, 32), (33, 32), (100, 3), (300, 128),

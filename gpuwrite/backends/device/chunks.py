@@ -244,7 +244,10 @@ def _page(leaf: Leaf, source: tuple[EncodedBatch, dict[str, np.ndarray], int], a
     if stats is not None and count > 0:
         used = int(e[1]) + int(e[3])
         extremes = (stats[:int(e[1])].tobytes(), stats[int(e[1]):used].tobytes())
-    st = stats_of(leaf, count, span.num_nulls, extremes, bool(h["same"][j]))
+    nan: tuple[int, int | None] = (0, None)
+    if leaf.kind in ("float", "double"):
+        nan = (int(e[2]), int(e[3]) if 0 < int(e[2]) < count else None)
+    st = stats_of(leaf, count, span.num_nulls, extremes, bool(h["same"][j]), nan)
     byte_array = int(b.info[j, I_VALUE_BYTES]) if leaf.physical == BYTE_ARRAY else None
     rep_hist, def_hist = win.histograms(leaf, span, int(p.col[j]))
     page = EncodedPage(span, span.a, int(b.encoding[j]), sections, st, byte_array, rep_hist, def_hist,

@@ -177,6 +177,11 @@ class _Args:
     def __getitem__(self, name: str) -> Any:
         return self.dev[self.names.index(name)]
 
+    def rows(self, first: str, last: str) -> Any:
+        """Consecutive rows first..last as one 2-D device array."""
+        a, b = self.names.index(first), self.names.index(last)
+        return self.dev[a:b + 1]
+
 
 def encode_batch(device: Device, win: DeviceWindow, dic: DeviceDictionary, pages: PageTable,
                  setup: BatchSetup) -> tuple[EncodedBatch, np.ndarray]:
@@ -262,12 +267,12 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     if repw.any():
         device.launch(steps.RLE, n_pages, ar.lev, args["rstart"], args["rend"], args["repw"], False, rbuf,
                       args["rep_off"], fields_dev[F_REP_LEN])
-    imin, imax = device.empty(n_pages, np.int64), device.empty(n_pages, np.int64)
+    minmax = device.empty(2 * n_pages, np.int64).reshape(2, n_pages)
     same = device.full(n_pages, 1, np.int64)
-    _statistics(device, win, plan, args, (imin, imax, same))
+    _statistics(device, win, plan, args, (minmax[0], minmax[1], same))
     ext = device.empty(n_pages * 4, np.int64).reshape(n_pages, 4)
-    device.launch(steps.EXTREMES, n_pages, args["col"], imin, imax, win.dev_cols, ar.v8, ar.v32, ar.v64, ar.idx,
-                  ext)
+    device.launch(steps.EXTREMES, n_pages, args["col"], args.rows("sstart", "send"), minmax, win.dev_cols, ar.v8,
+                  ar.v32, ar.v64, ar.idx, ext)
     stored, stored_len, body_len = _store(device, setup, (vals, val_len), args, fields_dev)
     body_off = device.empty(n_pages + 1, np.int64)
     device.launch(steps.SCAN, 1, body_len, n_pages, body_off)
