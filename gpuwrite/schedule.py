@@ -26,6 +26,7 @@ from .schema import Leaf
 _FIXED_WIDTH = {"int32": 4, "float": 4, "int64": 8, "double": 8}  # SPEC: FallbackValuesWriter raw size
 
 NOT_YET, CUT, NEED_PLAN, NEED_SIZES = k.REPLAY_NOT_YET, k.REPLAY_CUT, k.REPLAY_NEED_PLAN, k.REPLAY_NEED_SIZES
+PLAN_AHEAD = 1 << 16  # rows the builder first plans
 
 
 def schedule_params(opts: WriteOptions) -> np.ndarray:
@@ -44,50 +45,76 @@ def schedule_params(opts: WriteOptions) -> np.ndarray:
     return params
 
 
+class _Parts:
+    """Arrays laid back to back, each from a multiple of `unit` elements, in one array padded by a unit."""
+
+    def __init__(self, dtype: type, unit: int = 1) -> None:
+        self.dtype = dtype
+        self.unit = unit
+        self.parts: list[np.ndarray] = []
+        self.size = 0
+
+    def put(self, arr: np.ndarray) -> int:
+        """Add a part; its start."""
+        start = self.size
+        self.parts.append(arr)
+        self.size += -(-len(arr) // self.unit) * self.unit
+        return start
+
+    def join(self) -> np.ndarray:
+        """The parts in one zero-padded array."""
+        out: np.ndarray = np.zeros(self.size + self.unit, dtype=self.dtype)
+        pos = 0
+        for p in self.parts:
+            out[pos:pos + len(p)] = p
+            pos += -(-len(p) // self.unit) * self.unit
+        return out
+
+
 @dataclass
 class ColumnArrays:
     """A window's columns as the schedule kernels take them (see kernels/schedule.py for the layout)."""
 
     desc: np.ndarray  # int64[C, D_COUNT]
-    levels: np.ndarray  # uint8: levels of every column that has them, zero-padded to whole words plus one
+    levels: np.ndarray  # uint8: levels wider than 1 bit, zero-padded to whole words plus one
     words: np.ndarray  # uint64 view of `levels`
+    bits: np.ndarray  # uint64: 1-bit levels (flat columns' validity), each stream from a word boundary
     index: np.ndarray  # int64: row entries, values before entries, value offsets
     rows: int
 
     @classmethod
     def build(cls, leaves: Sequence[Leaf], datas: Sequence[LeafData]) -> ColumnArrays:
-        """Lay out `datas` (one window, a LeafData per leaf): levels and indexes copied once, no row loops."""
+        """Lay out `datas` (one window, a LeafData per leaf): levels packed, indexes copied, no row loops."""
         desc = np.full((len(leaves), k.D_COUNT), -1, dtype=np.int64)
-        level_parts: list[np.ndarray] = []
-        index_parts: list[np.ndarray] = []
-        sizes = [0, 0]
+        levels, bits, index = _Parts(np.uint8, 8), _Parts(np.uint8, 8), _Parts(np.int64)
 
-        def put(parts: list[np.ndarray], which: int, arr: np.ndarray) -> int:
-            parts.append(arr)
-            start = sizes[which]
-            sizes[which] += len(arr)
-            return start
+        def put_levels(arr: np.ndarray, width: int) -> int:
+            if width == 1:  # bit offset of a byte-aligned, word-aligned stream
+                return 8 * bits.put(np.packbits(arr, bitorder="little"))
+            return levels.put(arr)
 
         for c, (leaf, data) in enumerate(zip(leaves, datas, strict=True)):
             row = desc[c]
             row[k.D_KIND], row[k.D_WIDTH] = _kind(leaf)
             row[k.D_REPW], row[k.D_DEFW] = level_width(leaf.max_rep), level_width(leaf.max_def)
             if data.nested:
-                row[k.D_ENTRY] = put(index_parts, 1, data.row_entry)
-                row[k.D_VBEFORE] = put(index_parts, 1, data.values_before)
+                row[k.D_ENTRY] = index.put(data.row_entry)
+                row[k.D_VBEFORE] = index.put(data.values_before)
                 if data.rep is not None and row[k.D_REPW] > 0:
-                    row[k.D_REP] = put(level_parts, 0, data.rep)
+                    row[k.D_REP] = put_levels(data.rep, int(row[k.D_REPW]))
                 if row[k.D_DEFW] > 0:
-                    row[k.D_DEF] = put(level_parts, 0, data.dfn)
+                    row[k.D_DEF] = put_levels(data.dfn, int(row[k.D_DEFW]))
             elif data.valid is not None:
-                # a flat column without nulls has constant levels: its encoder emits nothing before a
-                # different level comes, so it has no level bytes and one value per row
-                row[k.D_DEF] = put(level_parts, 0, data.valid.view(np.uint8))
+                row[k.D_DEF] = put_levels(data.valid, 1)
+            elif row[k.D_DEFW] > 0:
+                # an optional column without nulls (so far: the window may grow) is all ones, packed directly
+                row[k.D_DEF] = 8 * bits.put(np.full(-(-data.num_rows // 8), 0xFF, dtype=np.uint8))
             if row[k.D_KIND] == k.KIND_BYTES:
-                row[k.D_OFFS] = put(index_parts, 1, data.offsets)
+                row[k.D_OFFS] = index.put(data.offsets)
         rows = datas[0].num_rows if datas else 0
-        levels = _join(level_parts, np.uint8, 8)
-        return cls(desc, levels, levels.view(np.uint64), _join(index_parts, np.int64), rows)
+        level_bytes = levels.join()
+        return cls(desc, level_bytes, level_bytes.view(np.uint64), bits.join().view(np.uint64), index.join(),
+                   rows)
 
 
 def _kind(leaf: Leaf) -> tuple[int, int]:
@@ -99,21 +126,9 @@ def _kind(leaf: Leaf) -> tuple[int, int]:
     return k.KIND_BYTES, 0
 
 
-def _join(parts: list[np.ndarray], dtype: type, pad: int = 1) -> np.ndarray:
-    """`parts` back to back, zero-padded to a multiple of `pad` elements plus `pad` (never empty)."""
-    total = sum(len(p) for p in parts)
-    out: np.ndarray = np.empty((total // pad + 1) * pad, dtype=dtype)
-    out[total:] = 0
-    pos = 0
-    for p in parts:
-        out[pos:pos + len(p)] = p
-        pos += len(p)
-    return out
-
-
 def _grown(arr: np.ndarray, size: int) -> np.ndarray:
-    """`arr` copied into a zeroed array of at least `size` elements (doubling)."""
-    out = np.zeros(max(size, 2 * len(arr)), dtype=arr.dtype)
+    """`arr` copied into a zeroed array of at least `size` rows (doubling)."""
+    out = np.zeros((max(size, 2 * len(arr)), *arr.shape[1:]), dtype=arr.dtype)
     out[:len(arr)] = arr
     return out
 
@@ -142,6 +157,7 @@ class PageSchedule:
         self.cursor = np.zeros((self.ncols, k.S_COUNT), dtype=np.int64)
         self.ev_row = np.zeros(capacity, dtype=np.int64)
         self.ev_end = np.zeros(capacity, dtype=np.int64)
+        self.ev_lev = np.zeros((capacity, self.ncols), dtype=np.int32)
         self.fl_col = np.zeros(capacity * max(1, self.ncols), dtype=np.int64)
         self.fl_start = np.zeros_like(self.fl_col)
         self._pages_per_column = np.zeros(self.ncols, dtype=np.int64)
@@ -185,11 +201,13 @@ class PageSchedule:
         """Plan every check at a row <= horizon (<= cols.rows); return the number of checks planned in all."""
         if horizon > cols.rows:
             raise ValueError(f"horizon {horizon} is past the {cols.rows} rows of the window")
-        while k.plan_pages(cols.desc, cols.levels, cols.words, cols.index, self.params, horizon, self.sched,
-                           self.cursor, self.ev_row, self.ev_end, self.fl_col, self.fl_start) == k.PLAN_FULL:
+        while k.plan_pages(cols.desc, cols.levels, cols.words, cols.bits, cols.index, self.params, horizon,
+                           self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col,
+                           self.fl_start) == k.PLAN_FULL:
             if self.events >= len(self.ev_row):
                 self.ev_row = _grown(self.ev_row, self.events + 1)
                 self.ev_end = _grown(self.ev_end, self.events + 1)
+                self.ev_lev = _grown(self.ev_lev, self.events + 1)
             else:
                 self.fl_col = _grown(self.fl_col, self.flushes + self.ncols)
                 self.fl_start = _grown(self.fl_start, self.flushes + self.ncols)
@@ -268,9 +286,9 @@ class BlockReplay:
     def advance(self, cols: ColumnArrays, available: int, final: bool) -> int:
         """Replay over rows 0..available: CUT (see `cut`), NOT_YET, NEED_PLAN or NEED_SIZES."""
         s = self.schedule
-        return int(k.replay_blocks(cols.desc, cols.levels, cols.words, cols.index, s.params, available, final,
-                                   s.sched, s.ev_row, s.ev_end, s.fl_col, self.fl_size, self.sized,
-                                   self.block, self.cursor))
+        return int(k.replay_blocks(cols.desc, cols.levels, cols.words, cols.bits, cols.index, s.params,
+                                   available, final, s.sched, s.ev_row, s.ev_end, s.ev_lev, s.fl_col,
+                                   self.fl_size, self.sized, self.block, self.cursor))
 
     def kept_pages(self) -> np.ndarray:
         """Pages per column that the applied checks ended (int64[C])."""
@@ -316,6 +334,7 @@ class ScheduledRowGroupBuilder:
         self.replay = BlockReplay(self.schedule)
         self._cols: ColumnArrays | None = None
         self._window: list[LeafData] = []
+        self._planned = 0  # every check at or before this row is planned
 
     def _columns(self, datas: Sequence[LeafData]) -> ColumnArrays:
         """The kernels' arrays for this window (rebuilt when the window grew)."""
@@ -332,7 +351,9 @@ class ScheduledRowGroupBuilder:
         while True:
             status = self.replay.advance(cols, available, final)
             if status == NEED_PLAN:
-                self.schedule.plan(cols, stop)
+                # plan ahead geometrically: little past the row group's end, few calls
+                self._planned = min(stop, max(2 * self._planned, self.schedule.next_page_check, PLAN_AHEAD))
+                self.schedule.plan(cols, self._planned)
             elif status == NEED_SIZES:
                 self._encode(datas, self.replay.certain())
             elif status == CUT:

@@ -137,3 +137,187 @@ def levels_emitted_size(values: np.ndarray, words: np.ndarray, start: int, end: 
     state[4] = groups
     state[5] = size
     return size
+
+
+# Width-1 levels (0 or 1: a flat optional column's, or a nested one's with max level 1) packed as bits, bit i
+# of the stream at bit i % 64 of word i // 64: 64 levels per comparison.
+_U1 = np.uint64(1)
+_U63 = np.uint64(63)
+_DEBRUIJN = np.uint64(0x03F79D71B4CA8B09)
+_DEBRUIJN_TABLE = np.zeros(64, dtype=np.int64)
+for _i in range(64):
+    _DEBRUIJN_TABLE[((1 << _i) * int(_DEBRUIJN) % (1 << 64)) >> 58] = _i
+
+
+@jit
+def _ctz(x: np.uint64) -> int:
+    """Trailing zero bits of a non-zero word (de Bruijn multiplication)."""
+    low = x & (~x + _U1)
+    return int(_DEBRUIJN_TABLE[int((low * _DEBRUIJN) >> np.uint64(58))])
+
+
+@jit
+def _bit_mask(n: int) -> np.uint64:
+    """The n (0..63) low bits."""
+    return (_U1 << np.uint64(n)) - _U1
+
+
+@jit
+def _bits_at(bits: np.ndarray, i: int, n: int) -> np.uint64:
+    """n (1..57) bits of the stream from bit i, as the low bits of a word."""
+    q = i >> 6
+    o = i & 63
+    x = bits[q] >> np.uint64(o)
+    if o + n > 64:
+        x |= bits[q + 1] << np.uint64(64 - o)
+    return x & _bit_mask(n)
+
+
+@jit
+def count_ones(bits: np.ndarray, start: int, end: int) -> int:
+    """Set bits of the stream in start..end (a flat column's values among its levels)."""
+    n = 0
+    i = start
+    while i < end and (i & 63) != 0:
+        m = min(end - i, 64 - (i & 63), 57)
+        x = _bits_at(bits, i, m)
+        n += _popcount(x)
+        i += m
+    q = i >> 6
+    while i + 64 <= end:
+        n += _popcount(bits[q])
+        q += 1
+        i += 64
+    if i < end:
+        n += _popcount(_bits_at(bits, i, end - i))
+    return n
+
+
+@jit
+def _popcount(x: np.uint64) -> int:
+    """Set bits of a word."""
+    x = x - ((x >> _U1) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * _ONES) >> np.uint64(56))
+
+
+@jit
+def _word64(bits: np.ndarray, i: int) -> np.uint64:
+    """64 bits of the stream from bit i."""
+    q = i >> 6
+    o = i & 63
+    if o == 0:
+        return bits[q]
+    return (bits[q] >> np.uint64(o)) | (bits[q + 1] << np.uint64(64 - o))
+
+
+_LOW = np.uint64(0x0101010101010101)
+_HIGH = np.uint64(0x8080808080808080)
+
+
+@jit
+def _zero_bytes(x: np.uint64) -> np.uint64:
+    """High bit set in the lowest zero byte of x (higher flags may be spurious)."""
+    return (x - _LOW) & ~x & _HIGH
+
+
+@jit
+def bits_emitted_size(bits: np.ndarray, start: int, end: int, state: np.ndarray) -> int:
+    """levels_emitted_size for width-1 levels packed as bits (stream bits start..end)."""
+    prev = state[0]
+    repeat = state[1]
+    nbuf = state[2]
+    open_run = state[3]
+    groups = state[4]
+    size = state[5]
+    i = start
+    while i < end:
+        if repeat >= 8:
+            # inside an RLE run: equal levels only lengthen it; a different one ends it
+            flip = np.uint64(0) - np.uint64(prev)  # all ones when the run is of ones
+            while i < end:
+                if i + 64 <= end:
+                    m = 64
+                    diff = _word64(bits, i) ^ flip
+                else:
+                    m = end - i
+                    diff = (_bits_at(bits, i, m) ^ flip) & _bit_mask(m)
+                if diff == 0:
+                    repeat += m
+                    i += m
+                else:
+                    t = _ctz(diff)
+                    repeat += t
+                    i += t
+                    break
+            if i == end:
+                break
+            size += _uleb_len(repeat << 1) + 1
+            open_run = 0
+            groups = 0
+            repeat = 0  # a fresh buffer starts at the level that ended the run
+            nbuf = 0
+            continue
+        if nbuf == 0 and i + 64 <= end:
+            # 8 buffers at once: bit-packed groups up to the first uniform byte, which starts an RLE run
+            w = _word64(bits, i)
+            uniform = _zero_bytes(w) | _zero_bytes(~w)
+            k = 8 if uniform == 0 else _ctz(uniform) >> 3
+            for _ in range(k):
+                if groups >= 63:
+                    open_run = 0
+                    groups = 0
+                if open_run == 0:
+                    size += 1
+                    open_run = 1
+                size += 1
+                groups += 1
+            if k == 8:
+                prev = int(w >> _U63)
+                i += 64
+            else:
+                prev = int((w >> np.uint64(8 * k)) & _U1)
+                repeat = 8
+                nbuf = 7
+                i += 8 * k + 8
+            continue
+        need = 8 - nbuf
+        if i + need <= end:
+            # the buffer fills now: 8 equal levels from the buffer start begin a run, else a group is emitted
+            b = _bits_at(bits, i, need)
+            target = int(b & _U1) if nbuf == 0 else prev
+            if repeat == nbuf and b == (_bit_mask(need) if target != 0 else np.uint64(0)):
+                prev = target
+                repeat = 8
+                nbuf = 7
+            else:
+                if groups >= 63:
+                    open_run = 0
+                    groups = 0
+                if open_run == 0:
+                    size += 1
+                    open_run = 1
+                size += 1
+                groups += 1
+                prev = int((b >> np.uint64(need - 1)) & _U1)
+                repeat = 0
+                nbuf = 0
+            i += need
+            continue
+        # fewer levels left than the buffer needs: they wait in it
+        v = int(_bits_at(bits, i, 1))
+        if v == prev:
+            repeat += 1
+        else:
+            repeat = 1
+            prev = v
+        nbuf += 1
+        i += 1
+    state[0] = prev
+    state[1] = repeat
+    state[2] = nbuf
+    state[3] = open_run
+    state[4] = groups
+    state[5] = size
+    return size

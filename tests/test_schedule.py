@@ -17,8 +17,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from gpuwrite.kernels import schedule as k
-from gpuwrite.kernels.level_meter import levels_emitted_size
-from gpuwrite.kernels.rle import rle_emitted_size
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -375,40 +373,22 @@ def test_block_check_equals_python(check: tuple[int, int, int]) -> None:
         assert int(block[k.B_NEXT]) == reference.next_mem_check
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(0, 3), max_size=400), st.integers(0, 6), st.lists(st.integers(0, 400), max_size=6),
-       st.integers(1, 20), st.integers(0, 2))
-def test_level_meter_equals_rle_emitted_size(raw: list[int], top: int, cuts: list[int], stretch: int,
-                                             width_extra: int) -> None:
-    """levels_emitted_size gives rle_emitted_size's bytes and state after every piece of any split."""
-    values = np.repeat(np.minimum(np.array(raw, dtype=np.uint8), top), stretch).astype(np.uint8)
-    n = len(values)
-    padded = np.zeros((n // 8 + 1) * 8, dtype=np.uint8)
-    padded[:n] = values
-    width = max(1, top.bit_length()) + width_extra
-    a, b = np.zeros(6, dtype=np.int64), np.zeros(6, dtype=np.int64)
-    start = 0
-    for end in [*sorted(min(c * stretch, n) for c in cuts), n]:
-        assert levels_emitted_size(padded, padded.view(np.uint64), start, end, width, a) == \
-            rle_emitted_size(values, start, end, width, b)
-        assert a.tolist() == b.tolist()
-        start = end
-
-
-def test_large_levels_and_long_runs() -> None:
-    """A long column: bit-packed runs longer than 63 groups, RLE runs with multi-byte lengths."""
-    rng = np.random.default_rng(7)
-    runs = np.repeat(rng.integers(0, 5, 3000), rng.integers(1, 900, 3000))
-    noise = rng.integers(0, 2, 20_000)  # bit-packed runs past 63 groups
-    values = np.concatenate([noise, runs, noise]).astype(np.uint8)
-    padded = np.zeros((len(values) // 8 + 1) * 8, dtype=np.uint8)
-    padded[:len(values)] = values
-    for width in (3, 8):
-        a, b = np.zeros(6, dtype=np.int64), np.zeros(6, dtype=np.int64)
-        for lo, hi in [(0, 12345), (12345, 12346), (12346, 30001), (30001, len(values))]:
-            levels_emitted_size(padded, padded.view(np.uint64), lo, hi, width, a)
-            rle_emitted_size(values, lo, hi, width, b)
-            assert a.tolist() == b.tolist()
+@pytest.mark.parametrize("step", [1, 7, 30])
+def test_window_gains_its_first_null(step: int) -> None:
+    """An optional column whose first windows hold no nulls: its levels (all ones so far) still feed its level
+    encoder, whose state decides the bytes once nulls come."""
+    rng = np.random.default_rng(step)
+    values = rng.integers(0, 1000, 300)
+    mask = np.zeros(300, dtype=bool)
+    mask[40:] = rng.random(260) < 0.3
+    table = pa.table({"x": pa.array(values, pa.int64(), mask=mask)})
+    for block_size in (1, 1 << 20):
+        opts = WriteOptions(page_size=64, page_size_check_min=1, page_size_check_estimate=False,
+                            block_size=block_size)
+        case = Case(table, opts, step)
+        python = drive(case, lambda leaves, o=opts: RowGroupBuilder(leaves, _fakes(leaves), o))
+        compiled = drive(case, lambda leaves, o=opts: ScheduledRowGroupBuilder(leaves, _fakes(leaves), o))
+        assert compiled == python
 
 
 @pytest.mark.parametrize("estimate", [True, False])
