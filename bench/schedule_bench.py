@@ -5,7 +5,10 @@ One untimed pass writes the table with real chunk encoders (plan.RowGroupBuilder
 windows of rows converted ahead, grown when no row group ends inside), recording every window, every advance
 call and every page's stored size. The timed passes repeat exactly those advance calls with stand-in encoders
 that return the recorded sizes, so they time the planning and the memory-check replay only (no conversion, no
-encoding): each builder asks for the very same pages (checked). Reports the median of --repeats runs.
+encoding): each builder asks for the very same pages (checked). Also timed: the page checks alone, and the GPU
+backend's order (plan the whole window, then replay the memory checks over the sizes; a copy of
+backends/device/builder.py's loop against BlockReplay), same cuts checked. Reports the median of --repeats
+runs.
 
     .venv/bin/python bench/schedule_bench.py                    # 2,880,404 rows (TPC-DS SF1 store_sales)
     .venv/bin/python bench/schedule_bench.py --rows 300000 --repeats 5
@@ -20,15 +23,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from gpuwrite.columns import LeafData, leaf_data
 from gpuwrite.demo_data import DEMO_ROWS, store_sales_table
-from gpuwrite.encode.chunk import ChunkEncoder
+from gpuwrite.encode.chunk import ChunkEncoder, LevelMeter, raw_value_bytes
 from gpuwrite.encode.compress import compressor
 from gpuwrite.options import WriteOptions
-from gpuwrite.plan import PagePlanner, RowGroupBuilder
-from gpuwrite.schedule import ColumnArrays, PageSchedule, ScheduledRowGroupBuilder
+from gpuwrite.plan import BlockCheck, PagePlanner, RowGroupBuilder
+from gpuwrite.schedule import CUT, BlockReplay, ColumnArrays, PageSchedule, ScheduledRowGroupBuilder
 from gpuwrite.schema import FileSchema, Leaf
 
 CPU = False  # time in process CPU seconds (--cpu-time)
@@ -164,6 +168,64 @@ def planning_only(compiled: bool, leaves: list[Leaf], calls: list[Call], opts: W
     return (time.process_time() if CPU else time.perf_counter()) - start
 
 
+def _python_device_flow(leaves: list[Leaf], call: Call, opts: WriteOptions, sizes: list[dict]) -> int | None:
+    """The GPU backend's order in Python (backends/device/builder.py): plan the window's page checks with
+    plan.PagePlanner, then replay the memory checks over the pages' sizes with plan.BlockCheck and fresh level
+    meters."""
+    datas, available = call.datas, call.available
+    limit = opts.block_row_count_limit
+    planner = PagePlanner(leaves, opts)
+    events = []
+    while planner.next_page_check <= min(available, limit):
+        row = planner.next_page_check
+        flush = planner.size_check(datas, row)
+        events.append((row, [(c, planner.page_start[c]) for c in flush]))
+        for c in flush:
+            planner.close(c, row)
+    blocks = BlockCheck(opts)
+    produced, start = [0] * len(leaves), [0] * len(leaves)
+    meters = [LevelMeter(leaf) for leaf in leaves]
+    k = 0
+    while True:
+        page_check = events[k][0] if k < len(events) else planner.next_page_check
+        row = min(page_check, blocks.next_mem_check, limit)
+        if row > available:
+            return available if call.final and available > 0 else None
+        if k < len(events) and row == page_check:
+            for c, a in events[k][1]:
+                produced[c] += sizes[c].get((a, row), 0)  # pages past the cut were never encoded
+                start[c] = row
+                meters[c].reset(row)
+            k += 1
+        if row >= limit or row == blocks.next_mem_check and blocks.full(sum(
+                produced[c] + meters[c].bytes_until(d, row) + raw_value_bytes(
+                    leaf, d, int(d.value_index(start[c])), int(d.value_index(row)))
+                for c, (leaf, d) in enumerate(zip(leaves, datas, strict=True))), row):
+            return row
+
+
+def _compiled_device_flow(leaves: list[Leaf], call: Call, opts: WriteOptions, sizes: list[dict]) -> int | None:
+    """The same with gpuwrite.schedule: PageSchedule.plan, every planned page's size, BlockReplay.advance."""
+    cols = ColumnArrays.build(leaves, call.datas)
+    schedule = PageSchedule(leaves, opts)
+    events = schedule.plan(cols, min(call.available, opts.block_row_count_limit))
+    batch = schedule.pages(0, events)
+    replay = BlockReplay(schedule)
+    replay.set_sizes(events, np.array([sizes[c].get((a, b), 0) for c, a, b in zip(
+        batch.column.tolist(), batch.start.tolist(), batch.end.tolist(), strict=True)], dtype=np.int64))
+    return replay.cut if replay.advance(cols, call.available, call.final) == CUT else None
+
+
+def device_flow(compiled: bool, leaves: list[Leaf], calls: list[Call], opts: WriteOptions,
+                sizes: list[list[dict]]) -> tuple[float, list[int | None]]:
+    """Seconds for the GPU backend's planning and replay over each row group's last window; the cuts."""
+    last = {call.group: call for call in calls}
+    flow = _compiled_device_flow if compiled else _python_device_flow
+    start = time.process_time() if CPU else time.perf_counter()
+    cuts = [flow(leaves, call, opts, sizes[group]) for group, call in last.items()]
+    return (time.process_time() if CPU else time.perf_counter()) - start, cuts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=DEMO_ROWS)
@@ -188,7 +250,8 @@ def main() -> None:
         return ScheduledRowGroupBuilder(ls, encs, opts)
 
     run(compiled, leaves, calls, sizes)  # compile (numba caches on disk; first call loads)
-    times: dict[str, list[float]] = {"python": [], "compiled": [], "python plan": [], "compiled plan": []}
+    times: dict[str, list[float]] = {"python": [], "compiled": [], "python plan": [], "compiled plan": [],
+                                     "python gpu-order": [], "compiled gpu-order": []}
     pages = {}
     for _ in range(args.repeats):
         for name, make in (("python", python), ("compiled", compiled)):
@@ -199,6 +262,10 @@ def main() -> None:
     for _ in range(args.repeats):
         times["python plan"].append(planning_only(False, leaves, calls, opts, cuts))
         times["compiled plan"].append(planning_only(True, leaves, calls, opts, cuts))
+        for name, compiled_flow in (("python gpu-order", False), ("compiled gpu-order", True)):
+            seconds, flow_cuts = device_flow(compiled_flow, leaves, calls, opts, sizes)
+            assert flow_cuts == cuts, (name, flow_cuts, cuts)
+            times[name].append(seconds)
     print(f"row groups (rows): {cuts}")
     for name, samples in times.items():
         print(f"{name:14s} median {statistics.median(samples):.3f} s  samples "
@@ -206,6 +273,9 @@ def main() -> None:
     py, co = statistics.median(times["python"]), statistics.median(times["compiled"])
     unit = "CPU s" if CPU else "s"
     print(f"planning + replay: python {py:.3f} {unit}, compiled {co:.3f} {unit}, x{py / co:.1f}")
+    py, co = statistics.median(times["python gpu-order"]), statistics.median(times["compiled gpu-order"])
+    print(f"GPU backend's order (plan the window, then replay): python {py:.3f} {unit}, compiled {co:.3f} {unit}, "
+          f"x{py / co:.1f}")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,17 @@
-"""Bytes parquet-java's RLE / bit-packed level encoder has emitted, measured 8 levels at a time.
+"""Bytes parquet-java's RLE / bit-packed level encoder has emitted, measured many levels at a time.
 
-`rle.rle_emitted_size` steps the encoder value by value. This is the same machine (same state layout, same
+`rle.rle_emitted_size` steps the encoder value by value. These are the same machine (same state layout, same
 result for every split of the input into calls) stepping whole buffers instead: parquet-java's encoder
 buffers values 8 at a time from a group boundary, and a buffer either fills (one bit-packed group emitted)
 or holds 8 equal values (an RLE run starts, emitted when a different value ends it). So at a buffer boundary
-the next values only need comparing, and inside a run they only need skipping; both compare 8 levels per
-64-bit word. The page planner feeds every level of a row group through it, where value-by-value branches
-dominated its time.
-Geometry: one thread feeds one column's levels; nothing is allocated. Input: uint8 levels and the same
-bytes as little-endian uint64 words (`words`, at least one word past the last level). CPU twin:
-rle.rle_emitted_size.
+the next values only need comparing, and inside a run they only need skipping. `levels_emitted_size` compares
+8 byte levels per 64-bit word; `bits_emitted_size` takes width-1 levels (0 or 1: flat columns' validity)
+packed as bits, skips runs 64 levels per word and settles 8 buffers per word (bit-packed groups up to the
+first uniform byte). The page planner feeds every level of a row group through them, where value-by-value
+branches dominated its time.
+Geometry: one thread feeds one column's levels; nothing is allocated. Inputs: uint8 levels with the same
+bytes as little-endian uint64 words (`words`), or a bit stream (uint64, bit i at bit i % 64 of word i // 64);
+each with a spare word past the last level. CPU twin: rle.rle_emitted_size.
 """
 
 from __future__ import annotations
@@ -139,8 +141,7 @@ def levels_emitted_size(values: np.ndarray, words: np.ndarray, start: int, end: 
     return size
 
 
-# Width-1 levels (0 or 1: a flat optional column's, or a nested one's with max level 1) packed as bits, bit i
-# of the stream at bit i % 64 of word i // 64: 64 levels per comparison.
+# Width-1 levels (0 or 1: a flat optional column's, or a nested one's with max level 1) packed as bits.
 _U1 = np.uint64(1)
 _U63 = np.uint64(63)
 _DEBRUIJN = np.uint64(0x03F79D71B4CA8B09)
@@ -164,7 +165,7 @@ def _bit_mask(n: int) -> np.uint64:
 
 @jit
 def _bits_at(bits: np.ndarray, i: int, n: int) -> np.uint64:
-    """n (1..57) bits of the stream from bit i, as the low bits of a word."""
+    """n (1..63) bits of the stream from bit i, as the low bits of a word."""
     q = i >> 6
     o = i & 63
     x = bits[q] >> np.uint64(o)
@@ -179,7 +180,7 @@ def count_ones(bits: np.ndarray, start: int, end: int) -> int:
     n = 0
     i = start
     while i < end and (i & 63) != 0:
-        m = min(end - i, 64 - (i & 63), 57)
+        m = min(end - i, 64 - (i & 63))
         x = _bits_at(bits, i, m)
         n += _popcount(x)
         i += m

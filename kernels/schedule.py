@@ -8,7 +8,10 @@ Two sequential passes replay a writer's size checks over per-row column data:
   these sizes, so a whole window can be planned before any page is encoded.
 * `replay_blocks` interleaves the planned page checks with the row-group memory checks
   (InternalParquetRecordWriter.checkBlockSizeReached), given the stored size of each finished page, and stops
-  at the row where the row group ends, or when it needs pages planned or encoded first.
+  at the row where the row group ends, or when it needs pages planned or encoded first. Emitted level bytes
+  only grow, so the planner's measures at the checks either side bound an open page's level bytes at a memory
+  check; the replay meters levels itself only when the check's answer depends on where in those bounds
+  they are.
 
 Both keep their state in arrays, so a call resumes where the last one stopped when more rows arrive.
 Geometry: one thread runs a whole pass (the checks form one sequential chain); nothing is allocated.
