@@ -366,17 +366,18 @@ class ScheduledRowGroupBuilder:
 
     def _encode(self, datas: Sequence[LeafData], events: int) -> None:
         """Encode the pages of the checks the replay has no sizes for, up to `events`; give it their sizes."""
-        batch = self.schedule.pages(self.replay.sized, events)
+        s = self.schedule
+        first = self.replay.sized
+        flushes = [s.flush_range(e) for e in range(first, events)]
+        rows = s.ev_row[first:events].tolist()
+        columns = s.fl_col[flushes[0].start:flushes[-1].stop].tolist()
+        starts = s.fl_start[flushes[0].start:flushes[-1].stop].tolist()
+        ends = [row for row, r in zip(rows, flushes, strict=True) for _ in r]
         bounds: dict[int, list[tuple[int, int]]] = {}
-        for c, a, b in zip(batch.column.tolist(), batch.start.tolist(), batch.end.tolist(), strict=True):
+        for c, a, b in zip(columns, starts, ends, strict=True):
             bounds.setdefault(c, []).append((a, b))
-        pages = self._write(datas, bounds)
-        taken = dict.fromkeys(bounds, 0)
-        sizes = np.empty(len(batch.column), dtype=np.int64)
-        for j, c in enumerate(batch.column.tolist()):
-            sizes[j] = pages[c][taken[c]].size
-            taken[c] += 1
-        self.replay.set_sizes(events, sizes)
+        pages = {c: iter(p) for c, p in self._write(datas, bounds).items()}
+        self.replay.set_sizes(events, np.array([next(pages[c]).size for c in columns], dtype=np.int64))
 
     def _write(self, datas: Sequence[LeafData], bounds: dict[int, list[tuple[int, int]]]
                ) -> dict[int, list[EncodedPage]]:
