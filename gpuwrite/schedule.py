@@ -1,0 +1,391 @@
+"""parquet-java's page and row-group checks, compiled: the host side of `kernels.schedule`.
+
+`ColumnArrays` lays a window's columns out for the kernels (levels, row -> entry -> value indexes, value
+offsets, concatenated across columns). `PageSchedule` plans page ends over all columns at once (as
+`plan.PagePlanner`); `BlockReplay` replays the row-group memory checks over the planned pages once their
+stored sizes are known (as `plan.BlockCheck` inside `plan.RowGroupBuilder.advance`). Both resume across
+calls as the window grows; rows, entries and values are counted from the start of the row group's window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from gpuwrite.kernels import schedule as k
+
+from .columns import LeafData
+from .encode.chunk import ChunkEncoder, EncodedChunk, EncodedPage, level_width
+from .options import WriteOptions
+from .plan import MIN_RECORDS_FOR_BLOCK_CHECK, THRESHOLD_TOLERANCE_RATIO
+from .schema import Leaf
+
+_FIXED_WIDTH = {"int32": 4, "float": 4, "int64": 8, "double": 8}  # SPEC: FallbackValuesWriter raw size
+
+NOT_YET, CUT, NEED_PLAN, NEED_SIZES = k.REPLAY_NOT_YET, k.REPLAY_CUT, k.REPLAY_NEED_PLAN, k.REPLAY_NEED_SIZES
+PLAN_AHEAD = 1 << 16  # rows the builder first plans
+
+
+def schedule_params(opts: WriteOptions) -> np.ndarray:
+    """The writer settings the kernels read (int64[P_COUNT])."""
+    params = np.zeros(k.P_COUNT, dtype=np.int64)
+    params[k.P_PAGE_SIZE] = opts.page_size
+    params[k.P_PAGE_ROWS] = opts.page_row_count_limit
+    params[k.P_PAGE_VALUES] = opts.page_value_count_threshold
+    params[k.P_CHECK_MIN] = opts.page_size_check_min
+    params[k.P_CHECK_MAX] = opts.page_size_check_max
+    params[k.P_ESTIMATE] = int(opts.page_size_check_estimate)
+    # SPEC: ColumnWriteStoreBase: (int) (pageSizeThreshold * THRESHOLD_TOLERANCE_RATIO) in float arithmetic
+    params[k.P_TOLERANCE] = int(np.float32(opts.page_size) * np.float32(THRESHOLD_TOLERANCE_RATIO))
+    params[k.P_BLOCK_SIZE] = opts.block_size
+    params[k.P_BLOCK_ROWS] = opts.block_row_count_limit
+    return params
+
+
+class _Parts:
+    """Arrays laid back to back, each from a multiple of `unit` elements, in one array padded by a unit."""
+
+    def __init__(self, dtype: type, unit: int = 1) -> None:
+        self.dtype = dtype
+        self.unit = unit
+        self.parts: list[np.ndarray] = []
+        self.size = 0
+
+    def put(self, arr: np.ndarray) -> int:
+        """Add a part; its start."""
+        start = self.size
+        self.parts.append(arr)
+        self.size += -(-len(arr) // self.unit) * self.unit
+        return start
+
+    def join(self) -> np.ndarray:
+        """The parts in one zero-padded array."""
+        out: np.ndarray = np.zeros(self.size + self.unit, dtype=self.dtype)
+        pos = 0
+        for p in self.parts:
+            out[pos:pos + len(p)] = p
+            pos += -(-len(p) // self.unit) * self.unit
+        return out
+
+
+@dataclass
+class ColumnArrays:
+    """A window's columns as the schedule kernels take them (see kernels/schedule.py for the layout)."""
+
+    desc: np.ndarray  # int64[C, D_COUNT]
+    levels: np.ndarray  # uint8: levels wider than 1 bit, zero-padded to whole words plus one
+    words: np.ndarray  # uint64 view of `levels`
+    bits: np.ndarray  # uint64: 1-bit levels (flat columns' validity), each stream from a word boundary
+    index: np.ndarray  # int64: row entries, values before entries, value offsets
+    rows: int
+
+    @classmethod
+    def build(cls, leaves: Sequence[Leaf], datas: Sequence[LeafData]) -> ColumnArrays:
+        """Lay out `datas` (one window, a LeafData per leaf): levels packed, indexes copied, no row loops."""
+        desc = np.full((len(leaves), k.D_COUNT), -1, dtype=np.int64)
+        levels, bits, index = _Parts(np.uint8, 8), _Parts(np.uint8, 8), _Parts(np.int64)
+
+        def put_levels(arr: np.ndarray, width: int) -> int:
+            if width == 1:  # bit offset of a byte-aligned, word-aligned stream
+                return 8 * bits.put(np.packbits(arr, bitorder="little"))
+            return levels.put(arr)
+
+        for c, (leaf, data) in enumerate(zip(leaves, datas, strict=True)):
+            row = desc[c]
+            row[k.D_KIND], row[k.D_WIDTH] = _kind(leaf)
+            row[k.D_REPW], row[k.D_DEFW] = level_width(leaf.max_rep), level_width(leaf.max_def)
+            if data.nested:
+                row[k.D_ENTRY] = index.put(data.row_entry)
+                row[k.D_VBEFORE] = index.put(data.values_before)
+                if data.rep is not None and row[k.D_REPW] > 0:
+                    row[k.D_REP] = put_levels(data.rep, int(row[k.D_REPW]))
+                if row[k.D_DEFW] > 0:
+                    row[k.D_DEF] = put_levels(data.dfn, int(row[k.D_DEFW]))
+            elif data.valid is not None:
+                row[k.D_DEF] = put_levels(data.valid, 1)
+            elif row[k.D_DEFW] > 0:
+                # an optional column without nulls (so far: the window may grow) is all ones, packed directly
+                row[k.D_DEF] = 8 * bits.put(np.full(-(-data.num_rows // 8), 0xFF, dtype=np.uint8))
+            if row[k.D_KIND] == k.KIND_BYTES:
+                row[k.D_OFFS] = index.put(data.offsets)
+        rows = datas[0].num_rows if datas else 0
+        level_bytes = levels.join()
+        return cls(desc, level_bytes, level_bytes.view(np.uint64), bits.join().view(np.uint64), index.join(),
+                   rows)
+
+
+def _kind(leaf: Leaf) -> tuple[int, int]:
+    """Kernel value kind and fixed width of a leaf's raw (PLAIN-equivalent) values."""
+    if leaf.kind == "bool":
+        return k.KIND_BOOL, 0
+    if leaf.kind in _FIXED_WIDTH:
+        return k.KIND_FIXED, _FIXED_WIDTH[leaf.kind]
+    return k.KIND_BYTES, 0
+
+
+def _grown(arr: np.ndarray, size: int) -> np.ndarray:
+    """`arr` copied into a zeroed array of at least `size` rows (doubling)."""
+    out = np.zeros((max(size, 2 * len(arr)), *arr.shape[1:]), dtype=arr.dtype)
+    out[:len(arr)] = arr
+    return out
+
+
+class PageBatch(NamedTuple):
+    """Pages that page checks first..last-1 end, in check order then column order (one row per page)."""
+
+    flushes: range  # their indexes in the schedule's flush arrays
+    column: np.ndarray  # int64: the column
+    start: np.ndarray  # int64: first row
+    end: np.ndarray  # int64: row the page ends before (the check's row)
+    ordinal: np.ndarray  # int64: the page's position among its column's pages in the row group
+
+
+class PageSchedule:
+    """SPEC: ColumnWriteStoreBase.sizeCheck over all columns (plan.PagePlanner), compiled.
+
+    Check k happened at row `event_rows[k]`; it ended the pages `flush_columns[j]` (first row
+    `flush_starts[j]`) for j in flush_range(k).
+    """
+
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, capacity: int = 256) -> None:
+        self.ncols = len(leaves)
+        self.params = schedule_params(opts)
+        self.sched = np.array([opts.page_size_check_min, 0, 0], dtype=np.int64)
+        self.cursor = np.zeros((self.ncols, k.S_COUNT), dtype=np.int64)
+        self.ev_row = np.zeros(capacity, dtype=np.int64)
+        self.ev_end = np.zeros(capacity, dtype=np.int64)
+        self.ev_lev = np.zeros((capacity, self.ncols), dtype=np.int32)
+        self.fl_col = np.zeros(capacity * max(1, self.ncols), dtype=np.int64)
+        self.fl_start = np.zeros_like(self.fl_col)
+        self._pages_per_column = np.zeros(self.ncols, dtype=np.int64)
+        self._ordinal = np.zeros(0, dtype=np.int64)
+
+    @property
+    def next_page_check(self) -> int:
+        """Row of the next check not planned yet: every check before it is planned."""
+        return int(self.sched[k.SC_NEXT])
+
+    @property
+    def events(self) -> int:
+        """Checks planned so far."""
+        return int(self.sched[k.SC_EVENTS])
+
+    @property
+    def flushes(self) -> int:
+        """Pages ended by the checks planned so far."""
+        return int(self.sched[k.SC_FLUSHES])
+
+    @property
+    def event_rows(self) -> np.ndarray:
+        """Row of each planned check."""
+        return self.ev_row[:self.events]
+
+    @property
+    def flush_columns(self) -> np.ndarray:
+        """Column of each planned page, in check order."""
+        return self.fl_col[:self.flushes]
+
+    @property
+    def flush_starts(self) -> np.ndarray:
+        """First row of each planned page."""
+        return self.fl_start[:self.flushes]
+
+    def flush_range(self, event: int) -> range:
+        """Indexes of the pages check `event` ends."""
+        return range(int(self.ev_end[event - 1]) if event > 0 else 0, int(self.ev_end[event]))
+
+    def plan(self, cols: ColumnArrays, horizon: int) -> int:
+        """Plan every check at a row <= horizon (<= cols.rows); return the number of checks planned in all."""
+        if horizon > cols.rows:
+            raise ValueError(f"horizon {horizon} is past the {cols.rows} rows of the window")
+        while k.plan_pages(cols.desc, cols.levels, cols.words, cols.bits, cols.index, self.params, horizon,
+                           self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col,
+                           self.fl_start) == k.PLAN_FULL:
+            if self.events >= len(self.ev_row):
+                self.ev_row = _grown(self.ev_row, self.events + 1)
+                self.ev_end = _grown(self.ev_end, self.events + 1)
+                self.ev_lev = _grown(self.ev_lev, self.events + 1)
+            else:
+                self.fl_col = _grown(self.fl_col, self.flushes + self.ncols)
+                self.fl_start = _grown(self.fl_start, self.flushes + self.ncols)
+        self._number_pages()
+        return self.events
+
+    def _number_pages(self) -> None:
+        """Extend the per-column page ordinals over the newly planned pages."""
+        done = len(self._ordinal)
+        cols = self.fl_col[done:self.flushes]
+        if not len(cols):
+            return
+        order = np.argsort(cols, kind="stable")
+        ranked = cols[order]
+        rank = np.arange(len(cols)) - np.searchsorted(ranked, ranked, side="left")
+        ordinal = np.empty(len(cols), dtype=np.int64)
+        ordinal[order] = self._pages_per_column[ranked] + rank
+        self._pages_per_column += np.bincount(cols, minlength=self.ncols)
+        self._ordinal = np.concatenate([self._ordinal, ordinal])
+
+    def pages(self, first: int, last: int) -> PageBatch:
+        """The pages checks first..last-1 end."""
+        a = int(self.ev_end[first - 1]) if first > 0 else 0
+        b = int(self.ev_end[last - 1]) if last > 0 else 0
+        counts = np.diff(np.concatenate(([a], self.ev_end[first:last])))
+        end = np.repeat(self.ev_row[first:last], counts)
+        return PageBatch(range(a, b), self.fl_col[a:b].copy(), self.fl_start[a:b].copy(), end,
+                         self._ordinal[a:b].copy())
+
+
+class BlockReplay:
+    """SPEC: InternalParquetRecordWriter.checkBlockSizeReached interleaved with the planned page checks
+    (plan.BlockCheck as plan.RowGroupBuilder.advance runs it), compiled."""
+
+    def __init__(self, schedule: PageSchedule) -> None:
+        self.schedule = schedule
+        self.block = np.array([MIN_RECORDS_FOR_BLOCK_CHECK, 0, -1], dtype=np.int64)
+        self.cursor = np.zeros((schedule.ncols, k.S_COUNT), dtype=np.int64)
+        self.fl_size = np.zeros(len(schedule.fl_col), dtype=np.int64)
+        self.sized = 0  # checks whose pages have sizes
+
+    @property
+    def next_memory_check(self) -> int:
+        """Row of the next memory check."""
+        return int(self.block[k.B_NEXT])
+
+    @property
+    def applied(self) -> int:
+        """Checks replayed: after a cut, the checks whose pages the row group keeps."""
+        return int(self.block[k.B_EVENTS])
+
+    @property
+    def cut(self) -> int | None:
+        """Row the row group ends at, once replay returned CUT."""
+        cut = int(self.block[k.B_CUT])
+        return None if cut < 0 else cut
+
+    def set_sizes(self, events: int, sizes: np.ndarray) -> None:
+        """Stored sizes (header + body) of the pages of checks self.sized..events-1, in flush order."""
+        s = self.schedule
+        a = int(s.ev_end[self.sized - 1]) if self.sized > 0 else 0
+        b = int(s.ev_end[events - 1]) if events > 0 else 0
+        if len(sizes) != b - a:
+            raise ValueError(f"{len(sizes)} sizes for the {b - a} pages of checks {self.sized}..{events - 1}")
+        if len(self.fl_size) < b:
+            self.fl_size = _grown(self.fl_size, b)
+        self.fl_size[a:b] = sizes
+        self.sized = events
+
+    def certain(self) -> int:
+        """Checks whose pages the row group keeps whatever the sizes: those up to the next memory check."""
+        s = self.schedule
+        bound = min(self.next_memory_check, int(s.params[k.P_BLOCK_ROWS]))
+        return int(np.searchsorted(s.event_rows, bound, side="right"))
+
+    def advance(self, cols: ColumnArrays, available: int, final: bool) -> int:
+        """Replay over rows 0..available: CUT (see `cut`), NOT_YET, NEED_PLAN or NEED_SIZES."""
+        s = self.schedule
+        return int(k.replay_blocks(cols.desc, cols.levels, cols.words, cols.bits, cols.index, s.params,
+                                   available, final, s.sched, s.ev_row, s.ev_end, s.ev_lev, s.fl_col,
+                                   self.fl_size, self.sized, self.block, self.cursor))
+
+    def kept_pages(self) -> np.ndarray:
+        """Pages per column that the applied checks ended (int64[C])."""
+        s = self.schedule
+        n = int(s.ev_end[self.applied - 1]) if self.applied > 0 else 0
+        return np.bincount(s.fl_col[:n], minlength=s.ncols)
+
+    def open_pages(self) -> list[tuple[int, int]]:
+        """(column, first row) of each page open at the cut: they end at the cut."""
+        cut = self.cut
+        assert cut is not None
+        starts = self.cursor[:, k.S_START]
+        return [(int(c), int(starts[c])) for c in np.flatnonzero(starts < cut)]
+
+
+Runner = Callable[[Callable[..., list[EncodedPage]], list[tuple]], list[list[EncodedPage]]]
+
+
+def _encode_pages(encoder: ChunkEncoder, data: LeafData, bounds: list[tuple[int, int]]) -> list[EncodedPage]:
+    """One column's pages, in order (its encoder is stateful)."""
+    return [encoder.encode_page(data, a, b) for a, b in bounds]
+
+
+def _serial(fn: Callable[..., list[EncodedPage]], jobs: list[tuple]) -> list[list[EncodedPage]]:
+    """Run the column jobs one after the other."""
+    return [fn(*job) for job in jobs]
+
+
+class ScheduledRowGroupBuilder:
+    """plan.RowGroupBuilder on the compiled schedule: same interface, same pages, same cuts.
+
+    Pages are encoded in batches: every page that ends at or before the next memory check belongs to the row
+    group whatever the sizes, so those are encoded together (columns concurrently through `run`).
+    """
+
+    def __init__(self, leaves: Sequence[Leaf], encoders: Sequence[ChunkEncoder], opts: WriteOptions,
+                 run: Runner = _serial) -> None:
+        self.leaves = list(leaves)
+        self.encoders = list(encoders)
+        self.opts = opts
+        self.run = run
+        self.schedule = PageSchedule(self.leaves, opts)
+        self.replay = BlockReplay(self.schedule)
+        self._cols: ColumnArrays | None = None
+        self._window: list[LeafData] = []
+        self._planned = 0  # every check at or before this row is planned
+
+    def _columns(self, datas: Sequence[LeafData]) -> ColumnArrays:
+        """The kernels' arrays for this window (rebuilt when the window grew)."""
+        if (self._cols is None or len(datas) != len(self._window)
+                or any(a is not b for a, b in zip(datas, self._window, strict=True))):
+            self._window = list(datas)
+            self._cols = ColumnArrays.build(self.leaves, self._window)
+        return self._cols
+
+    def advance(self, datas: Sequence[LeafData], available: int, final: bool) -> int | None:
+        """Run the checks over rows 0..available; return the row count if the row group ends, else None."""
+        cols = self._columns(datas)
+        stop = min(available, self.opts.block_row_count_limit)
+        while True:
+            status = self.replay.advance(cols, available, final)
+            if status == NEED_PLAN:
+                # plan ahead geometrically: little past the row group's end, few calls
+                self._planned = min(stop, max(2 * self._planned, self.schedule.next_page_check, PLAN_AHEAD))
+                self.schedule.plan(cols, self._planned)
+            elif status == NEED_SIZES:
+                self._encode(datas, self.replay.certain())
+            elif status == CUT:
+                cut = self.replay.cut
+                assert cut is not None and self.replay.applied == self.replay.sized
+                self._write(datas, {c: [(start, cut)] for c, start in self.replay.open_pages()})
+                return cut
+            else:
+                return None
+
+    def _encode(self, datas: Sequence[LeafData], events: int) -> None:
+        """Encode the pages of the checks the replay has no sizes for, up to `events`; give it their sizes."""
+        s = self.schedule
+        first = self.replay.sized
+        flushes = [s.flush_range(e) for e in range(first, events)]
+        rows = s.ev_row[first:events].tolist()
+        columns = s.fl_col[flushes[0].start:flushes[-1].stop].tolist()
+        starts = s.fl_start[flushes[0].start:flushes[-1].stop].tolist()
+        ends = [row for row, r in zip(rows, flushes, strict=True) for _ in r]
+        bounds: dict[int, list[tuple[int, int]]] = {}
+        for c, a, b in zip(columns, starts, ends, strict=True):
+            bounds.setdefault(c, []).append((a, b))
+        pages = {c: iter(p) for c, p in self._write(datas, bounds).items()}
+        self.replay.set_sizes(events, np.array([next(pages[c]).size for c in columns], dtype=np.int64))
+
+    def _write(self, datas: Sequence[LeafData], bounds: dict[int, list[tuple[int, int]]]
+               ) -> dict[int, list[EncodedPage]]:
+        """Encode each listed column's pages (columns concurrently)."""
+        cols = list(bounds)
+        jobs = [(self.encoders[c], datas[c], bounds[c]) for c in cols]
+        return dict(zip(cols, self.run(_encode_pages, jobs), strict=True))
+
+    def finish(self) -> list[EncodedChunk]:
+        """The finished chunks of this row group, in schema order."""
+        return [e.finish() for e in self.encoders]
