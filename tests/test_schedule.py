@@ -1,9 +1,10 @@
-"""The compiled schedule (gpuwrite.schedule, kernels/schedule.py) decides exactly what the Python planner
-(gpuwrite.plan) decides: the same page checks and page ends, the same row-group cuts, the same bytes.
+"""The compiled planner (gpuwrite.plan, kernels/schedule.py) and the shared row-group driver
+(backends.rowgroup.PlannedRowGroup) decide exactly what parquet-java's record-at-a-time order decides
+(tests/plan_reference.py): the same page checks and page ends, the same row-group cuts, the same bytes.
 
 Random tables (nulls, booleans, ints, doubles, strings, decimals, INT96, lists and structs), random page and
-block settings, windows growing as the writer grows them. The references are plan.PagePlanner, plan.BlockCheck
-and plan.RowGroupBuilder, driven with real chunk encoders or with stand-in encoders of arbitrary page sizes.
+block settings, windows growing as the writer grows them, driven with real chunk encoders or with stand-in
+encoders of arbitrary page sizes; the driver planning ahead in steps (CPU) or the whole window at once (GPU).
 """
 
 from __future__ import annotations
@@ -19,13 +20,17 @@ import pytest
 from gpuwrite.kernels import schedule as k
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from plan_reference import BlockCheck, PagePlanner, RowGroupBuilder
 
-from gpuwrite.columns import LeafData, leaf_data
-from gpuwrite.encode.chunk import ChunkEncoder
+from gpuwrite.assemble.pages import stamp_headers
+from gpuwrite.backends.base import PageRanges
+from gpuwrite.backends.rowgroup import PlannedRowGroup
+from gpuwrite.columns import leaf_data
+from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions
 from gpuwrite.encode.compress import compressor
+from gpuwrite.leafdata import LeafData
 from gpuwrite.options import WriteOptions
-from gpuwrite.plan import BlockCheck, PagePlanner, RowGroupBuilder
-from gpuwrite.schedule import BlockReplay, ColumnArrays, PageSchedule, ScheduledRowGroupBuilder
+from gpuwrite.plan import BlockReplay, ColumnArrays, PageSchedule
 from gpuwrite.schema import FileSchema, Leaf
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -175,13 +180,42 @@ def drive(case: Case, make: Callable[[list[Leaf]], Any]) -> list[tuple[int, Any]
 
 
 def _encoders(leaves: Sequence[Leaf], opts: WriteOptions) -> list[ChunkEncoder]:
-    """Fresh chunk encoders, as writer.py makes them."""
-    return [ChunkEncoder(leaf, use_dictionary=opts.dictionary_enabled(leaf.dotted),
-                         dictionary_limit=opts.dictionary_page_size,
-                         compress=compressor(opts.compression, opts.compression_level),
-                         codec_is_identity=opts.compression == "uncompressed", checksum=opts.page_checksum,
-                         bloom=opts.bloom_filter(leaf.dotted))
-            for leaf in leaves]
+    """Fresh chunk encoders, as the CPU backend makes them."""
+    compress = compressor(opts.compression, opts.compression_level)
+    return [ChunkEncoder(leaf, ChunkOptions.for_leaf(leaf, opts, compress)) for leaf in leaves]
+
+
+class ListEncoders:
+    """The driver's ColumnEncoders over a list of chunk encoders (or stand-ins), one column each."""
+
+    def __init__(self, encoders: list[Any]) -> None:
+        self.encoders = encoders
+        self.window: Sequence[LeafData] = ()
+
+    def load(self, window: Sequence[LeafData]) -> None:
+        self.window = window
+
+    def encode(self, ranges: PageRanges) -> None:
+        for c, spans in enumerate(ranges):
+            for a, b in spans:
+                page = self.encoders[c].encode_page(self.window[c], a, b)
+                if isinstance(page, FakePage):
+                    continue
+                stamp_headers([page])
+
+    def pages(self, column: int) -> list[Any]:
+        return self.encoders[column].pages  # type: ignore[no-any-return]
+
+    def truncate(self, column: int, keep: int) -> None:
+        self.encoders[column].truncate(keep)
+
+    def finish(self) -> list[Any]:
+        return [e.finish() for e in self.encoders]
+
+
+def planned(encoders: list[Any], opts: WriteOptions, leaves: Sequence[Leaf], one_batch: bool = False) -> Any:
+    """The shared row-group driver over these encoders."""
+    return PlannedRowGroup(leaves, opts, ListEncoders(encoders), one_batch=one_batch)
 
 
 @dataclass
@@ -211,6 +245,10 @@ class FakeEncoder:
         self.pages.append(FakePage(self.column, a, b))
         return self.pages[-1]
 
+    def truncate(self, keep: int) -> None:
+        """Forget the pages after the first `keep`."""
+        del self.pages[keep:]
+
     def finish(self) -> list[tuple[int, int]]:
         """The pages' row ranges."""
         return [(p.start, p.end) for p in self.pages]
@@ -222,8 +260,8 @@ def _fakes(leaves: Sequence[Leaf]) -> list[Any]:
 
 def _chunk_bytes(chunks: list[Any]) -> list[Any]:
     """Everything a chunk writes: dictionary page and data pages, byte for byte, with their rows."""
-    return [(c.dictionary_header, c.dictionary_body,
-             [(p.first_row, p.num_rows, p.header, p.body) for p in c.pages]) for c in chunks]
+    return [(c.dictionary, [(p.first_row, p.num_rows, bytes(p.header), bytes(p.body)) for p in c.pages])
+            for c in chunks]
 
 
 # -- tests -----------------------------------------------------------------------------------------------
@@ -232,22 +270,22 @@ def _chunk_bytes(chunks: list[Any]) -> list[Any]:
 @SETTINGS
 @given(cases(max_rows=1500, max_columns=5))
 def test_builder_writes_what_the_python_planner_writes(case: Case) -> None:
-    """Row groups, pages and their bytes: ScheduledRowGroupBuilder equals plan.RowGroupBuilder."""
+    """Row groups, pages and their bytes: the driver equals parquet-java's record order."""
     opts = case.opts
     python = drive(case, lambda leaves: RowGroupBuilder(leaves, _encoders(leaves, opts), opts))
-    compiled = drive(case, lambda leaves: ScheduledRowGroupBuilder(leaves, _encoders(leaves, opts), opts))
+    compiled = drive(case, lambda leaves: planned(_encoders(leaves, opts), opts, leaves))
     assert [rows for rows, _ in compiled] == [rows for rows, _ in python]
     for (_, a), (_, b) in zip(compiled, python, strict=True):
         assert _chunk_bytes(a) == _chunk_bytes(b)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cases(max_rows=6000, max_columns=8))
-def test_cuts_and_pages_for_any_page_sizes(case: Case) -> None:
-    """With stand-in pages of arbitrary sizes (more rows, many cuts): the same pages asked for, the same cuts."""
+@given(cases(max_rows=6000, max_columns=8), st.booleans())
+def test_cuts_and_pages_for_any_page_sizes(case: Case, one_batch: bool) -> None:
+    """With stand-in pages of arbitrary sizes (more rows, many cuts): the same pages kept, the same cuts."""
     opts = case.opts
     python = drive(case, lambda leaves: RowGroupBuilder(leaves, _fakes(leaves), opts))
-    compiled = drive(case, lambda leaves: ScheduledRowGroupBuilder(leaves, _fakes(leaves), opts))
+    compiled = drive(case, lambda leaves: planned(_fakes(leaves), opts, leaves, one_batch))
     assert compiled == python
 
 
@@ -389,7 +427,7 @@ def test_window_gains_its_first_null(step: int) -> None:
                             block_size=block_size)
         case = Case(table, opts, step)
         python = drive(case, lambda leaves, o=opts: RowGroupBuilder(leaves, _fakes(leaves), o))
-        compiled = drive(case, lambda leaves, o=opts: ScheduledRowGroupBuilder(leaves, _fakes(leaves), o))
+        compiled = drive(case, lambda leaves, o=opts: planned(_fakes(leaves), o, leaves))
         assert compiled == python
 
 
@@ -403,6 +441,6 @@ def test_store_sales_shape(estimate: bool) -> None:
     opts = WriteOptions(block_size=600_000, page_size=64 << 10, page_size_check_estimate=estimate)
     case = Case(table, opts, 16_384)
     python = drive(case, lambda leaves: RowGroupBuilder(leaves, _fakes(leaves), opts))
-    compiled = drive(case, lambda leaves: ScheduledRowGroupBuilder(leaves, _fakes(leaves), opts))
+    compiled = drive(case, lambda leaves: planned(_fakes(leaves), opts, leaves))
     assert len(python) > 2
     assert compiled == python
