@@ -1,149 +1,312 @@
-"""Where pages and row groups end, decided exactly as parquet-java's writer decides while it writes.
+"""Where pages and row groups end, decided exactly as parquet-java's writer decides while it writes: the host
+side of the compiled planner (`kernels/schedule.py`), shared by both backends.
 
-Page checks (ColumnWriteStoreBase.sizeCheck) and row-group memory checks
-(InternalParquetRecordWriter.checkBlockSizeReached) happen at record counts that depend on the sizes seen
-so far. Page checks only depend on buffered (raw) sizes: the level bytes parquet-java's RLE encoders have
-emitted (`LevelMeter`) and PLAIN-equivalent value bytes, so pages can be planned before any is encoded.
-Row-group checks count finished pages at their stored size, so they are replayed once pages are encoded
-(`backends.rowgroup`). Both backends use these planners.
+Page checks (ColumnWriteStoreBase.sizeCheck) depend only on buffered sizes — the level bytes parquet-java's
+RLE encoders have emitted and PLAIN-equivalent value bytes — so `PageSchedule` plans the pages of a whole
+window over all columns before any is encoded. Row-group checks (InternalParquetRecordWriter.
+checkBlockSizeReached) count finished pages at their stored size, so `BlockReplay` replays them, interleaved
+with the planned page checks in parquet-java's order, once the pages are encoded. `ColumnArrays` lays a
+window's columns out for the kernels. Both resume across calls as the window grows; rows, entries and values
+are counted from the start of the row group's window. (tests/plan_reference.py is the same logic in plain
+Python, record count by record count.)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from gpuwrite.kernels.rle import rle_emitted_size
+from gpuwrite.kernels import schedule as k
 
-from .encode.rules import raw_value_bytes
 from .leafdata import LeafData
-from .options import LONG_MAX, WriteOptions
+from .options import WriteOptions
 from .schema import Leaf
 
+_FIXED_WIDTH = {"int32": 4, "float": 4, "int64": 8, "double": 8}  # SPEC: FallbackValuesWriter raw size
 MIN_RECORDS_FOR_BLOCK_CHECK = 100  # SPEC: InternalParquetRecordWriter.MINIMUM_RECORD_COUNT_FOR_CHECK
-MAX_RECORDS_FOR_BLOCK_CHECK = 10_000  # SPEC: InternalParquetRecordWriter.MAXIMUM_RECORD_COUNT_FOR_CHECK
 THRESHOLD_TOLERANCE_RATIO = 0.1  # SPEC: ColumnWriteStoreBase.THRESHOLD_TOLERANCE_RATIO
 
-
-def _java_long_add(a: int, b: int) -> int:
-    """a + b with Java's 64-bit wrap-around."""
-    s = (a + b) & ((1 << 64) - 1)
-    return s - (1 << 64) if s >= 1 << 63 else s
+NOT_YET, CUT, NEED_PLAN, NEED_SIZES = k.REPLAY_NOT_YET, k.REPLAY_CUT, k.REPLAY_NEED_PLAN, k.REPLAY_NEED_SIZES
 
 
-class LevelMeter:
-    """Tracks the bytes parquet-java's level encoders (repetition, then definition) have emitted for the
-    current page."""
+def schedule_params(opts: WriteOptions) -> np.ndarray:
+    """The writer settings the kernels read (int64[P_COUNT])."""
+    params = np.zeros(k.P_COUNT, dtype=np.int64)
+    params[k.P_PAGE_SIZE] = opts.page_size
+    params[k.P_PAGE_ROWS] = opts.page_row_count_limit
+    params[k.P_PAGE_VALUES] = opts.page_value_count_threshold
+    params[k.P_CHECK_MIN] = opts.page_size_check_min
+    params[k.P_CHECK_MAX] = opts.page_size_check_max
+    params[k.P_ESTIMATE] = int(opts.page_size_check_estimate)
+    # SPEC: ColumnWriteStoreBase: (int) (pageSizeThreshold * THRESHOLD_TOLERANCE_RATIO) in float arithmetic
+    params[k.P_TOLERANCE] = int(np.float32(opts.page_size) * np.float32(THRESHOLD_TOLERANCE_RATIO))
+    params[k.P_BLOCK_SIZE] = opts.block_size
+    params[k.P_BLOCK_ROWS] = opts.block_row_count_limit
+    return params
 
-    def __init__(self, leaf: Leaf) -> None:
-        self.def_width = leaf.def_width
-        self.rep_width = leaf.rep_width
-        self.state = np.zeros(6, dtype=np.int64)
-        self.rep_state = np.zeros(6, dtype=np.int64)
-        self.upto = 0
+
+class _Parts:
+    """Arrays laid back to back, each from a multiple of `unit` elements, in one array padded by a unit."""
+
+    def __init__(self, dtype: type, unit: int = 1) -> None:
+        self.dtype = dtype
+        self.unit = unit
+        self.parts: list[np.ndarray] = []
         self.size = 0
 
-    def reset(self, row: int) -> None:
-        """A new page starts at `row`."""
-        self.state[:] = 0
-        self.rep_state[:] = 0
-        self.upto = row
-        self.size = 0
+    def put(self, arr: np.ndarray) -> int:
+        """Add a part; its start."""
+        start = self.size
+        self.parts.append(arr)
+        self.size += -(-len(arr) // self.unit) * self.unit
+        return start
 
-    def bytes_until(self, data: LeafData, row: int) -> int:
-        """Emitted bytes once rows up to `row` are fed (rows are fed once, in order)."""
-        if self.def_width == 0 and self.rep_width == 0:
-            return 0
-        if row > self.upto:
-            ea, eb = data.entry_index(self.upto), data.entry_index(row)
-            size = 0
-            if self.rep_width:
-                assert data.rep is not None
-                size += int(rle_emitted_size(data.rep, ea, eb, self.rep_width, self.rep_state))
-            if self.def_width:
-                size += int(rle_emitted_size(data.def_levels, ea, eb, self.def_width, self.state))
-            self.size = size
-            self.upto = row
-        return self.size
+    def join(self) -> np.ndarray:
+        """The parts in one zero-padded array."""
+        out: np.ndarray = np.zeros(self.size + self.unit, dtype=self.dtype)
+        pos = 0
+        for p in self.parts:
+            out[pos:pos + len(p)] = p
+            pos += -(-len(p) // self.unit) * self.unit
+        return out
 
 
-class PagePlanner:
-    """parquet-java's page checks (ColumnWriteStoreBase.sizeCheck): at which record counts pages end.
+@dataclass
+class ColumnArrays:
+    """A window's columns as the schedule kernels take them (see kernels/schedule.py for the layout)."""
 
-    They depend only on buffered sizes (emitted level bytes plus PLAIN-equivalent value bytes), never on how
-    the values end up encoded, so a GPU backend can plan a whole row group's pages before encoding any.
+    desc: np.ndarray  # int64[C, D_COUNT]
+    levels: np.ndarray  # uint8: levels wider than 1 bit, zero-padded to whole words plus one
+    words: np.ndarray  # uint64 view of `levels`
+    bits: np.ndarray  # uint64: 1-bit levels (flat columns' validity), each stream from a word boundary
+    index: np.ndarray  # int64: row entries, values before entries, value offsets
+    rows: int
+
+    @classmethod
+    def build(cls, leaves: Sequence[Leaf], datas: Sequence[LeafData]) -> ColumnArrays:
+        """Lay out `datas` (one window, a LeafData per leaf): levels packed, indexes copied, no row loops."""
+        desc = np.full((len(leaves), k.D_COUNT), -1, dtype=np.int64)
+        levels, bits, index = _Parts(np.uint8, 8), _Parts(np.uint8, 8), _Parts(np.int64)
+
+        def put_levels(arr: np.ndarray, width: int) -> int:
+            if width == 1:  # bit offset of a byte-aligned, word-aligned stream
+                return 8 * bits.put(np.packbits(arr, bitorder="little"))
+            return levels.put(arr)
+
+        for c, (leaf, data) in enumerate(zip(leaves, datas, strict=True)):
+            row = desc[c]
+            row[k.D_KIND], row[k.D_WIDTH] = _kind(leaf)
+            row[k.D_REPW], row[k.D_DEFW] = leaf.rep_width, leaf.def_width
+            if data.nested:
+                assert data.row_entry is not None and data.values_before is not None and data.dfn is not None
+                row[k.D_ENTRY] = index.put(data.row_entry)
+                row[k.D_VBEFORE] = index.put(data.values_before)
+                if data.rep is not None and row[k.D_REPW] > 0:
+                    row[k.D_REP] = put_levels(data.rep, int(row[k.D_REPW]))
+                if row[k.D_DEFW] > 0:
+                    row[k.D_DEF] = put_levels(data.dfn, int(row[k.D_DEFW]))
+            elif data.valid is not None:
+                row[k.D_DEF] = put_levels(data.valid, 1)
+            elif row[k.D_DEFW] > 0:
+                # an optional column without nulls (so far: the window may grow) is all ones, packed directly
+                row[k.D_DEF] = 8 * bits.put(np.full(-(-data.num_rows // 8), 0xFF, dtype=np.uint8))
+            if row[k.D_KIND] == k.KIND_BYTES:
+                row[k.D_OFFS] = index.put(data.byte_offsets)
+        rows = datas[0].num_rows if datas else 0
+        level_bytes = levels.join()
+        return cls(desc, level_bytes, level_bytes.view(np.uint64), bits.join().view(np.uint64), index.join(),
+                   rows)
+
+
+def _kind(leaf: Leaf) -> tuple[int, int]:
+    """Kernel value kind and fixed width of a leaf's raw (PLAIN-equivalent) values."""
+    if leaf.kind == "bool":
+        return k.KIND_BOOL, 0
+    if leaf.kind in _FIXED_WIDTH:
+        return k.KIND_FIXED, _FIXED_WIDTH[leaf.kind]
+    return k.KIND_BYTES, 0
+
+
+def _grown(arr: np.ndarray, size: int) -> np.ndarray:
+    """`arr` copied into a zeroed array of at least `size` rows (doubling)."""
+    out = np.zeros((max(size, 2 * len(arr)), *arr.shape[1:]), dtype=arr.dtype)
+    out[:len(arr)] = arr
+    return out
+
+
+class PageBatch(NamedTuple):
+    """Pages that page checks first..last-1 end, in check order then column order (one row per page)."""
+
+    flushes: range  # their indexes in the schedule's flush arrays
+    column: np.ndarray  # int64: the column
+    start: np.ndarray  # int64: first row
+    end: np.ndarray  # int64: row the page ends before (the check's row)
+    ordinal: np.ndarray  # int64: the page's position among its column's pages in the row group
+
+
+class PageSchedule:
+    """SPEC: ColumnWriteStoreBase.sizeCheck over all columns (plan.PagePlanner), compiled.
+
+    Check k happened at row `event_rows[k]`; it ended the pages `flush_columns[j]` (first row
+    `flush_starts[j]`) for j in flush_range(k).
     """
 
-    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions) -> None:
-        self.leaves = list(leaves)
-        self.opts = opts
-        self.tolerance = int(np.float32(opts.page_size) * np.float32(THRESHOLD_TOLERANCE_RATIO))
-        self.page_start = [0] * len(leaves)
-        self.meters = [LevelMeter(leaf) for leaf in leaves]
-        self.next_page_check = opts.page_size_check_min
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, capacity: int = 256) -> None:
+        self.ncols = len(leaves)
+        self.params = schedule_params(opts)
+        self.sched = np.array([opts.page_size_check_min, 0, 0], dtype=np.int64)
+        self.cursor = np.zeros((self.ncols, k.S_COUNT), dtype=np.int64)
+        self.ev_row = np.zeros(capacity, dtype=np.int64)
+        self.ev_end = np.zeros(capacity, dtype=np.int64)
+        self.ev_lev = np.zeros((capacity, self.ncols), dtype=np.int32)
+        self.fl_col = np.zeros(capacity * max(1, self.ncols), dtype=np.int64)
+        self.fl_start = np.zeros_like(self.fl_col)
+        self._pages_per_column = np.zeros(self.ncols, dtype=np.int64)
+        self._ordinal = np.zeros(0, dtype=np.int64)
 
-    def buffered(self, c: int, data: LeafData, row: int) -> int:
-        """Bytes column c holds for its open page at `row`: emitted levels plus raw values."""
-        start = self.page_start[c]
-        levels = self.meters[c].bytes_until(data, row)
-        va, vb = int(data.value_index(start)), int(data.value_index(row))
-        return levels + raw_value_bytes(self.leaves[c], data, va, vb)
+    @property
+    def next_page_check(self) -> int:
+        """Row of the next check not planned yet: every check before it is planned."""
+        return int(self.sched[k.SC_NEXT])
 
-    def close(self, c: int, row: int) -> None:
-        """Column c wrote its open page, ending at `row`."""
-        self.page_start[c] = row
-        self.meters[c].reset(row)
+    @property
+    def events(self) -> int:
+        """Checks planned so far."""
+        return int(self.sched[k.SC_EVENTS])
 
-    def size_check(self, datas: Sequence[LeafData], row: int) -> list[int]:
-        """SPEC: ColumnWriteStoreBase.sizeCheck at record count `row`: the columns whose page ends here.
+    @property
+    def flushes(self) -> int:
+        """Pages ended by the checks planned so far."""
+        return int(self.sched[k.SC_FLUSHES])
 
-        Sets the next check; the caller writes those pages and calls close() for each.
-        """
-        o = self.opts
-        min_wait = LONG_MAX
-        next_row_count_check = row + o.page_row_count_limit
-        flush = []
-        for c, data in enumerate(datas):
-            used = self.buffered(c, data, row)
-            rows = row - self.page_start[c]
-            entries = data.entry_index(row) - data.entry_index(self.page_start[c])
-            remaining = o.page_size - used
-            if (remaining <= self.tolerance or rows >= o.page_row_count_limit
-                    or entries >= o.page_value_count_threshold):
-                flush.append(c)
-                remaining = o.page_size
+    @property
+    def event_rows(self) -> np.ndarray:
+        """Row of each planned check."""
+        return self.ev_row[:self.events]
+
+    @property
+    def flush_columns(self) -> np.ndarray:
+        """Column of each planned page, in check order."""
+        return self.fl_col[:self.flushes]
+
+    @property
+    def flush_starts(self) -> np.ndarray:
+        """First row of each planned page."""
+        return self.fl_start[:self.flushes]
+
+    def flush_range(self, event: int) -> range:
+        """Indexes of the pages check `event` ends."""
+        return range(int(self.ev_end[event - 1]) if event > 0 else 0, int(self.ev_end[event]))
+
+    def plan(self, cols: ColumnArrays, horizon: int) -> int:
+        """Plan every check at a row <= horizon (<= cols.rows); return the number of checks planned in all."""
+        if horizon > cols.rows:
+            raise ValueError(f"horizon {horizon} is past the {cols.rows} rows of the window")
+        while k.plan_pages(cols.desc, cols.levels, cols.words, cols.bits, cols.index, self.params, horizon,
+                           self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col,
+                           self.fl_start) == k.PLAN_FULL:
+            if self.events >= len(self.ev_row):
+                self.ev_row = _grown(self.ev_row, self.events + 1)
+                self.ev_end = _grown(self.ev_end, self.events + 1)
+                self.ev_lev = _grown(self.ev_lev, self.events + 1)
             else:
-                next_row_count_check = min(next_row_count_check, self.page_start[c] + o.page_row_count_limit)
-            to_fill = o.page_size_check_max if used == 0 else (rows * remaining) // used
-            min_wait = min(min_wait, to_fill)
-        if min_wait == LONG_MAX:
-            min_wait = o.page_size_check_min
-        if o.page_size_check_estimate:
-            nxt = row + min(max(min_wait // 2, o.page_size_check_min), o.page_size_check_max)
-        else:
-            nxt = row + o.page_size_check_min
-        self.next_page_check = min(nxt, next_row_count_check)
-        return flush
+                self.fl_col = _grown(self.fl_col, self.flushes + self.ncols)
+                self.fl_start = _grown(self.fl_start, self.flushes + self.ncols)
+        self._number_pages()
+        return self.events
+
+    def _number_pages(self) -> None:
+        """Extend the per-column page ordinals over the newly planned pages."""
+        done = len(self._ordinal)
+        cols = self.fl_col[done:self.flushes]
+        if not len(cols):
+            return
+        order = np.argsort(cols, kind="stable")
+        ranked = cols[order]
+        rank = np.arange(len(cols)) - np.searchsorted(ranked, ranked, side="left")
+        ordinal = np.empty(len(cols), dtype=np.int64)
+        ordinal[order] = self._pages_per_column[ranked] + rank
+        self._pages_per_column += np.bincount(cols, minlength=self.ncols)
+        self._ordinal = np.concatenate([self._ordinal, ordinal])
+
+    def open_starts(self) -> np.ndarray:
+        """First row of each column's open page (the rows after its last planned page)."""
+        return self.cursor[:, k.S_START].copy()
+
+    def pages(self, first: int, last: int) -> PageBatch:
+        """The pages checks first..last-1 end."""
+        a = int(self.ev_end[first - 1]) if first > 0 else 0
+        b = int(self.ev_end[last - 1]) if last > 0 else 0
+        counts = np.diff(np.concatenate(([a], self.ev_end[first:last])))
+        end = np.repeat(self.ev_row[first:last], counts)
+        return PageBatch(range(a, b), self.fl_col[a:b].copy(), self.fl_start[a:b].copy(), end,
+                         self._ordinal[a:b].copy())
 
 
-class BlockCheck:
-    """parquet-java's row-group memory checks (InternalParquetRecordWriter.checkBlockSizeReached)."""
+class BlockReplay:
+    """SPEC: InternalParquetRecordWriter.checkBlockSizeReached interleaved with the planned page checks
+    (plan.BlockCheck as plan.RowGroupBuilder.advance runs it), compiled."""
 
-    def __init__(self, opts: WriteOptions) -> None:
-        self.block = opts.block_size
-        self.next_mem_check = MIN_RECORDS_FOR_BLOCK_CHECK
+    def __init__(self, schedule: PageSchedule) -> None:
+        self.schedule = schedule
+        self.block = np.array([MIN_RECORDS_FOR_BLOCK_CHECK, 0, -1], dtype=np.int64)
+        self.cursor = np.zeros((schedule.ncols, k.S_COUNT), dtype=np.int64)
+        self.fl_size = np.zeros(len(schedule.fl_col), dtype=np.int64)
+        self.sized = 0  # checks whose pages have sizes
 
-    def full(self, mem: int, row: int) -> bool:
-        """Whether the row group ends at record count `row`, holding `mem` bytes; else set the next check."""
-        record_size = mem // row
-        block = self.block
-        if mem > block - 2 * record_size:
-            return True
-        if record_size == 0:
-            nxt = MIN_RECORDS_FOR_BLOCK_CHECK  # Java: long cast of +Infinity wraps the sum negative
-        else:
-            fit = int(np.float32(block) / np.float32(record_size))
-            nxt = min(max(MIN_RECORDS_FOR_BLOCK_CHECK, _java_long_add(row, fit) // 2), row + MAX_RECORDS_FOR_BLOCK_CHECK)
-        self.next_mem_check = max(nxt, row + 1)
-        return False
+    @property
+    def next_memory_check(self) -> int:
+        """Row of the next memory check."""
+        return int(self.block[k.B_NEXT])
+
+    @property
+    def applied(self) -> int:
+        """Checks replayed: after a cut, the checks whose pages the row group keeps."""
+        return int(self.block[k.B_EVENTS])
+
+    @property
+    def cut(self) -> int | None:
+        """Row the row group ends at, once replay returned CUT."""
+        cut = int(self.block[k.B_CUT])
+        return None if cut < 0 else cut
+
+    def set_sizes(self, events: int, sizes: np.ndarray) -> None:
+        """Stored sizes (header + body) of the pages of checks self.sized..events-1, in flush order."""
+        s = self.schedule
+        a = int(s.ev_end[self.sized - 1]) if self.sized > 0 else 0
+        b = int(s.ev_end[events - 1]) if events > 0 else 0
+        if len(sizes) != b - a:
+            raise ValueError(f"{len(sizes)} sizes for the {b - a} pages of checks {self.sized}..{events - 1}")
+        if len(self.fl_size) < b:
+            self.fl_size = _grown(self.fl_size, b)
+        self.fl_size[a:b] = sizes
+        self.sized = events
+
+    def certain(self) -> int:
+        """Checks whose pages the row group keeps whatever the sizes: those up to the next memory check."""
+        s = self.schedule
+        bound = min(self.next_memory_check, int(s.params[k.P_BLOCK_ROWS]))
+        return int(np.searchsorted(s.event_rows, bound, side="right"))
+
+    def advance(self, cols: ColumnArrays, available: int, final: bool) -> int:
+        """Replay over rows 0..available: CUT (see `cut`), NOT_YET, NEED_PLAN or NEED_SIZES."""
+        s = self.schedule
+        return int(k.replay_blocks(cols.desc, cols.levels, cols.words, cols.bits, cols.index, s.params,
+                                   available, final, s.sched, s.ev_row, s.ev_end, s.ev_lev, s.fl_col,
+                                   self.fl_size, self.sized, self.block, self.cursor))
+
+    def kept_pages(self) -> np.ndarray:
+        """Pages per column that the applied checks ended (int64[C])."""
+        s = self.schedule
+        n = int(s.ev_end[self.applied - 1]) if self.applied > 0 else 0
+        return np.bincount(s.fl_col[:n], minlength=s.ncols)
+
+    def open_pages(self) -> list[tuple[int, int]]:
+        """(column, first row) of each page open at the cut: they end at the cut."""
+        cut = self.cut
+        assert cut is not None
+        starts = self.cursor[:, k.S_START]
+        return [(int(c), int(starts[c])) for c in np.flatnonzero(starts < cut)]

@@ -1,7 +1,9 @@
-"""Layout tests of the planners: synthetic sizes in, page and row-group cuts out.
+"""Layout tests of the compiled planner (gpuwrite.plan, kernels/schedule.py) and the row-group driver:
+synthetic sizes in, page and row-group cuts out.
 
 The expected cuts follow parquet-java's schedule worked by hand (ColumnWriteStoreBase.sizeCheck,
-InternalParquetRecordWriter.checkBlockSizeReached); the whole-file parity tests compare the same rules with
+InternalParquetRecordWriter.checkBlockSizeReached); tests/test_schedule.py compares the planner with the
+record-at-a-time reference on random tables, and the whole-file parity tests compare the rules with
 parquet-java itself.
 """
 
@@ -12,12 +14,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+from gpuwrite.kernels import schedule as k
+from gpuwrite.kernels.level_meter import bits_emitted_size
 
 from gpuwrite.backends.base import PageRanges
 from gpuwrite.backends.rowgroup import PlannedRowGroup
 from gpuwrite.leafdata import LeafData
 from gpuwrite.options import WriteOptions
-from gpuwrite.plan import BlockCheck, LevelMeter, PagePlanner
+from gpuwrite.plan import ColumnArrays, PageSchedule
 from gpuwrite.schema import FileSchema, Leaf
 
 
@@ -29,13 +33,13 @@ def _leaves(types: Sequence[pa.DataType], opts: WriteOptions) -> tuple[Leaf, ...
 def _page_ends(types: Sequence[pa.DataType], window: Sequence[LeafData], opts: WriteOptions,
                rows: int) -> list[list[int]]:
     """Each column's page end rows when the page checks run up to `rows`."""
-    planner = PagePlanner(_leaves(types, opts), opts)
+    leaves = _leaves(types, opts)
+    schedule = PageSchedule(leaves, opts)
+    schedule.plan(ColumnArrays.build(leaves, window), rows)
     ends: list[list[int]] = [[] for _ in window]
-    while planner.next_page_check <= rows:
-        row = planner.next_page_check
-        for c in planner.size_check(window, row):
-            ends[c].append(row)
-            planner.close(c, row)
+    batch = schedule.pages(0, schedule.events)
+    for c, end in zip(batch.column.tolist(), batch.end.tolist(), strict=True):
+        ends[c].append(end)
     return ends
 
 
@@ -74,23 +78,28 @@ def test_booleans_count_packed_bits() -> None:
         [7528, 15028, 22531, 30035, 37535, 45038]]
 
 
+def _emitted(levels: np.ndarray) -> int:
+    """Bytes parquet-java's RLE encoder has emitted after these 0 / 1 definition levels."""
+    bits = np.zeros(-(-len(levels) // 64) * 8 + 8, dtype=np.uint8)
+    packed = np.packbits(levels.astype(np.uint8), bitorder="little")
+    bits[:len(packed)] = packed
+    return int(bits_emitted_size(bits.view(np.uint64), 0, len(levels), np.zeros(6, dtype=np.int64)))
+
+
 def test_level_meter_counts_emitted_runs_only() -> None:
     """Alternating nulls: 100 bit-packed groups of definition levels are two runs (63 + 37 groups), each with
     a header byte; a long run of present values emits nothing until it ends."""
-    leaf = _leaves([pa.int32()], WriteOptions())[0]
-    alternating = LeafData(800, np.tile([True, False], 400), values=np.zeros(400, dtype=np.int32))
-    assert LevelMeter(leaf).bytes_until(alternating, 800) == (1 + 63) + (1 + 37)
-    present = LeafData(800, np.ones(800, dtype=bool), values=np.zeros(800, dtype=np.int32))
-    assert LevelMeter(leaf).bytes_until(present, 800) == 0
+    assert _emitted(np.tile([1, 0], 400)) == (1 + 63) + (1 + 37)
+    assert _emitted(np.ones(800)) == 0
 
 
 def test_block_check_schedule() -> None:
     """10,000-byte row groups: 1,000 bytes at row 100 is 10 bytes a record, so the next check is halfway to
     the estimated end ((100 + 1000) / 2 = 550); 9,990 bytes at row 550 is within two records of the limit."""
-    blocks = BlockCheck(WriteOptions(block_size=10_000))
-    assert not blocks.full(1000, 100)
-    assert blocks.next_mem_check == 550
-    assert blocks.full(9990, 550)
+    block = np.array([100, 0, -1], dtype=np.int64)
+    assert not k.block_full(1000, 100, 10_000, block)
+    assert block[k.B_NEXT] == 550
+    assert k.block_full(9990, 550, 10_000, block)
 
 
 @dataclass
@@ -123,7 +132,8 @@ class _FixedRatioEncoders:
         return self.pages_of[column]
 
     def truncate(self, column: int, keep: int) -> None:
-        self.dropped.append(len(self.pages_of[column]) - keep)
+        if keep < len(self.pages_of[column]):
+            self.dropped.append(len(self.pages_of[column]) - keep)
         del self.pages_of[column][keep:]
 
     def finish(self) -> list:
@@ -154,3 +164,26 @@ def test_row_group_waits_for_more_rows_then_ends_at_the_input_end() -> None:
     assert builder.advance(window, 5000, final=False) is None
     assert builder.advance(window, 5000, final=True) == 5000
     assert [p.b for p in encoders.pages_of[0]] == [987, 1962, 2937, 3912, 4887, 5000]
+
+
+def test_at_the_input_end_the_last_pages_come_in_the_same_batch() -> None:
+    """Planning the whole window (the GPU backend's one batch) at the end of the input: the five planned pages
+    and each column's last page are encoded together, and kept when the row group ends at the input's end."""
+    opts = WriteOptions(page_size=8000, block_size=100_000)
+    encoders = _FixedRatioEncoders(per_row=4)
+    builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders, one_batch=True)  # type: ignore[arg-type]
+    assert builder.advance([_longs(5000)], 5000, final=True) == 5000
+    assert encoders.batches == [[6]]
+    assert [p.b for p in encoders.pages_of[0]] == [987, 1962, 2937, 3912, 4887, 5000]
+    assert encoders.dropped == []
+
+
+def test_one_batch_cut_inside_the_window_drops_the_last_pages_too() -> None:
+    """The whole window planned at once, last pages included, but the memory check ends the row group at
+    24,707: everything past it is dropped and the open page is encoded again up to the cut."""
+    opts = WriteOptions(page_size=8000, block_size=100_000)
+    encoders = _FixedRatioEncoders(per_row=4)
+    builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders, one_batch=True)  # type: ignore[arg-type]
+    assert builder.advance([_longs(40_000)], 40_000, final=True) == 24_707
+    assert len(encoders.batches) == 2 and encoders.batches[1] == [1]
+    assert [(p.a, p.b) for p in encoders.pages_of[0][-2:]] == [(23_412, 24_387), (24_387, 24_707)]

@@ -1,23 +1,26 @@
 """One row group, for either backend: plan pages ahead, encode them in batches, replay the row-group checks.
 
-parquet-java's page checks depend only on buffered (raw) sizes, so the planner (`plan.PagePlanner`) lays out
-a batch of pages before anything is encoded; the backend encodes the batch (all columns at once); then the
-row-group memory checks are replayed over the produced sizes in the order parquet-java runs them (at each
-record count: page checks first, then the memory check). When the row group ends inside the batch, the pages
-past the cut are dropped and the pages open at the cut are encoded again, ending there. The result is
-exactly the row groups, pages and bytes of parquet-java's record-at-a-time writer.
+parquet-java's page checks depend only on buffered (raw) sizes, so the compiled planner (`plan.PageSchedule`)
+lays out a batch of pages of every column before anything is encoded; the backend encodes the batch (all
+columns at once); then the row-group memory checks are replayed over the produced sizes in the order
+parquet-java runs them (`plan.BlockReplay`: at each record count the page check, then the memory check).
+When the row group ends inside the batch, the pages past the cut are dropped and the pages open at the cut
+are encoded again, ending there. At the end of the input, the last pages of every column are encoded in the
+same batch as the pages before them. The result is exactly the row groups, pages and bytes of parquet-java's
+record-at-a-time writer.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
+
+import numpy as np
 
 from ..encode.chunk import EncodedChunk
 from ..encode.rules import raw_value_bytes
 from ..leafdata import LeafData
 from ..options import WriteOptions
-from ..plan import BlockCheck, LevelMeter, PagePlanner
+from ..plan import CUT, NEED_PLAN, NOT_YET, BlockReplay, ColumnArrays, PageSchedule
 from ..schema import Leaf
 from .base import ColumnEncoders
 
@@ -33,97 +36,97 @@ def _raw_bytes_per_row(leaves: Sequence[Leaf], window: Sequence[LeafData]) -> fl
 
 
 class PlannedRowGroup:
-    """The shared row-group driver (a `base.RowGroupBuilder`) over any backend's `ColumnEncoders`."""
+    """The shared row-group driver (a `base.RowGroupBuilder`) over any backend's `ColumnEncoders`.
 
-    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, encoders: ColumnEncoders) -> None:
+    `one_batch`: plan the whole window at once (the GPU backend: a fixed number of launches per row group);
+    otherwise batches reach a bit past the row group's estimated end, so little is encoded in vain.
+    """
+
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, encoders: ColumnEncoders,
+                 one_batch: bool = False) -> None:
         self.leaves = list(leaves)
         self.opts = opts
         self.encoders = encoders
-        self.planner = PagePlanner(leaves, opts)
+        self.one_batch = one_batch
+        self.schedule = PageSchedule(leaves, opts)
+        self.replay = BlockReplay(self.schedule)
         self.planned_upto = 0  # every page check at or before this row has been planned
-        self.events: deque[tuple[int, list[int]]] = deque()  # page checks planned, not yet replayed
-        # replay of the memory checks
-        self.blocks = BlockCheck(opts)
-        self.produced = [0] * len(leaves)  # bytes of each column's pages replayed so far
-        self.start = [0] * len(leaves)  # first row of each column's open page in the replay
-        self.meters = [LevelMeter(leaf) for leaf in leaves]
-        self.accounted = [0] * len(leaves)  # pages of each column counted in `produced`
-        self.replayed = 0  # last record count the replay reached
+        self.encoded = 0  # stored bytes of the pages encoded so far
+        self.final_pages: dict[int, tuple[int, int]] = {}  # column -> last page, encoded ahead at the input's end
+        self._cols: ColumnArrays | None = None
+        self._cols_of: Sequence[LeafData] | None = None
 
-    def _plan(self, window: Sequence[LeafData], horizon: int) -> None:
-        """Run the page checks up to `horizon` and encode the pages they close, as one batch."""
-        planner = self.planner
-        batch: list[list[tuple[int, int]]] = [[] for _ in self.leaves]
-        while planner.next_page_check <= horizon:
-            row = planner.next_page_check
-            flush = planner.size_check(window, row)
-            for c in flush:
-                batch[c].append((planner.page_start[c], row))
-                planner.close(c, row)
-            self.events.append((row, flush))
-        self.planned_upto = horizon
-        if any(batch):
-            self.encoders.encode(batch)
+    def _columns(self, window: Sequence[LeafData]) -> ColumnArrays:
+        """The window laid out for the planner (again only when the window changed)."""
+        if self._cols is None or self._cols_of is not window:
+            self._cols, self._cols_of = ColumnArrays.build(self.leaves, window), window
+        return self._cols
 
-    def _memory(self, window: Sequence[LeafData], row: int) -> int:
-        """Bytes the row group holds at `row` (finished pages at their stored size plus open pages raw)."""
-        total = 0
-        for c, data in enumerate(window):
-            va, vb = data.value_index(self.start[c]), data.value_index(row)
-            total += self.produced[c] + self.meters[c].bytes_until(data, row)
-            total += raw_value_bytes(self.leaves[c], data, va, vb)
-        return total
-
-    def _step(self, window: Sequence[LeafData]) -> int:
-        """Rows to plan in the next batch: up to the estimated end of the row group (from the stored bytes per
-        row so far, or raw bytes before any page is replayed), a little past it, at least a few pages."""
+    def _horizon(self, window: Sequence[LeafData], stop: int) -> int:
+        """Rows to plan up to next: the whole window, or up to a bit past the estimated end of the row group
+        (from the stored bytes per row so far, or raw bytes before any page is encoded)."""
+        if self.one_batch:
+            return stop
         least = max(1, self.opts.page_row_count_limit // 4)
-        produced = sum(self.produced)
-        if self.replayed == 0 or produced == 0:
-            return max(least, int(self.opts.block_size / _raw_bytes_per_row(self.leaves, window)))
-        per_row = produced / self.replayed
-        remaining = max(0.0, self.opts.block_size - produced) / per_row
-        return max(least, int(remaining * OVERSHOOT) - (self.planned_upto - self.replayed))
+        if self.planned_upto == 0 or self.encoded == 0:
+            step = int(self.opts.block_size / _raw_bytes_per_row(self.leaves, window))
+        else:
+            per_row = self.encoded / self.planned_upto
+            step = int(max(0.0, self.opts.block_size - self.encoded) / per_row * OVERSHOOT)
+        return min(stop, self.planned_upto + max(least, step))
+
+    def _plan(self, window: Sequence[LeafData], horizon: int, final: bool) -> None:
+        """Plan the page checks up to `horizon`, encode the pages they end as one batch (and, at the end of
+        the input, each column's last page), and give the replay their sizes."""
+        s = self.schedule
+        first = s.events
+        s.plan(self._columns(window), horizon)
+        self.planned_upto = horizon
+        batch = s.pages(first, s.events)
+        ranges: list[list[tuple[int, int]]] = [[] for _ in self.leaves]
+        for c, a, b in zip(batch.column.tolist(), batch.start.tolist(), batch.end.tolist(), strict=True):
+            ranges[c].append((a, b))
+        if final and horizon == window[0].num_rows:
+            starts = s.open_starts()
+            self.final_pages = {c: (int(starts[c]), horizon) for c in range(len(self.leaves)) if starts[c] < horizon}
+            for c, span in self.final_pages.items():
+                ranges[c].append(span)
+        if any(ranges):
+            self.encoders.encode(ranges)
+        sizes = [self.encoders.pages(c)[o].size for c, o in zip(batch.column.tolist(), batch.ordinal.tolist(),
+                                                               strict=True)]
+        self.encoded += sum(sizes) + sum(self.encoders.pages(c)[-1].size for c in self.final_pages)
+        self.replay.set_sizes(s.events, np.array(sizes, dtype=np.int64))
 
     def advance(self, window: Sequence[LeafData], available: int, final: bool) -> int | None:
         """Run the checks over rows 0..available; return the row count if the row group ends, else None."""
         self.encoders.load(window)
-        limit = self.opts.block_row_count_limit
-        stop = min(available, limit)
-        blocks = self.blocks
+        stop = min(available, self.opts.block_row_count_limit)
         while True:
-            if self.planned_upto < stop and not self.events:
-                self._plan(window, min(stop, self.planned_upto + self._step(window)))
-            next_event = self.events[0][0] if self.events else self.planner.next_page_check
-            row = min(next_event, blocks.next_mem_check, limit)
-            if row > self.planned_upto and self.planned_upto < stop:
-                self._plan(window, min(stop, max(row, self.planned_upto + self._step(window))))
-                continue
-            if row > available:
-                if final and available > 0:
-                    return self._cut(window, available)
+            status = self.replay.advance(self._columns(window), available, final)
+            if status == CUT:
+                return self._cut()
+            if status == NOT_YET:
                 return None
-            self.replayed = row
-            if self.events and row == self.events[0][0]:
-                _, flush = self.events.popleft()
-                for c in flush:
-                    self.produced[c] += self.encoders.pages(c)[self.accounted[c]].size
-                    self.accounted[c] += 1
-                    self.start[c] = row
-                    self.meters[c].reset(row)
-            if row >= limit or (row == blocks.next_mem_check and blocks.full(self._memory(window, row), row)):
-                return self._cut(window, row)
+            if status == NEED_PLAN:
+                self._plan(window, max(self.schedule.next_page_check, self._horizon(window, stop)), final)
 
-    def _cut(self, window: Sequence[LeafData], row: int) -> int:
-        """End the row group at `row`: drop pages planned past it, encode each open page up to it."""
+    def _cut(self) -> int:
+        """End the row group at the replay's cut: drop pages planned past it, end each open page there (the
+        last pages encoded ahead are kept when the cut is the input's end)."""
+        cut = self.replay.cut
+        assert cut is not None
+        kept = self.replay.kept_pages()
+        opened = dict(self.replay.open_pages())
+        ahead = {c for c, (a, b) in self.final_pages.items() if b == cut and opened.get(c) == a}
         last: list[list[tuple[int, int]]] = [[] for _ in self.leaves]
         for c in range(len(self.leaves)):
-            self.encoders.truncate(c, self.accounted[c])
-            if self.start[c] < row:
-                last[c].append((self.start[c], row))
+            self.encoders.truncate(c, int(kept[c]) + (1 if c in ahead else 0))
+            if c in opened and c not in ahead:
+                last[c].append((opened[c], cut))
         if any(last):
             self.encoders.encode(last)
-        return row
+        return cut
 
     def finish(self) -> list[EncodedChunk]:
         """The finished chunks of this row group, in schema order."""

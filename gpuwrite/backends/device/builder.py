@@ -121,7 +121,8 @@ class DeviceBackend:
 
     def row_group(self) -> RowGroupBuilder:
         """A builder for the next row group."""
-        return PlannedRowGroup(self.leaves, self.opts, DeviceEncoders(self.leaves, self.opts, self.device, self.codec))
+        encoders = DeviceEncoders(self.leaves, self.opts, self.device, self.codec)
+        return PlannedRowGroup(self.leaves, self.opts, encoders, one_batch=True)
 
     def close(self) -> None:
         """Nothing to release beyond what CuPy's pool keeps."""

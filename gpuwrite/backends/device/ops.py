@@ -25,7 +25,7 @@ import numpy as np
 Mode = Literal["cuda", "sim", "standin"]
 Geometry = Literal["block", "thread"]
 THREADS = 128  # threads per block on a GPU
-SIM_THREADS = 32  # under the simulator (each simulated thread is a Python thread)
+SIM_THREADS = 8  # under the simulator (each simulated thread is a Python thread: few keep CI fast)
 
 _STANDIN = {"on": False}
 
