@@ -79,12 +79,17 @@ def value_key(cols: np.ndarray, c: int, i: int, v32: np.ndarray, v64: np.ndarray
 
 
 @jit
-def home_slot(cols: np.ndarray, c: int, key: np.int64) -> np.int64:
-    """First slot probed for `key` in column c's table."""
-    n = cols[c, CT_TABN]
+def home_slot(cols: np.ndarray, c: int, key: np.int64, shift: int) -> np.int64:
+    """First slot probed for `key` in column c's table (`shift`: 64 - log2 of the table size)."""
     if is_fixed(cols, c):
-        return np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(64 - _log2(n)))
-    return np.int64(np.uint64(key) & np.uint64(n - 1))
+        return np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(shift))
+    return np.int64(np.uint64(key) & np.uint64(cols[c, CT_TABN] - 1))
+
+
+@jit
+def table_shift(cols: np.ndarray, c: int) -> int:
+    """64 - log2 of column c's table size (the multiplicative hash keeps the top bits)."""
+    return 64 - _log2(cols[c, CT_TABN])
 
 
 @jit
@@ -137,8 +142,9 @@ def dict_insert(n: int, chunks: np.ndarray, cols: np.ndarray, keys: np.ndarray, 
         base = cols[c, CT_KEYS]
         t0 = cols[c, CT_TAB]
         mask = cols[c, CT_TABN] - 1
+        shift = table_shift(cols, c)
         for i in range(chunks[k, 1], chunks[k, 1] + chunks[k, 2]):
-            s = home_slot(cols, c, keys[base + i])
+            s = home_slot(cols, c, keys[base + i], shift)
             while True:
                 cur = tab[t0 + s]
                 if cur < 0:

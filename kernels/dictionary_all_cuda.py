@@ -14,12 +14,13 @@ import numpy as np
 from numba import cuda
 
 from ._jit import device
-from .dictionary_all import entry_size, home_slot, same_value, value_key
+from .dictionary_all import entry_size, home_slot, same_value, table_shift, value_key
 from .layout import CT_KEYS, CT_TAB, CT_TABN
 
 MAX_THREADS = 128
 _value_key = device(value_key)
 _home_slot = device(home_slot)
+_table_shift = device(table_shift)
 _same_value = device(same_value)
 _entry_size = device(entry_size)
 
@@ -46,8 +47,9 @@ def dict_insert_block(chunks: np.ndarray, cols: np.ndarray, keys: np.ndarray, id
     base = cols[c, CT_KEYS]
     t0 = cols[c, CT_TAB]
     mask = cols[c, CT_TABN] - 1
+    shift = _table_shift(cols, c)
     for i in range(chunks[k, 1] + t, chunks[k, 1] + chunks[k, 2], cuda.blockDim.x):
-        s = _home_slot(cols, c, keys[base + i])
+        s = _home_slot(cols, c, keys[base + i], shift)
         while True:
             cur = tab[t0 + s]
             if cur == -1:

@@ -1,0 +1,119 @@
+"""The GPU backend's cost model, run without a GPU: write a table through the GPU backend on the stand-in device
+(every device step executed by its compiled CPU twin on NumPy arrays, every copy a NumPy copy) and report
+what the write asked of the device and how much host work no GPU can remove.
+
+    python bench/gpu_model.py --input IN.parquet --out OUT.parquet --compression snappy --json REPORT.json
+    python bench/gpu_model.py --rows 2880404 --out /tmp/ss.parquet          # store_sales generated in memory
+    python bench/gpu_model.py --input IN.parquet --device-input ...          # input placed on the device first
+
+Reported (JSON and a table): rows, row_groups, input_bytes (the input's Arrow bytes), output_bytes, host_s
+(wall time of the write minus the time inside stand-in kernels and stand-in copies: the host floor), standin_s,
+launches, syncs (host waits on the device), h2d_bytes, d2h_bytes, per row group where it applies, and whether
+OUT is byte-identical to `write_table(..., device="cpu")` with the same codec (the stand-in codec is the host
+codec). The counters are incremented in `gpuwrite/backends/device/ops.Device`, the one place that launches,
+copies and syncs, so the model cannot miss one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import gpuwrite
+from gpuwrite.backends.device.ops import standin
+
+
+def load(args: argparse.Namespace) -> pa.Table:
+    """The input table: a Parquet file, or the store_sales table generated in memory."""
+    if args.input:
+        return pq.read_table(args.input)
+    from gpuwrite.demo_data import store_sales_table
+
+    return store_sales_table(args.rows)
+
+
+def model_write(table: pa.Table, out: Path, compression: str, device_input: bool = False) -> dict[str, Any]:
+    """Write `table` through the GPU backend on the stand-in device; the report."""
+    with standin():
+        data: Any = table
+        if device_input:
+            from gpuwrite.integrations.device_input import standin_device_table
+
+            data = standin_device_table(table)  # placed on the stand-in device, untimed
+        writer = gpuwrite.ParquetWriter(out, table.schema, device="gpu", compression=compression)
+        start = time.perf_counter()
+        writer.write(data)
+        result = writer.close()
+        wall = time.perf_counter() - start
+    counters = writer._backend.device.counters  # type: ignore[attr-defined]
+    groups = len(result.footer.row_groups)
+    report = {"rows": result.num_rows, "row_groups": groups, "input_bytes": table.nbytes,
+              "output_bytes": result.size, "wall_s": wall, "host_s": wall - counters.standin_s,
+              "standin_s": counters.standin_s, "launches": counters.launches, "syncs": counters.syncs,
+              "h2d_bytes": counters.h2d_bytes, "d2h_bytes": counters.d2h_bytes, "h2d_copies": counters.h2d_copies,
+              "d2h_copies": counters.d2h_copies, "launches_per_row_group": counters.launches / max(1, groups),
+              "syncs_per_row_group": counters.syncs / max(1, groups),
+              "h2d_over_input": counters.h2d_bytes / max(1, table.nbytes),
+              "d2h_over_output": counters.d2h_bytes / max(1, result.size),
+              "by_kernel": counters.by_kernel}
+    return report
+
+
+def identical_to_cpu(table: pa.Table, gpu_file: Path, compression: str) -> bool:
+    """Whether the CPU path writes the same bytes for the same table and codec."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cpu_file = Path(tmp) / "cpu.parquet"
+        gpuwrite.write_table(table, cpu_file, device="cpu", compression=compression)
+        return cpu_file.read_bytes() == gpu_file.read_bytes()
+
+
+def format_report(r: dict[str, Any]) -> str:
+    """The report as a small table."""
+    lines = [f"{'rows':24s} {r['rows']:,}", f"{'row groups':24s} {r['row_groups']}",
+             f"{'input (Arrow) bytes':24s} {r['input_bytes']:,}", f"{'output bytes':24s} {r['output_bytes']:,}",
+             f"{'host floor (s)':24s} {r['host_s']:.3f}", f"{'stand-in device (s)':24s} {r['standin_s']:.3f}",
+             f"{'launches':24s} {r['launches']} ({r['launches_per_row_group']:.1f} per row group)",
+             f"{'syncs':24s} {r['syncs']} ({r['syncs_per_row_group']:.1f} per row group)",
+             f"{'H2D bytes':24s} {r['h2d_bytes']:,} ({r['h2d_over_input']:.3f}x the input)",
+             f"{'D2H bytes':24s} {r['d2h_bytes']:,} ({r['d2h_over_output']:.3f}x the file)",
+             f"{'identical to CPU path':24s} {r.get('identical_to_cpu')}"]
+    kernels = ", ".join(f"{k} {v}" for k, v in sorted(r["by_kernel"].items(), key=lambda kv: -kv[1]))
+    return "\n".join(lines + [f"{'launches by step':24s} {kernels}"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--input", help="Parquet file to write again (default: store_sales generated in memory)")
+    p.add_argument("--rows", type=int, default=2_880_404, help="rows of the generated store_sales table")
+    p.add_argument("--out", required=True, help="where the GPU backend's file goes")
+    p.add_argument("--compression", default="snappy")
+    p.add_argument("--json", help="write the report here as JSON")
+    p.add_argument("--device-input", action="store_true", help="place the input on the (stand-in) device first")
+    p.add_argument("--repeats", type=int, default=3, help="writes; the report is the one with the median host_s")
+    p.add_argument("--no-identity", action="store_true", help="skip the comparison with the CPU path")
+    args = p.parse_args(argv)
+    table = load(args)
+    out = Path(args.out)
+    model_write(table, out, args.compression, args.device_input)  # warm-up: kernels loaded from the cache
+    runs = sorted((model_write(table, out, args.compression, args.device_input) for _ in range(args.repeats)),
+                  key=lambda r: r["host_s"])
+    report = runs[len(runs) // 2]
+    report["host_s_runs"] = [r["host_s"] for r in runs]
+    if not args.no_identity:
+        report["identical_to_cpu"] = identical_to_cpu(table, out, args.compression)
+    print(format_report(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2))
+    return 0 if report.get("identical_to_cpu", True) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
