@@ -329,3 +329,16 @@ def exclusive_scan(blocks: int, values: np.ndarray, n: int, out: np.ndarray) -> 
         out[i] = total
         total += values[i]
     out[n] = total
+
+
+@jit
+def flush_size(j: int, pos: np.ndarray, header_len: np.ndarray, body_len: np.ndarray, out: np.ndarray) -> None:
+    """Stored size (header + body) of planned page j, found at batch position pos[j]."""
+    out[j] = header_len[pos[j]] + body_len[pos[j]]
+
+
+@jit
+def flush_sizes(n: int, pos: np.ndarray, header_len: np.ndarray, body_len: np.ndarray, out: np.ndarray) -> None:
+    """Twin: every planned page's stored size, in the planner's order (one thread per page on a GPU)."""
+    for j in range(n):
+        flush_size(j, pos, header_len, body_len, out)

@@ -16,6 +16,7 @@ from ._jit import device
 from .page_layout import (
     dictionary_header,
     entry_position,
+    flush_size,
     page_extremes,
     page_header,
     page_info,
@@ -28,6 +29,7 @@ _page_info = device(page_info)
 _stored_choice = device(stored_choice)
 _page_extremes = device(page_extremes)
 _page_header = device(page_header)
+_flush_size = device(flush_size)
 _dictionary_header = device(dictionary_header)
 _entry_position = device(entry_position)
 _write_entry = device(write_entry)
@@ -123,3 +125,11 @@ def exclusive_scan_block(values: np.ndarray, n: int, out: np.ndarray) -> None:
         cuda.syncthreads()
     if t == 0:
         out[n] = carry[0]
+
+
+@cuda.jit
+def flush_sizes_thread(n: int, pos: np.ndarray, header_len: np.ndarray, body_len: np.ndarray, out: np.ndarray) -> None:
+    """Thread j: planned page j's stored size (header + body), for the row-group replay."""
+    j = cuda.grid(1)
+    if j < n:
+        _flush_size(j, pos, header_len, body_len, out)

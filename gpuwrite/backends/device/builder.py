@@ -1,49 +1,39 @@
-"""The GPU backend: a row group's window on the device, its dictionaries, and batches of pages of every column
-encoded together; the shared driver (`backends.rowgroup.PlannedRowGroup`) plans, replays and cuts."""
+"""The GPU backend: one row group at a time, the whole window on the device in a fixed handful of launches.
+
+Per row group: the window's columns go to the device (arenas), their dictionaries are built, the compiled
+planner plans every page of the window (and, at the end of the input, each column's last page), every page of
+every column is encoded as one batch, the row-group memory checks are replayed over the stored sizes (all on
+the device), and the file's bytes are gathered in file order and read back once. When the row group ends
+inside the window, the pages past the cut are dropped and the pages open at the cut are encoded again as a
+second batch. The decisions are parquet-java's, so the files are the CPU path's.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
+
+from gpuwrite.kernels import schedule as k
 
 from ...encode.bloom import BloomBuilder, chunk_bitset
 from ...encode.chunk import Compressor, EncodedChunk
 from ...leafdata import LeafData
 from ...options import WriteOptions
 from ...schema import Leaf
-from ..base import PageRanges, RowGroupBuilder
-from ..rowgroup import PlannedRowGroup
+from ..base import RowGroupBuilder
+from . import steps
 from .chunks import PageRef, assemble_chunks
 from .codecs import PageCodec, page_codec
 from .dictionary import DeviceDictionary, build_dictionary
-from .encode import BatchSetup, EncodedBatch, PageTable, encode_batch
+from .encode import BatchSetup, EncodedBatch, PageTable, encode_planned, page_info
 from .ops import Device
+from .schedule import DeviceSchedule
 from .window import DeviceWindow, window_from_leafdata
 
 
-@dataclass
-class _PageSize:
-    """What the driver's replay reads of a page: its size on disk."""
-
-    size: int
-
-
-def page_table(window: Sequence[LeafData], ranges: PageRanges) -> PageTable:
-    """The pages (column, rows, entries, values) of each column's new ranges."""
-    parts: list[list[int]] = [[] for _ in range(7)]
-    for c, spans in enumerate(ranges):
-        data = window[c]
-        for a, b in spans:
-            row = (c, a, b, data.entry_index(a), data.entry_index(b), data.value_index(a), data.value_index(b))
-            for part, v in zip(parts, row, strict=True):
-                part.append(int(v))
-    return PageTable(*(np.array(p, dtype=np.int64) for p in parts))
-
-
-class DeviceEncoders:
-    """The column chunks of one row group on the device (a `base.ColumnEncoders`)."""
+class DeviceRowGroup:
+    """One row group on the device (a `base.RowGroupBuilder`)."""
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, device: Device, codec: PageCodec | None) -> None:
         self.leaves, self.opts, self.device, self.codec = list(leaves), opts, device, codec
@@ -52,49 +42,63 @@ class DeviceEncoders:
         self.dic: DeviceDictionary | None = None
         self.batches: list[EncodedBatch] = []
         self.refs: list[list[PageRef]] = [[] for _ in leaves]
-        self.fell_back = np.zeros(len(leaves), dtype=bool)
 
-    def load(self, window: Sequence[LeafData]) -> None:
-        """Lay out the window on the device and build its dictionaries (again, when it grew)."""
-        if window is self.window:
-            return
-        self.window = window
-        self.win = window_from_leafdata(self.device, self.leaves, window, self.opts)
-        self.dic = build_dictionary(self.device, self.win.cols, self.win.dev_cols, self.win.arenas,
-                                    self.opts.dictionary_page_size)
-
-    def encode(self, ranges: PageRanges) -> None:
-        """Every column's new pages, as one batch."""
+    def _batch(self, table: PageTable, fell_back: np.ndarray) -> tuple[EncodedBatch, np.ndarray]:
+        """Encode the pages of `table` (entries and values known) as the next batch."""
         assert self.win is not None and self.dic is not None
-        table = page_table(self.window, ranges)
-        if len(table) == 0:
-            return
-        setup = BatchSetup(self.codec, self.opts.page_checksum, self.fell_back)
-        batch, self.fell_back = encode_batch(self.device, self.win, self.dic, table, setup)
-        batch.fetch(self.device)
-        k = len(self.batches)
+        info = page_info(self.device, self.win, self.dic, table)
+        batch, fell = encode_planned(self.device, (self.win, self.dic), table, info,
+                                     BatchSetup(self.codec, self.opts.page_checksum, fell_back))
         self.batches.append(batch)
-        order = np.lexsort((batch.pages.a, batch.pages.col))
-        for j in order:
-            self.refs[int(batch.pages.col[j])].append(PageRef(k, int(j)))
+        return batch, fell
 
-    def pages(self, column: int) -> Sequence[_PageSize]:
-        """The column's pages so far, with their sizes."""
-        out = []
-        for r in self.refs[column]:
-            host = self.batches[r.batch].fetch(self.device)
-            out.append(_PageSize(int(host["header_len"][r.index] + host["body_len"][r.index])))
-        return out
-
-    def truncate(self, column: int, keep: int) -> None:
-        """Drop the column's pages after the first `keep` (a chunk left with no page tests its first page
-        again)."""
-        del self.refs[column][keep:]
-        if keep == 0:
-            self.fell_back[column] = False
+    def advance(self, window: Sequence[LeafData], available: int, final: bool) -> int | None:
+        """Plan, encode and replay the whole window; the row count where the row group ends, or None when it
+        goes on past the window (the window then grows and this starts over)."""
+        self.window, self.batches, self.refs = window, [], [[] for _ in self.leaves]
+        d, opts = self.device, self.opts
+        self.win = window_from_leafdata(d, self.leaves, window, opts)
+        self.dic = build_dictionary(d, self.win.cols, self.win.dev_cols, self.win.arenas, opts.dictionary_page_size)
+        sched = DeviceSchedule(d, self.win, opts)
+        stop = min(available, opts.block_row_count_limit)
+        planned, open_starts = sched.plan(stop)
+        n_planned = len(planned.table)
+        extra = [(c, int(open_starts[c]), available) for c in range(len(self.leaves))
+                 if final and stop == available and open_starts[c] < available]
+        table = PageTable.concat([planned.table, _pages(extra)])
+        batch, fell = self._batch(sched.spans(table), np.zeros(len(self.leaves), dtype=bool))
+        assert batch.order is not None
+        position = np.empty(len(table), dtype=np.int64)
+        position[batch.order] = np.arange(len(table))
+        sizes = d.empty(max(1, n_planned), np.int64)
+        d.launch(steps.FLUSH_SIZES, n_planned, d.upload(position[:n_planned]), batch.header_len, batch.body_len, sizes)
+        _, state = sched.replay(sizes, available, final)
+        status, block, starts, ev_end = batch.fetch_with(d, list(state))
+        if int(status[0]) != k.REPLAY_CUT:
+            return None
+        cut, applied = int(block[k.B_CUT]), int(block[k.B_EVENTS])
+        kept = int(ev_end[applied - 1]) if applied > 0 else 0  # planned pages the row group keeps
+        for j in range(kept):
+            self.refs[int(table.col[j])].append(PageRef(0, int(position[j])))
+        ahead = {c: j for j, (c, a, _) in enumerate(extra, start=n_planned) if cut == available and starts[c] == a}
+        reopen = []
+        for c in range(len(self.leaves)):
+            if c in ahead:
+                self.refs[c].append(PageRef(0, int(position[ahead[c]])))
+            elif starts[c] < cut:
+                reopen.append((c, int(starts[c]), cut))
+        if reopen:
+            fell = fell.copy()
+            fell[[c for c, a, _ in reopen if a == 0]] = False  # a chunk cut inside its first page tests it again
+            again, _ = self._batch(sched.spans(_pages(reopen)), fell)
+            again.fetch(d)
+            assert again.order is not None
+            for j, (c, _, _) in enumerate(reopen):
+                self.refs[c].append(PageRef(1, int(np.flatnonzero(again.order == j)[0])))
+        return cut
 
     def finish(self) -> list[EncodedChunk]:
-        """The finished chunks, their bytes gathered in file order on the device and read back once."""
+        """The finished chunks: bytes gathered in file order on the device and read back once."""
         assert self.win is not None and self.dic is not None
         chunks = assemble_chunks(self.device, (self.win, self.dic), self.leaves, self.batches, self.refs,
                                  (self.codec, self.opts.page_checksum))
@@ -109,6 +113,13 @@ class DeviceEncoders:
         return chunks
 
 
+def _pages(rows: Sequence[tuple[int, int, int]]) -> PageTable:
+    """A page table of (column, first row, end row) whose entries and values are still to be found."""
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    zero = np.zeros(len(arr), dtype=np.int64)
+    return PageTable(arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy(), zero, zero, zero, zero)
+
+
 class DeviceBackend:
     """The GPU `Backend`: the device and its page codec, shared by the file's row groups."""
 
@@ -121,8 +132,7 @@ class DeviceBackend:
 
     def row_group(self) -> RowGroupBuilder:
         """A builder for the next row group."""
-        encoders = DeviceEncoders(self.leaves, self.opts, self.device, self.codec)
-        return PlannedRowGroup(self.leaves, self.opts, encoders, one_batch=True)
+        return DeviceRowGroup(self.leaves, self.opts, self.device, self.codec)
 
     def close(self) -> None:
         """Nothing to release beyond what CuPy's pool keeps."""

@@ -112,6 +112,14 @@ class EncodedBatch:
     ext: Any  # device int64[P, 4]: min / max (see page_layout.page_extremes)
     same: Any  # device int64[P]: every value equal (byte kinds)
     host: dict[str, np.ndarray] | None = None
+    order: np.ndarray | None = None  # the given page at each batch position
+
+    def fetch_with(self, device: Device, extra: list[Any]) -> list[np.ndarray]:
+        """Read the per-page results and `extra` device arrays in one sync; the extra arrays' host copies."""
+        names = ("fields", "body_off", "body_len", "header_len", "crc", "ext", "same")
+        got = device.download_many([getattr(self, n) for n in names] + extra)
+        self.host = dict(zip(names, got[:len(names)], strict=True))
+        return got[len(names):]
 
     def fetch(self, device: Device) -> dict[str, np.ndarray]:
         """Read the per-page results (one sync)."""
@@ -183,24 +191,36 @@ class _Args:
         return self.dev[a:b + 1]
 
 
+def page_info(device: Device, win: DeviceWindow, dic: DeviceDictionary, pages: PageTable) -> np.ndarray:
+    """Every page's dictionary state (`kernels/page_layout.page_info`), read back (one sync)."""
+    n_pages = len(pages)
+    table = device.upload(np.stack([pages.col, pages.a, pages.va, pages.vb]))
+    info = device.empty(n_pages * I_COUNT, np.int64).reshape(n_pages, I_COUNT)
+    device.launch(steps.PAGE_INFO, n_pages, table[0], table[1], table[2], table[3], win.dev_cols, win.arenas.idx,
+                  dic.ids, dic.ecum, dic.bcum, dic.overflow, info)
+    return device.download(info)
+
+
 def encode_batch(device: Device, win: DeviceWindow, dic: DeviceDictionary, pages: PageTable,
                  setup: BatchSetup) -> tuple[EncodedBatch, np.ndarray]:
     """Encode `pages`; returns the batch and the columns whose chunk fell back on its first page."""
-    cols, ar = win.cols, win.arenas
-    n_pages = len(pages)
-    # 1. dictionary state of every page, read once
-    table = device.upload(np.stack([pages.col, pages.a, pages.va, pages.vb]))
-    info_dev = device.empty(n_pages * I_COUNT, np.int64).reshape(n_pages, I_COUNT)
-    device.launch(steps.PAGE_INFO, n_pages, table[0], table[1], table[2], table[3], win.dev_cols, ar.idx, dic.ids,
-                  dic.ecum, dic.bcum, dic.overflow, info_dev)
-    info = device.download(info_dev)
-    # 2. encodings, then the batch ordered so each encoder covers one contiguous range
+    return encode_planned(device, (win, dic), pages, page_info(device, win, dic, pages), setup)
+
+
+def encode_planned(device: Device, state: tuple[DeviceWindow, DeviceDictionary], pages: PageTable, info: np.ndarray,
+                   setup: BatchSetup) -> tuple[EncodedBatch, np.ndarray]:
+    """Encode `pages` whose dictionary state `info` the host has read; returns the batch (its pages in batch
+    order; `EncodedBatch.order[j]` is the given page at batch position j) and the columns whose chunk fell back
+    on its first page."""
+    win, dic = state
+    cols = win.cols
     dict_page, fell = choose_encodings(cols, pages, info, setup.fell_back)
     kind = cols[pages.col, CT_KIND]
     order = np.lexsort((pages.a, pages.col, ~dict_page, cols[pages.col, CT_DECIMAL], kind))
     pages, info, dict_page, kind = pages.take(order), info[order], dict_page[order], kind[order]
     encoding = np.where(dict_page, int(Encoding.RLE_DICTIONARY), _FALLBACK[kind])
     batch = _launch(device, win, dic, _Batch(pages, info, dict_page, kind, encoding), setup)
+    batch.order = order
     return batch, fell
 
 

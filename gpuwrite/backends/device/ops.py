@@ -141,6 +141,13 @@ class Device:
             self._count_launch("fill")
         return self.xp.full(int(n), value, dtype=dtype)
 
+    def grown(self, dev: Any, size: int) -> Any:
+        """A larger device array holding `dev`'s contents first (zeros after): one device copy."""
+        out = self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype)
+        self._count_launch("copy")
+        out[:len(dev)] = dev
+        return out
+
     def upload(self, host: Any) -> Any:
         """A device copy of host array `host` (host -> device)."""
         host = np.ascontiguousarray(host)

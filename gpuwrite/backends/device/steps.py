@@ -9,6 +9,7 @@ from typing import Any
 from gpuwrite.kernels import dictionary_all as D
 from gpuwrite.kernels import page_layout as L
 from gpuwrite.kernels import page_twins as T
+from gpuwrite.kernels import plan_device as P
 
 from .ops import Kernel
 
@@ -56,3 +57,10 @@ DICT_HEADERS = Kernel("dict_headers", _cuda("page_layout_cuda", "dictionary_head
                       L.dictionary_headers, "thread")
 DICT_PAGES = Kernel("dict_pages", _cuda("page_layout_cuda", "dictionary_pages_block"), L.dictionary_pages)
 SCAN = Kernel("scan", _cuda("page_layout_cuda", "exclusive_scan_block"), L.exclusive_scan)
+
+# the planner on the device (kernels/plan_device.py)
+PACK_LEVELS = Kernel("pack_levels", _cuda("plan_device_cuda", "pack_levels_block"), P.pack_levels)
+PLAN = Kernel("plan", _cuda("plan_device_cuda", "plan_thread"), P.plan_step, "thread")
+REPLAY = Kernel("replay", _cuda("plan_device_cuda", "replay_thread"), P.replay_step, "thread")
+SPANS = Kernel("spans", _cuda("plan_device_cuda", "page_spans_thread"), P.page_spans, "thread")
+FLUSH_SIZES = Kernel("flush_sizes", _cuda("page_layout_cuda", "flush_sizes_thread"), L.flush_sizes, "thread")

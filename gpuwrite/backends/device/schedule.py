@@ -1,0 +1,189 @@
+"""parquet-java's page checks and row-group replay over a window on the device: the compiled planner
+(`kernels/schedule.py`, the same code the CPU backend calls on the host) run as one-thread device steps over
+the window's arenas, so the host never holds the levels.
+
+The planner's column data is the window itself: `desc` from the column table, level bytes from `lev` (widths
+above 1), 1-bit level streams packed into `bits` by one launch, indexes from `idx`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpuwrite.kernels import schedule as k
+from gpuwrite.kernels.layout import (
+    CT_DEF,
+    CT_DEFW,
+    CT_ENTRIES,
+    CT_ENTRY,
+    CT_KIND,
+    CT_OFFS,
+    CT_REP,
+    CT_REPW,
+    CT_VBEFORE,
+    K_BOOL,
+    K_BYTES,
+    K_DOUBLE,
+    K_FLBA,
+    K_FLOAT,
+    K_INT32,
+    K_INT64,
+    K_INT96,
+)
+from gpuwrite.kernels.plan_device import LS_COUNT, LS_WORD
+
+from ...options import WriteOptions
+from ...plan import schedule_params
+from . import steps
+from .encode import PageTable
+from .ops import Device
+from .window import DeviceWindow
+
+_RAW_WIDTH = {K_INT32: 4, K_FLOAT: 4, K_INT64: 8, K_DOUBLE: 8}
+
+
+def planner_columns(cols: np.ndarray, ones: int) -> tuple[np.ndarray, np.ndarray]:
+    """(desc for the planner kernels, 1-bit level streams to pack: int64[K, 3] of lev position, levels, first
+    word). 1-bit streams (flat definition levels, and repetition / definition levels of width 1) are read from
+    `bits` at a bit offset; wider ones from `lev` at a byte offset. An optional flat column without nulls reads
+    the shared run of ones (its levels are all 1)."""
+    desc = np.full((cols.shape[0], k.D_COUNT), -1, dtype=np.int64)
+    streams: list[tuple[int, int, int]] = []
+    words = 0
+
+    def stream(lev: int, count: int) -> int:
+        nonlocal words
+        streams.append((lev, count, words))
+        first = words
+        words += (count + 63) // 64 + 1
+        return 64 * first
+
+    for c in range(cols.shape[0]):
+        kind = int(cols[c, CT_KIND])
+        d = desc[c]
+        d[k.D_KIND] = k.KIND_BOOL if kind == K_BOOL else k.KIND_FIXED if kind in _RAW_WIDTH else k.KIND_BYTES
+        d[k.D_WIDTH] = _RAW_WIDTH.get(kind, 0)
+        d[k.D_REPW], d[k.D_DEFW] = cols[c, CT_REPW], cols[c, CT_DEFW]
+        d[k.D_ENTRY], d[k.D_VBEFORE] = cols[c, CT_ENTRY], cols[c, CT_VBEFORE]
+        if kind in (K_BYTES, K_FLBA, K_INT96):
+            d[k.D_OFFS] = cols[c, CT_OFFS]
+        entries = int(cols[c, CT_ENTRIES])
+        for field, width, where in ((k.D_REP, cols[c, CT_REPW], cols[c, CT_REP]),
+                                    (k.D_DEF, cols[c, CT_DEFW], cols[c, CT_DEF])):
+            if width == 0:
+                continue
+            if where < 0 and field == k.D_DEF:
+                where = ones  # optional, no nulls in the window (yet): all ones
+            if where < 0:
+                continue
+            d[field] = stream(int(where), entries) if width == 1 else int(where)
+    return desc, np.array(streams, dtype=np.int64).reshape(-1, 3)
+
+
+@dataclass
+class PlannedPages:
+    """Pages the planner ended (in check order, then column order), with their entries and values."""
+
+    table: PageTable
+    ordinal: np.ndarray  # each page's position among its column's pages
+
+
+class DeviceSchedule:
+    """The page planner and the row-group replay of one row group, on the device."""
+
+    def __init__(self, device: Device, win: DeviceWindow, opts: WriteOptions) -> None:
+        self.device, self.win, self.opts = device, win, opts
+        desc, streams = planner_columns(win.cols, win.ones)
+        self.ncols = len(desc)
+        nwords = int(streams[:, LS_WORD].max() + (streams[:, LS_COUNT].max() + 63) // 64 + 2) if len(streams) else 2
+        self.bits = device.full(nwords, 0, np.uint64)
+        if len(streams):
+            device.launch(steps.PACK_LEVELS, len(streams), device.upload(streams), win.arenas.lev, self.bits)
+        self.desc = device.upload(desc)
+        self.words = win.arenas.lev.view(np.uint64)
+        self.params = device.upload(schedule_params(opts))
+        self.sched = device.upload(np.array([opts.page_size_check_min, 0, 0], dtype=np.int64))
+        self.cursor = device.full(self.ncols * k.S_COUNT, 0, np.int64).reshape(self.ncols, k.S_COUNT)
+        self.block = device.upload(np.array([k.MIN_RECORDS_FOR_BLOCK_CHECK, 0, -1], dtype=np.int64))
+        self.replay_cursor = device.full(self.ncols * k.S_COUNT, 0, np.int64).reshape(self.ncols, k.S_COUNT)
+        # every check is at least min(check_min, check_max, page row limit) rows after the last, but columns'
+        # page row limits can add a check each: a first guess, grown when the planner says it is full
+        spacing = max(1, min(opts.page_size_check_min, opts.page_size_check_max, opts.page_row_count_limit))
+        events = win.rows // spacing + self.ncols + 2
+        self._arrays(events, 2 * events + self.ncols)
+        self.status = device.full(1, 0, np.int64)
+        self.events = self.flushes = 0
+        self.ordinals = np.zeros(self.ncols, dtype=np.int64)
+
+    def _arrays(self, events: int, flushes: int) -> None:
+        """Event and page arrays of these capacities."""
+        d = self.device
+        self.ev_row = d.full(events, 0, np.int64)
+        self.ev_end = d.full(events, 0, np.int64)
+        self.ev_lev = d.full(events * self.ncols, 0, np.int32).reshape(events, self.ncols)
+        self.fl_col = d.full(flushes, 0, np.int64)
+        self.fl_start = d.full(flushes, 0, np.int64)
+
+    def _grow(self, sched: np.ndarray) -> None:
+        """The planner filled its arrays: double the full ones, keeping their contents."""
+        d = self.device
+        if int(sched[k.SC_EVENTS]) >= len(self.ev_row):
+            size = 2 * len(self.ev_row)
+            self.ev_row, self.ev_end, self.ev_lev = (d.grown(a, size) for a in (self.ev_row, self.ev_end, self.ev_lev))
+        else:
+            size = 2 * len(self.fl_col) + self.ncols
+            self.fl_col, self.fl_start = (d.grown(a, size) for a in (self.fl_col, self.fl_start))
+
+    def plan(self, horizon: int) -> tuple[PlannedPages, np.ndarray]:
+        """Plan every check up to `horizon`: the new pages, and each column's open page start after them."""
+        d, ar = self.device, self.win.arenas
+        first_event, first_flush = self.events, self.flushes
+        while True:
+            d.launch(steps.PLAN, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, horizon,
+                     self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start,
+                     self.status)
+            sched, status, cursor = d.download_many([self.sched, self.status, self.cursor[:, k.S_START]])
+            if int(status[0]) == k.PLAN_DONE:
+                break
+            self._grow(sched)  # PLAN_FULL: more checks than the first guess; go on where it stopped
+        self.events, self.flushes = int(sched[k.SC_EVENTS]), int(sched[k.SC_FLUSHES])
+        a, b = first_flush, self.flushes
+        col, start, ev_row, ev_end = d.download_many([self.fl_col[a:b], self.fl_start[a:b],
+                                                      self.ev_row[first_event:self.events],
+                                                      self.ev_end[first_event:self.events]])
+        counts = np.diff(np.concatenate(([a], ev_end)))
+        end = np.repeat(ev_row, counts)
+        order = np.argsort(col, kind="stable")
+        rank = np.empty(len(col), dtype=np.int64)
+        rank[order] = np.arange(len(col)) - np.searchsorted(col[order], col[order], side="left")
+        ordinal = self.ordinals[col] + rank
+        self.ordinals += np.bincount(col, minlength=self.ncols)
+        table = PageTable(col, start, end, np.zeros_like(col), np.zeros_like(col), np.zeros_like(col),
+                          np.zeros_like(col))
+        return PlannedPages(table, ordinal), cursor
+
+    def spans(self, table: PageTable) -> PageTable:
+        """The pages' level entries and values (filled in on the device)."""
+        d = self.device
+        n = len(table)
+        if n == 0:
+            return table
+        pages = d.upload(np.stack([table.col, table.a, table.b]))
+        out = d.empty(4 * n, np.int64).reshape(4, n)
+        d.launch(steps.SPANS, n, pages, self.win.dev_cols, self.win.arenas.idx, out)
+        return PageTable(table.col, table.a, table.b, *(o for o in d.download(out)))
+
+    def replay(self, sizes: Any, available: int, final: bool) -> tuple[int, Any]:
+        """Replay the memory checks with the stored sizes of every planned page (device array, planner order);
+        launched, not waited for: (the status array, the replay state) for the caller to read with its next
+        sync."""
+        d, ar = self.device, self.win.arenas
+        n = self.flushes
+        limits = d.upload(np.array([available, int(final), self.events], dtype=np.int64))
+        d.launch(steps.REPLAY, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, limits, self.sched,
+                 self.ev_row, self.ev_end, self.ev_lev, self.fl_col, sizes, self.block, self.replay_cursor,
+                 self.status)
+        return n, (self.status, self.block, self.replay_cursor[:, k.S_START], self.ev_end)

@@ -1,0 +1,53 @@
+"""The GPU backend on the stand-in device (every step its compiled CPU twin, `backends.device.ops`): the
+simulator's whole-file identity corpus (tests/gpu/test_identity.py), plus larger tables than the simulator can
+take. The stand-in runs the backend's own host code and the twins its CUDA kernels are tested against, so the
+pipeline's logic (planning, replay, cuts, batches, gathers) is checked at scale here, its CUDA forms there."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpuwrite.backends.device.ops import standin
+from gpuwrite.demo_data import store_sales_table
+
+_SPEC = importlib.util.spec_from_file_location("gpu_identity", Path(__file__).parents[1] / "gpu" / "test_identity.py")
+assert _SPEC is not None and _SPEC.loader is not None
+_identity = importlib.util.module_from_spec(_SPEC)
+sys.modules["gpu_identity"] = _identity
+_SPEC.loader.exec_module(_identity)
+globals().update({name: getattr(_identity, name) for name in dir(_identity) if name.startswith("test_")})
+assert_identical = _identity._assert_identical
+
+
+@pytest.fixture(autouse=True)
+def _on_the_standin_device() -> Iterator[None]:
+    with standin():
+        yield
+
+
+@pytest.mark.parametrize("codec", ["snappy", "uncompressed"])
+def test_store_sales_several_row_groups(tmp_path: Path, codec: str) -> None:
+    data = assert_identical(tmp_path, store_sales_table(120_000), compression=codec, block_size=2 << 20)
+    assert pq.ParquetFile(pa.BufferReader(data)).metadata.num_row_groups >= 3
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**32 - 1), st.sampled_from([1 << 20, 300, 64]), st.sampled_from([1 << 20, 30_000, 4000]),
+       st.sampled_from([64, 1024, 20_000]))
+def test_random_tables(tmp_path: Path, seed: int, dict_limit: int, block: int, page_rows: int) -> None:
+    from device_cases import random_table
+
+    rows = int(np.random.default_rng(seed).integers(1, 4000))
+    assert_identical(tmp_path, random_table(rows, seed, distinct=int(seed % 3000) + 2), dictionary_page_size=dict_limit,
+                     block_size=block, page_row_count_limit=page_rows)
