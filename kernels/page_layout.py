@@ -238,10 +238,10 @@ def page_headers(n: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out
 
 
 @jit
-def dictionary_header(c: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out: np.ndarray,
-                      out_off: np.ndarray, sizes: np.ndarray) -> None:
-    """Column c's DICTIONARY_PAGE header (PLAIN entries): fields[0 / 1 / 2, c] = entries, uncompressed size,
-    compressed size; crc[c] unsigned."""
+def dictionary_header(c: int, fields: np.ndarray, stored: np.ndarray, crc: np.ndarray, has_crc: bool,
+                      out: np.ndarray, out_off: np.ndarray, sizes: np.ndarray) -> None:
+    """Column c's DICTIONARY_PAGE header (PLAIN entries): fields[0 / 1, c] = entries, uncompressed size;
+    stored[c] its stored (compressed) size; crc[c] unsigned."""
     pos = out_off[c]
     start = pos
     pos = _field(out, pos, 1, _CT_I32)
@@ -249,7 +249,7 @@ def dictionary_header(c: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool
     pos = _field(out, pos, 1, _CT_I32)
     pos = _i32(out, pos, fields[1, c])
     pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[2, c])
+    pos = _i32(out, pos, stored[c])
     last = 3
     if has_crc:
         pos = _field(out, pos, 1, _CT_I32)
@@ -267,11 +267,11 @@ def dictionary_header(c: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool
 
 
 @jit
-def dictionary_headers(n: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out: np.ndarray,
-                       out_off: np.ndarray, sizes: np.ndarray) -> None:
+def dictionary_headers(n: int, fields: np.ndarray, stored: np.ndarray, crc: np.ndarray, has_crc: bool,
+                       out: np.ndarray, out_off: np.ndarray, sizes: np.ndarray) -> None:
     """Twin: every dictionary page header (one thread per column on a GPU)."""
     for c in range(n):
-        dictionary_header(c, fields, crc, has_crc, out, out_off, sizes)
+        dictionary_header(c, fields, stored, crc, has_crc, out, out_off, sizes)
 
 
 @jit

@@ -75,12 +75,12 @@ def page_headers_thread(n: int, fields: np.ndarray, crc: np.ndarray, has_crc: bo
 
 
 @cuda.jit
-def dictionary_headers_thread(n: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out: np.ndarray,
-                              out_off: np.ndarray, sizes: np.ndarray) -> None:
+def dictionary_headers_thread(n: int, fields: np.ndarray, stored: np.ndarray, crc: np.ndarray, has_crc: bool,
+                              out: np.ndarray, out_off: np.ndarray, sizes: np.ndarray) -> None:
     """Thread c: column c's DICTIONARY_PAGE header."""
     c = cuda.grid(1)
     if c < n:
-        _dictionary_header(c, fields, crc, has_crc, out, out_off, sizes)
+        _dictionary_header(c, fields, stored, crc, has_crc, out, out_off, sizes)
 
 
 @cuda.jit

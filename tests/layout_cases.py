@@ -86,6 +86,14 @@ def header_args(fields: np.ndarray, crc: np.ndarray, has_crc: bool) -> list[Any]
             np.full(n, -7, np.int64)]
 
 
+def dictionary_header_args(rows: np.ndarray, crc: np.ndarray, has_crc: bool) -> list[Any]:
+    """Arguments of DICT_HEADERS for rows of (entries, uncompressed size, stored size): outputs at 4 and 6."""
+    n = len(rows)
+    out = np.full(n * HEADER_BOUND + 1, FILL, dtype=np.uint8)
+    return [np.ascontiguousarray(rows[:, :2].T), rows[:, 2].copy(), crc, has_crc, out,
+            np.arange(n, dtype=np.int64) * HEADER_BOUND, np.full(n, -7, np.int64)]
+
+
 def run_step(device: Device, kernel: Kernel, items: int, args: Sequence[Any], out: Sequence[int]) -> list[np.ndarray]:
     """Upload the host arrays of `args` (scalars pass as they are), launch `kernel` over `items`, and download
     the arguments at positions `out` (the step's outputs) after one sync."""

@@ -22,6 +22,7 @@ from layout_cases import (
     I32_MAX,
     data_page_fields,
     data_page_reference,
+    dictionary_header_args,
     dictionary_reference,
     header_args,
     run_step,
@@ -79,7 +80,8 @@ def test_dictionary_headers_equal_the_thrift_writer(rows: list[tuple[int, int, i
     n = len(rows)
     fields = np.array(rows, dtype=np.int64).reshape(n, 3)
     crc = np.array(crcs[:n], dtype=np.int64)
-    out, sizes = run_step(Device("standin"), steps.DICT_HEADERS, n, header_args(fields, crc, has_crc), [3, 5])
+    out, sizes = run_step(Device("standin"), steps.DICT_HEADERS, n, dictionary_header_args(fields, crc, has_crc),
+                          [4, 6])
     expected = [dictionary_reference(r, c if has_crc else None) for r, c in zip(rows, crcs, strict=False)]
     check_headers(out, sizes, expected)
 

@@ -15,6 +15,7 @@ from layout_cases import (
     CRCS,
     I32_MAX,
     data_page_fields,
+    dictionary_header_args,
     dictionary_page_args,
     entries_of,
     extremes_args,
@@ -60,8 +61,8 @@ def test_page_headers_cuda_equals_twin(rows: list[list[int]], crcs: list[int], h
 def test_dictionary_headers_cuda_equals_twin(rows: list[tuple[int, int, int]], crcs: list[int], has_crc: bool,
                                              threads: int) -> None:
     n = len(rows)
-    args = header_args(np.array(rows, dtype=np.int64).reshape(n, 3), np.array(crcs[:n], np.int64), has_crc)
-    _, sizes = same_on_both(steps.DICT_HEADERS, n, args, [3, 5], threads)
+    args = dictionary_header_args(np.array(rows, dtype=np.int64).reshape(n, 3), np.array(crcs[:n], np.int64), has_crc)
+    _, sizes = same_on_both(steps.DICT_HEADERS, n, args, [4, 6], threads)
     assert (sizes > 0).all() and (sizes <= HEADER_BOUND).all()
 
 

@@ -72,23 +72,20 @@ def _dictionary_pages(device: Device, win: DeviceWindow, dic: DeviceDictionary,
     np.cumsum(raw_len[:-1], out=off[1:])
     ar = win.arenas
     raw = device.empty(int(raw_len.sum()) + 8, np.uint8)
-    small = device.upload(np.stack([np.array(columns, dtype=np.int64), count, off, raw_len]))
+    small = device.upload(np.stack([np.array(columns, dtype=np.int64), count, raw_len, off]))
     device.launch(steps.DICT_PAGES, len(columns), small[0], small[1], win.dev_cols, dic.efirst, dic.bcum, ar.v32,
-                  ar.v64, ar.idx, ar.dat, raw, small[2])
+                  ar.v64, ar.idx, ar.dat, raw, small[3])
     if codec is None:
-        body, body_off, body_len = raw, off, small[3]
+        body, body_off, body_len = raw, off, small[2]
     else:
         body, body_off, body_len = codec.compress(device, raw, (off, raw_len), always=True)
-    crc = device.full(len(columns), 0, np.int64)
+    crc = device.empty(len(columns), np.int64)  # read only with checksums, which write it
     d_off = device.upload(body_off)
     if checksum:
         device.launch(steps.CRC32, len(columns), body, d_off, body_len, device.upload(crc32_table()), crc)
-    fields = device.full(3 * len(columns), 0, np.int64).reshape(3, len(columns))
-    fields[0], fields[1] = small[1], small[3]
-    fields[2] = body_len
     headers = device.empty(len(columns) * HEADER_BOUND, np.uint8)
     header_len = device.empty(len(columns), np.int64)
-    device.launch(steps.DICT_HEADERS, len(columns), fields, crc, checksum, headers,
+    device.launch(steps.DICT_HEADERS, len(columns), small[1:3], body_len, crc, checksum, headers,
                   device.upload(np.arange(len(columns), dtype=np.int64) * HEADER_BOUND), header_len)
     return _DictPages(columns, count, raw_len, body, body_off, body_len, headers, header_len, crc)
 

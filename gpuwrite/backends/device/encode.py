@@ -288,7 +288,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
         device.launch(steps.RLE, n_pages, ar.lev, args["rstart"], args["rend"], args["repw"], False, rbuf,
                       args["rep_off"], fields_dev[F_REP_LEN])
     minmax = device.empty(2 * n_pages, np.int64).reshape(2, n_pages)
-    same = device.full(n_pages, 1, np.int64)
+    same = device.empty(n_pages, np.int64)  # written for byte kinds, the only pages whose flag is read
     _statistics(device, win, plan, args, (minmax[0], minmax[1], same))
     ext = device.empty(n_pages * 4, np.int64).reshape(n_pages, 4)
     device.launch(steps.EXTREMES, n_pages, args["col"], args.rows("sstart", "send"), minmax, win.dev_cols, ar.v8,
@@ -299,7 +299,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     bodies = device.empty(int((val_bound + def_bound + rep_bound).sum()) + 8, np.uint8)
     device.launch(steps.GATHER, n_pages, rbuf, args["rep_off"], fields_dev[F_REP_LEN], lbuf, args["def_off"],
                   fields_dev[F_DEF_LEN], stored, args["val_off"], stored_len, bodies, body_off)
-    crc = device.full(n_pages, 0, np.int64)
+    crc = device.empty(n_pages, np.int64)  # read only with checksums, which write it
     if setup.checksum:
         device.launch(steps.CRC32, n_pages, bodies, body_off, body_len, device.upload(_CRC_TABLE), crc)
     headers = device.empty(n_pages * HEADER_BOUND, np.uint8)

@@ -136,16 +136,22 @@ class Device:
         return self.xp.empty(int(n), dtype=dtype)
 
     def full(self, n: int, value: int, dtype: Any) -> Any:
-        """A device array filled with `value` (a fill launch on a GPU)."""
-        if self.mode == "cuda":
-            self._count_launch("fill")
-        return self.xp.full(int(n), value, dtype=dtype)
+        """A device array filled with `value` (a fill launch on the device)."""
+        self._count_launch("fill")
+        t = time.perf_counter()
+        out = self.xp.full(int(n), value, dtype=dtype)
+        if self.mode == "standin":
+            self.counters.standin_s += time.perf_counter() - t
+        return out
 
     def grown(self, dev: Any, size: int) -> Any:
         """A larger device array holding `dev`'s contents first (zeros after): one device copy."""
-        out = self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype)
         self._count_launch("copy")
+        t = time.perf_counter()
+        out = self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype)
         out[:len(dev)] = dev
+        if self.mode == "standin":
+            self.counters.standin_s += time.perf_counter() - t
         return out
 
     def upload(self, host: Any) -> Any:

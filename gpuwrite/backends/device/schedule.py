@@ -106,26 +106,26 @@ class DeviceSchedule:
         self.words = win.arenas.lev.view(np.uint64)
         self.params = device.upload(schedule_params(opts))
         self.sched = device.upload(np.array([opts.page_size_check_min, 0, 0], dtype=np.int64))
-        self.cursor = device.full(self.ncols * k.S_COUNT, 0, np.int64).reshape(self.ncols, k.S_COUNT)
+        cursors = device.full(2 * self.ncols * k.S_COUNT, 0, np.int64).reshape(2, self.ncols, k.S_COUNT)
+        self.cursor, self.replay_cursor = cursors[0], cursors[1]
         self.block = device.upload(np.array([k.MIN_RECORDS_FOR_BLOCK_CHECK, 0, -1], dtype=np.int64))
-        self.replay_cursor = device.full(self.ncols * k.S_COUNT, 0, np.int64).reshape(self.ncols, k.S_COUNT)
         # every check is at least min(check_min, check_max, page row limit) rows after the last, but columns'
         # page row limits can add a check each: a first guess, grown when the planner says it is full
         spacing = max(1, min(opts.page_size_check_min, opts.page_size_check_max, opts.page_row_count_limit))
         events = win.rows // spacing + self.ncols + 2
         self._arrays(events, 2 * events + self.ncols)
-        self.status = device.full(1, 0, np.int64)
+        self.status = device.empty(1, np.int64)
         self.events = self.flushes = 0
         self.ordinals = np.zeros(self.ncols, dtype=np.int64)
 
     def _arrays(self, events: int, flushes: int) -> None:
         """Event and page arrays of these capacities."""
-        d = self.device
-        self.ev_row = d.full(events, 0, np.int64)
-        self.ev_end = d.full(events, 0, np.int64)
-        self.ev_lev = d.full(events * self.ncols, 0, np.int32).reshape(events, self.ncols)
-        self.fl_col = d.full(flushes, 0, np.int64)
-        self.fl_start = d.full(flushes, 0, np.int64)
+        d = self.device  # the planner writes every entry before anything reads it
+        self.ev_row = d.empty(events, np.int64)
+        self.ev_end = d.empty(events, np.int64)
+        self.ev_lev = d.empty(events * self.ncols, np.int32).reshape(events, self.ncols)
+        self.fl_col = d.empty(flushes, np.int64)
+        self.fl_start = d.empty(flushes, np.int64)
 
     def _grow(self, sched: np.ndarray) -> None:
         """The planner filled its arrays: double the full ones, keeping their contents."""
