@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from convert_cases import FLAT, convert_and_check, decimals, random_table
+from gpuwrite.kernels.layout import ST_COL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -153,7 +154,7 @@ def test_every_flat_generator_is_read_on_the_device():
     opts = WriteOptions()
     window = build_window(Device("standin"), table, FileSchema.from_arrow(table.schema, opts).leaves, opts)
     srct = window.inputs["srct"]
-    assert sorted(set(srct[:, 0].tolist())) == list(range(len(FLAT)))
+    assert sorted(set(srct[:, ST_COL].tolist())) == list(range(len(FLAT)))
 
 
 def test_decimal_python_values_round_trip():

@@ -93,7 +93,9 @@ class DeviceWindow:
     cols_dev: Any
     arenas: dict[str, Any]  # lev, idx, v8, v32, v64, dat (at least one element each)
     sizes: dict[str, int]  # elements of each arena in use
-    errs: Any
+    dat_base: np.ndarray  # int64[C]: a byte kind's first byte in dat (8-aligned; -1 for fixed kinds). A string
+    # column's region spans its Arrow data bytes, null slots' included; its values end at idx[CT_OFFS + values]
+    errs: Any  # int64[C, ER_COUNT], device: filled for the columns converted on the device (no flags for the rest)
     time_zone: str  # the session time zone (error messages)
     host_errors: list[tuple[int, GpuwriteError]] = field(default_factory=list)  # found while planning
     inputs: dict[str, Any] = field(default_factory=dict)  # src and the tables: keep until the launches end
@@ -232,17 +234,18 @@ def build_window(device: Device, table: pa.Table | Sequence[pa.ChunkedArray | pa
         device.upload_into(arenas[name], pos, host)
     zones = plan.sources.zones
     cols_d, srct_d, chunks_d, ranges_d, zones_d = _views(device, [plan.cols, srct, chunks, ranges, zones])
-    counts = device.empty(len(chunks) * K.CC_COUNT, np.int64).reshape(len(chunks), K.CC_COUNT)
-    errs = device.empty(len(leaves) * ER_COUNT, np.int64).reshape(len(leaves), ER_COUNT)
+    slots = max(len(chunks), 1)  # no zero-size arrays on the device
+    counts = device.empty(slots * K.CC_COUNT, np.int64).reshape(slots, K.CC_COUNT)
+    errs = device.empty(max(len(leaves), 1) * ER_COUNT, np.int64).reshape(-1, ER_COUNT)
     lev, idx, v8, v32, v64, dat = (arenas[name] for name in ARENAS)
     device.launch(COUNT, len(chunks), chunks_d, srct_d, src, counts)
     device.launch(SCAN, len(leaves), ranges_d, chunks_d, srct_d, cols_d, counts, errs, idx)
     device.launch(WRITE, len(chunks), chunks_d, srct_d, src, zones_d, cols_d, ranges_d, counts, errs, lev, idx,
                   v8, v32, v64, dat)
     rows = max((len(c) for c in columns), default=0)
-    inputs = {"src": src, "srct": srct_d, "chunks": chunks_d, "ranges": ranges_d, "counts": counts}
-    return DeviceWindow(tuple(leaves), rows, plan.cols, cols_d, arenas, dict(plan.sizes), errs, opts.time_zone,
-                        plan.errors, inputs)
+    inputs = {"src": src, "srct": srct_d, "chunks": chunks_d, "ranges": ranges_d, "counts": counts[:len(chunks)]}
+    return DeviceWindow(tuple(leaves), rows, plan.cols, cols_d, arenas, dict(plan.sizes), plan.dat, errs,
+                        opts.time_zone, plan.errors, inputs)
 
 
 def conversion_error(errs: np.ndarray, window: DeviceWindow) -> GpuwriteError | None:
