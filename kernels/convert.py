@@ -36,7 +36,6 @@ from .layout import (
     CV_BOOL,
     CV_BYTES,
     CV_DATE,
-    CV_DECIMAL,
     CV_INT,
     CV_INT96,
     CV_MICROS,
@@ -217,7 +216,7 @@ def zone_offset(zones: np.ndarray, micros: np.int64) -> np.int64:
     return zones[n + lo]
 
 
-@jit_inline
+@jit
 def rebased(p: tuple, zones: np.ndarray, value: np.int64, active: bool) -> np.int64:
     """A date / timestamp as written: LEGACY mode rebases when the column holds a value before the switch
     (`active`), as rebase.rebase_dates / rebase_timestamps do (fixed-offset zones: every value; region
@@ -236,10 +235,8 @@ def rebased(p: tuple, zones: np.ndarray, value: np.int64, active: bool) -> np.in
 
 
 @jit_inline
-def fixed_value(p: tuple, src: np.ndarray, i: int, zones: np.ndarray,
-                active: bool) -> np.int64:
-    """The converted value of row i (bool 0 / 1, integer, IEEE bits, days, micros or millis, the low word of a
-    decimal; INT96: its micros)."""
+def plain_value(p: tuple, src: np.ndarray, i: int) -> np.int64:
+    """Row i of a bool / integer / float / decimal piece: 0 / 1, the integer, the IEEE bits, the low word."""
     conv = p[ST_CONV]
     vals = p[ST_VALUES]
     if conv == CV_BOOL:
@@ -247,8 +244,16 @@ def fixed_value(p: tuple, src: np.ndarray, i: int, zones: np.ndarray,
     if conv == CV_INT:
         w = p[ST_WIDTH]
         return load_le(src, vals + i * w, w)
-    if conv == CV_DECIMAL:
-        return load_le(src, vals + i * p[ST_WIDTH], 8)
+    return load_le(src, vals + i * p[ST_WIDTH], 8)
+
+
+@jit
+def fixed_value(p: tuple, src: np.ndarray, i: int, zones: np.ndarray, active: bool) -> np.int64:
+    """The converted value of row i (bool 0 / 1, integer, IEEE bits, the low word of a decimal, days, micros
+    or millis; INT96: its micros)."""
+    conv = p[ST_CONV]
+    if not is_time(conv):
+        return plain_value(p, src, i)
     t, _ = time_value(p, src, i)
     t = rebased(p, zones, t, active)
     if conv == CV_MILLIS:
@@ -290,7 +295,7 @@ def store_fixed(kind: int, pos: int, v: np.int64, v8: np.ndarray, v32: np.ndarra
         v64[pos] = v
 
 
-@jit_inline
+@jit
 def put_value(p: tuple, src: np.ndarray, i: int, zones: np.ndarray, active: bool, kind: int,
               slots: tuple[int, int], v: int, d: int, idx: np.ndarray, v8: np.ndarray, v32: np.ndarray,
               v64: np.ndarray, dat: np.ndarray, copy: bool) -> np.int64:
@@ -467,26 +472,46 @@ def mark_row(lev: np.ndarray, idx: np.ndarray, dpos: int, vidx: int, r: int, ok:
         idx[vidx + r] = v
 
 
-@jit_inline
+@jit
 def fixed_rows(p: tuple, src: np.ndarray, rows: tuple[int, int], zones: np.ndarray, active: bool,
                marks: tuple[int, int, int], lev: np.ndarray, idx: np.ndarray, out: np.ndarray,
                at: tuple[int, int], narrow: bool) -> None:
     """The twin's loop over rows a..b of a fixed kind: levels, index and values (value v of the column at
-    out[pos + v], v from v0 on; at = (pos, v0); narrow: truncated to 32 bits). One loop per value arena and
-    a loop for columns without nulls: the CPU compiler keeps them tight."""
+    out[pos + v], v from v0 on; at = (pos, v0); narrow: truncated to 32 bits). Compiled per value arena, with
+    loops apart for dates / timestamps and for columns without nulls, so the CPU compiler keeps them tight."""
     dpos, vidx, row0 = marks
     pos, v = at
-    if p[ST_BITMAP] < 0 and dpos < 0 and vidx < 0:  # a column without nulls: no levels, value index = row
+    timed = is_time(p[ST_CONV])
+    if p[ST_BITMAP] < 0 and dpos < 0 and vidx < 0 and not timed:  # no nulls: no levels, value index = row
         for i in range(rows[0], rows[1]):
-            x = fixed_value(p, src, i, zones, active)
+            x = plain_value(p, src, i)
             out[pos + v + i - rows[0]] = wrap32(x) if narrow else x
         return
     for i in range(rows[0], rows[1]):
         ok = row_valid(p, src, i)
         mark_row(lev, idx, dpos, vidx, row0 + i, ok, v)
         if ok:
-            x = fixed_value(p, src, i, zones, active)
+            x = fixed_value(p, src, i, zones, active) if timed else plain_value(p, src, i)
             out[pos + v] = wrap32(x) if narrow else x
+            v += 1
+
+
+@jit
+def bytes_rows(p: tuple, src: np.ndarray, rows: tuple[int, int], marks: tuple[int, int, int], lev: np.ndarray,
+               idx: np.ndarray, offs: int, at: tuple[int, int], dat: np.ndarray) -> None:
+    """The twin's loop over rows a..b of a string / binary piece (put_value's CV_BYTES path, inlined):
+    levels, index, value offsets at idx[offs + v] and bytes from dat[d] on (at = (v0, d0))."""
+    dpos, vidx, row0 = marks
+    v, d = at
+    for i in range(rows[0], rows[1]):
+        ok = row_valid(p, src, i)
+        mark_row(lev, idx, dpos, vidx, row0 + i, ok, v)
+        if ok:
+            idx[offs + v] = d
+            x, n = byte_span(p, src, i)
+            for j in range(n):
+                dat[d + j] = src[x + j]
+            d += n
             v += 1
 
 
@@ -515,6 +540,8 @@ def write_chunk(k: int, chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, z
         fixed_rows(p, src, (a, b), zones, active, marks, lev, idx, v32, (slots[0], v), True)
     elif slots[1] < 0:
         fixed_rows(p, src, (a, b), zones, active, marks, lev, idx, v64, (slots[0], v), False)
+    elif p[ST_CONV] == CV_BYTES:
+        bytes_rows(p, src, (a, b), marks, lev, idx, slots[1], (v, d), dat)
     else:
         for i in range(a, b):
             ok = row_valid(p, src, i)
