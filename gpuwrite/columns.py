@@ -73,16 +73,26 @@ def _timestamp_micros(arr: pa.Array, leaf: Leaf, valid: np.ndarray | None) -> np
     raw = _fixed_values(arr.view(pa.int64()), np.int64, valid)
     if unit == "ns":
         if np.any(raw % 1000):
-            raise GpuwriteError(f"column {leaf.name!r}: timestamp[ns] values with sub-microsecond parts cannot "
-                                "be written without loss (Spark stores microseconds); cast to timestamp[us]")
+            raise ns_loss_error(leaf.name)
         return raw // 1000
     factor = _UNIT_TO_MICROS[unit]
     if factor != 1:
         limit = np.iinfo(np.int64).max // factor
         if raw.size and (raw.max() > limit or raw.min() < -limit):
-            raise GpuwriteError(f"column {leaf.name!r}: timestamp[{unit}] value out of the microsecond range")
+            raise micros_range_error(leaf.name, unit)
         return raw * factor
     return raw
+
+
+def ns_loss_error(column: str) -> GpuwriteError:
+    """The refusal of timestamp[ns] values that microseconds cannot hold."""
+    return GpuwriteError(f"column {column!r}: timestamp[ns] values with sub-microsecond parts cannot "
+                         "be written without loss (Spark stores microseconds); cast to timestamp[us]")
+
+
+def micros_range_error(column: str, unit: str) -> GpuwriteError:
+    """The refusal of timestamp[s|ms] values beyond the int64 microsecond range."""
+    return GpuwriteError(f"column {column!r}: timestamp[{unit}] value out of the microsecond range")
 
 
 def int96_bytes(micros: np.ndarray) -> np.ndarray:

@@ -18,19 +18,23 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
-from gpuwrite.kernels.rebase import LAST_SWITCH_GREGORIAN_DAY, rebase_days, rebase_micros, rebase_zoned
+from gpuwrite.kernels.rebase import (
+    LAST_SWITCH_GREGORIAN_DAY,
+    LAST_SWITCH_GREGORIAN_MICROS,
+    rebase_days,
+    rebase_micros,
+    rebase_zoned,
+)
 
 from .errors import GpuwriteError
 
-# SPEC: RebaseDateTime.lastSwitchGregorianTs: the latest switch instant over all time zones.
-LAST_SWITCH_GREGORIAN_MICROS = -2_208_988_800_000_000  # 1900-01-01T00:00:00Z
 # java.util.TimeZone's custom IDs: GMT+h, GMT+hh, GMT+hh:mm, GMT+hhmm.
 _JAVA_CUSTOM_ZONE = re.compile(r"^GMT([+-])(\d{1,2})(?::?(\d{2}))?$")
 # Offset IDs java.time accepts (Spark's session zone) but java.util.TimeZone does not know: it falls back to GMT.
 _OFFSET_ONLY_ZONE = re.compile(r"^(?:Z|(?:UTC|UT|GMT)?[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)$")
 
 
-def _fixed_offset_micros(zone: str) -> int | None:
+def fixed_offset_micros(zone: str) -> int | None:
     """The fixed offset (micros) Spark's rebase works in for `zone`, or None for a region zone.
 
     Spark rebases with `TimeZone.getTimeZone(id)`: GMT custom IDs keep their offset, while offset-only IDs
@@ -58,10 +62,7 @@ def rebase_dates(days: np.ndarray, mode: str, column: str) -> np.ndarray:
     if mode == "CORRECTED" or days.size == 0 or int(days.min()) >= LAST_SWITCH_GREGORIAN_DAY:
         return days
     if mode == "EXCEPTION":
-        first = int(days[np.argmax(days < LAST_SWITCH_GREGORIAN_DAY)])
-        raise GpuwriteError(f"column {column!r}: date {_date_text(first)} is before 1582-10-15 and is ambiguous "
-                            "between calendars; set spark.sql.parquet.datetimeRebaseModeInWrite to LEGACY "
-                            "(rebase to the hybrid Julian calendar) or CORRECTED (write it as is)")
+        raise date_switch_error(column, int(days[np.argmax(days < LAST_SWITCH_GREGORIAN_DAY)]))
     out = np.empty_like(days)
     rebase_days(days, out)
     return out
@@ -72,11 +73,8 @@ def rebase_timestamps(micros: np.ndarray, mode: str, time_zone: str, column: str
     if mode == "CORRECTED" or micros.size == 0 or int(micros.min()) >= LAST_SWITCH_GREGORIAN_MICROS:
         return micros
     if mode == "EXCEPTION":
-        first = int(micros[np.argmax(micros < LAST_SWITCH_GREGORIAN_MICROS)])
-        raise GpuwriteError(f"column {column!r}: timestamp {first} µs since the epoch is before "
-                            "1900-01-01T00:00:00Z and is ambiguous between calendars; set the rebase mode to "
-                            "LEGACY or CORRECTED")
-    offset = _fixed_offset_micros(time_zone)
+        raise timestamp_switch_error(column, int(micros[np.argmax(micros < LAST_SWITCH_GREGORIAN_MICROS)]))
+    offset = fixed_offset_micros(time_zone)
     out = np.empty_like(micros)
     if offset is not None:
         rebase_micros(micros, np.int64(offset), np.int64(offset), out)
@@ -94,7 +92,37 @@ def _zone(name: str, column: str) -> ZoneInfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise GpuwriteError(f"column {column!r}: unknown session time zone {name!r}") from None
+        raise unknown_zone_error(column, name) from None
+
+
+def date_switch_error(column: str, days: int) -> GpuwriteError:
+    """EXCEPTION mode's refusal of a date before the calendar switch (`days`: the first such value)."""
+    return GpuwriteError(f"column {column!r}: date {_date_text(days)} is before 1582-10-15 and is ambiguous "
+                         "between calendars; set spark.sql.parquet.datetimeRebaseModeInWrite to LEGACY "
+                         "(rebase to the hybrid Julian calendar) or CORRECTED (write it as is)")
+
+
+def timestamp_switch_error(column: str, micros: int) -> GpuwriteError:
+    """EXCEPTION mode's refusal of a timestamp before the last switch (`micros`: the first such value)."""
+    return GpuwriteError(f"column {column!r}: timestamp {micros} µs since the epoch is before "
+                         "1900-01-01T00:00:00Z and is ambiguous between calendars; set the rebase mode to "
+                         "LEGACY or CORRECTED")
+
+
+def unknown_zone_error(column: str, name: str) -> GpuwriteError:
+    """LEGACY rebase of a column in a session time zone tzdb does not know."""
+    return GpuwriteError(f"column {column!r}: unknown session time zone {name!r}")
+
+
+def zone_history(time_zone: str) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """A region zone as `rebase_timestamps` rebases in it: (start instants, tzdb offsets before 1900, raw
+    offset now), all micros; None for a zone id tzdb does not know. The device rebase uploads these."""
+    try:
+        zone = ZoneInfo(time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+    starts, offsets = _offset_history(zone)
+    return starts, offsets, _raw_offset_now(zone)
 
 
 def _offset_at(zone: ZoneInfo, micros: int) -> int:

@@ -110,3 +110,12 @@ def page_kernel(kernel: Callable[..., Any]) -> Any:
     compiled = cuda.jit(namespace["run_pages"])
     _GLOBAL[id(fn)] = compiled
     return compiled
+
+
+def jit_inline(fn: F) -> F:
+    """`jit`, and inlined by numba into the @jit functions that call it: numba does not inline one compiled
+    function into another, so a per-value helper called in a hot loop costs a call each time otherwise.
+    `device(fn)` gives its CUDA form (NVVM inlines device functions itself)."""
+    dispatcher = njit(cache=True, nogil=True, inline="always")(fn)
+    _KERNELS[id(dispatcher)] = fn
+    return dispatcher  # type: ignore[return-value]

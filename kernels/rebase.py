@@ -12,6 +12,8 @@ import numpy as np
 from ._jit import jit
 
 LAST_SWITCH_GREGORIAN_DAY = -141427  # 1582-10-15, the first Gregorian day of the hybrid calendar
+# SPEC: RebaseDateTime.lastSwitchGregorianTs: the latest switch instant over all time zones.
+LAST_SWITCH_GREGORIAN_MICROS = -2_208_988_800_000_000  # 1900-01-01T00:00:00Z
 MICROS_PER_DAY = 86_400_000_000
 
 

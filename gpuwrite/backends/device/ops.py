@@ -168,6 +168,22 @@ class Device:
             c.standin_s += time.perf_counter() - t
         return out
 
+    def upload_into(self, dst: Any, offset: int, host: Any) -> None:
+        """Copy host array `host` into device array `dst` at element `offset` (host -> device, same dtype):
+        one copy, counted as `upload` counts."""
+        host = np.ascontiguousarray(host)
+        n = host.size
+        c = self.counters
+        c.h2d_bytes += host.nbytes
+        c.h2d_copies += 1
+        if self.mode == "cuda":
+            dst[offset:offset + n].set(host)
+            return
+        t = time.perf_counter()
+        dst[offset:offset + n] = host
+        if self.mode == "standin":
+            c.standin_s += time.perf_counter() - t
+
     def download(self, dev: Any) -> np.ndarray:
         """A host copy of device array `dev` (device -> host); the host waits for it: a sync."""
         c = self.counters

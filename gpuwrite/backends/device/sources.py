@@ -1,0 +1,227 @@
+"""A window's Arrow columns as conversion input: source pieces (rows of `srct`, kernels/layout.py) and the
+buffer slices that go into the `src` arena, planned on the host from Arrow metadata without touching values.
+
+Only the bytes of the window's rows travel: a sliced array's values start at its first row, its bitmaps keep a
+bit offset 0..7, its string data starts at its first offset (ST_OFF0). Dictionary-encoded chunks are decoded
+and string / binary VIEW chunks cast to large_string / large_binary on the host first, as columns.py does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from gpuwrite.kernels.layout import (
+    A_BINARY,
+    A_BOOL,
+    A_DATE32,
+    A_DECIMAL128,
+    A_DECIMAL256,
+    A_DOUBLE,
+    A_FLOAT,
+    A_INT8,
+    A_INT16,
+    A_INT32,
+    A_INT64,
+    A_LARGE_BINARY,
+    A_TIMESTAMP,
+    CV_BOOL,
+    CV_BYTES,
+    CV_DATE,
+    CV_DECIMAL,
+    CV_FLBA,
+    CV_INT,
+    CV_INT96,
+    CV_MICROS,
+    CV_MILLIS,
+    RB_CORRECTED,
+    RB_EXCEPTION,
+    RB_LEGACY,
+    ST_BITMAP,
+    ST_BITOFF,
+    ST_COL,
+    ST_CONV,
+    ST_COUNT,
+    ST_DATA,
+    ST_FIRST,
+    ST_OFF0,
+    ST_OFFSET,
+    ST_OFFSETS,
+    ST_OUTW,
+    ST_REBASE,
+    ST_ROWS,
+    ST_TYPE,
+    ST_UNIT,
+    ST_VALUES,
+    ST_VBITOFF,
+    ST_WIDTH,
+    ST_ZONE,
+    ZK_FIXED,
+    ZK_REGION,
+    ZK_UNKNOWN,
+)
+
+from ...errors import GpuwriteError
+from ...options import WriteOptions
+from ...rebase import fixed_offset_micros, zone_history
+from ...schema import Leaf, value_type
+
+_REBASE = {"CORRECTED": RB_CORRECTED, "LEGACY": RB_LEGACY, "EXCEPTION": RB_EXCEPTION}
+_UNIT = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": -1_000}  # micros per unit; ns: divided by 1000
+_FIXED_TYPES = ((pa.types.is_int8, A_INT8, 1), (pa.types.is_int16, A_INT16, 2), (pa.types.is_int32, A_INT32, 4),
+                (pa.types.is_int64, A_INT64, 8), (pa.types.is_float32, A_FLOAT, 4),
+                (pa.types.is_float64, A_DOUBLE, 8), (pa.types.is_date32, A_DATE32, 4),
+                (pa.types.is_timestamp, A_TIMESTAMP, 8), (pa.types.is_decimal128, A_DECIMAL128, 16),
+                (pa.types.is_decimal256, A_DECIMAL256, 32), (pa.types.is_boolean, A_BOOL, 0),
+                (pa.types.is_string, A_BINARY, 4), (pa.types.is_binary, A_BINARY, 4),
+                (pa.types.is_large_string, A_LARGE_BINARY, 8), (pa.types.is_large_binary, A_LARGE_BINARY, 8))
+
+
+def source_type(t: pa.DataType) -> tuple[int, int] | None:
+    """(A_* code, bytes per value or offset) of an Arrow type the device reads, or None."""
+    for test, code, width in _FIXED_TYPES:
+        if test(t):
+            return code, width
+    return None
+
+
+def conversion(leaf: Leaf, t: pa.DataType) -> int | None:
+    """The CV_* conversion columns.leaf_data applies to a flat leaf of Arrow type t, or None (host path)."""
+    kind = leaf.kind
+    if kind == "bool":
+        return CV_BOOL
+    if kind in ("float", "double"):
+        return CV_INT
+    if leaf.is_decimal:
+        if not (pa.types.is_decimal128(t) or pa.types.is_decimal256(t)):
+            return None
+        return CV_DECIMAL if kind in ("int32", "int64") else CV_FLBA
+    if pa.types.is_timestamp(t):
+        if kind == "int96":
+            return CV_INT96
+        return CV_MILLIS if leaf.logical is not None and leaf.logical.unit == "MILLIS" else CV_MICROS
+    if pa.types.is_date32(t):
+        return CV_DATE
+    if kind in ("int32", "int64"):
+        return CV_INT
+    return CV_BYTES if kind == "bytes" else None
+
+
+def flat_chunks(column: pa.ChunkedArray | pa.Array, leaf: Leaf) -> list[pa.Array]:
+    """The window's non-empty chunks of a flat column as the device reads them (dictionaries decoded, VIEW
+    types cast); refuses a chunk of the wrong type as columns.leaf_data does."""
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    out = []
+    for arr in chunks:
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        if arr.type != value_type(leaf.arrow_type) and not pa.types.is_dictionary(leaf.arrow_type):
+            raise GpuwriteError(f"column {leaf.name!r}: got {arr.type}, expected {leaf.arrow_type}")
+        if pa.types.is_string_view(arr.type):
+            arr = arr.cast(pa.large_string())
+        elif pa.types.is_binary_view(arr.type):
+            arr = arr.cast(pa.large_binary())
+        if len(arr):
+            out.append(arr)
+    return out
+
+
+@dataclass
+class Sources:
+    """The pieces of a window's flat columns and the host buffer slices of `src`."""
+
+    opts: WriteOptions
+    rows: list[list[int]] = field(default_factory=list)  # srct rows
+    parts: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (src position, uint8 host view)
+    size: int = 0  # bytes of src
+    zones: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    _zone: tuple[int, int] | None = None
+
+    def place(self, view: np.ndarray) -> int:
+        """Reserve an 8-byte-aligned position in src for `view` (uint8) and remember the copy."""
+        pos = (self.size + 7) & ~7
+        if view.size:
+            self.parts.append((pos, view))
+        self.size = pos + view.size
+        return pos
+
+    def add_column(self, col: int, leaf: Leaf, chunks: list[pa.Array], conv: int) -> int:
+        """Pieces for the chunks of column `col`; returns the string bytes they span (an upper bound of the
+        present values' bytes: null slots may hold bytes)."""
+        span = 0
+        first = 0
+        for arr in chunks:
+            code, width = source_type(arr.type)  # type: ignore[misc]
+            st = [-1] * ST_COUNT
+            st[ST_COL], st[ST_FIRST], st[ST_ROWS], st[ST_TYPE], st[ST_CONV] = col, first, len(arr), code, conv
+            st[ST_WIDTH], st[ST_VBITOFF], st[ST_OFF0], st[ST_UNIT] = width, 0, 0, 1
+            st[ST_OUTW] = 12 if conv == CV_INT96 else leaf.type_length if conv == CV_FLBA else 0
+            self._time_params(st, leaf, arr.type, conv)
+            span += self._buffers(st, arr, code, width)
+            self.rows.append(st)
+            first += len(arr)
+        return span
+
+    def _time_params(self, st: list[int], leaf: Leaf, t: pa.DataType, conv: int) -> None:
+        """Unit, rebase mode and session zone of a date / timestamp piece (CORRECTED for the rest)."""
+        st[ST_REBASE], st[ST_ZONE], st[ST_OFFSET] = RB_CORRECTED, ZK_FIXED, 0
+        if conv == CV_DATE:
+            st[ST_REBASE] = _REBASE[self.opts.datetime_rebase]
+        elif pa.types.is_timestamp(t):
+            st[ST_UNIT] = _UNIT[t.unit]
+            if t.tz is not None:
+                mode = self.opts.int96_rebase if conv == CV_INT96 else self.opts.datetime_rebase
+                st[ST_REBASE] = _REBASE[mode]
+                if mode == "LEGACY":
+                    st[ST_ZONE], st[ST_OFFSET] = self.session_zone()
+
+    def session_zone(self) -> tuple[int, int]:
+        """(ZK_* kind, offset) of the session time zone as Spark's rebase sees it; fills `zones` for a region
+        zone (tzdb start instants, then offsets, before 1900)."""
+        if self._zone is None:
+            offset = fixed_offset_micros(self.opts.time_zone)
+            history = None if offset is not None else zone_history(self.opts.time_zone)
+            if offset is not None:
+                self._zone = (ZK_FIXED, offset)
+            elif history is None:
+                self._zone = (ZK_UNKNOWN, 0)
+            else:
+                starts, offsets, raw = history
+                self.zones = np.concatenate([starts, offsets]).astype(np.int64)
+                self._zone = (ZK_REGION, raw)
+        return self._zone
+
+    def _buffers(self, st: list[int], arr: pa.Array, code: int, width: int) -> int:
+        """Place the piece's buffers; returns the string bytes it spans."""
+        off, n = arr.offset, len(arr)
+        bufs = arr.buffers()
+        st[ST_BITMAP] = -1
+        if arr.null_count:
+            if bufs[0] is None:
+                bits = np.packbits(arr.is_valid().to_numpy(zero_copy_only=False), bitorder="little")
+                st[ST_BITMAP], st[ST_BITOFF] = self.place(bits), 0
+            else:
+                st[ST_BITMAP], st[ST_BITOFF] = self.place(_bits(bufs[0], off, n)), off & 7
+        if code == A_BOOL:
+            st[ST_VALUES], st[ST_VBITOFF] = self.place(_bits(bufs[1], off, n)), off & 7
+            return 0
+        if code not in (A_BINARY, A_LARGE_BINARY):
+            st[ST_VALUES] = self.place(np.frombuffer(bufs[1], dtype=np.uint8)[off * width:(off + n) * width])
+            return 0
+        ends = np.frombuffer(bufs[1], dtype=np.int32 if width == 4 else np.int64, count=off + n + 1)
+        o0, o1 = int(ends[off]), int(ends[off + n])
+        st[ST_OFFSETS] = self.place(np.frombuffer(bufs[1], dtype=np.uint8)[off * width:(off + n + 1) * width])
+        data = np.frombuffer(bufs[2], dtype=np.uint8)[o0:o1] if bufs[2] is not None else np.zeros(0, np.uint8)
+        st[ST_DATA], st[ST_OFF0] = self.place(data), o0
+        return o1 - o0
+
+    def table(self) -> np.ndarray:
+        """srct: int64[S, ST_COUNT]."""
+        return np.array(self.rows, dtype=np.int64).reshape(len(self.rows), ST_COUNT)
+
+
+def _bits(buf: pa.Buffer, off: int, n: int) -> np.ndarray:
+    """The bytes of a bitmap holding bits off..off + n."""
+    return np.frombuffer(buf, dtype=np.uint8)[off >> 3:(off + n + 7) >> 3]
