@@ -30,7 +30,7 @@ import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from plan_reference import BlockCheck, LevelMeter, ListEncoders, PagePlanner, RowGroupBuilder  # noqa: E402
+from plan_reference import BlockCheck, LevelMeter, ListEncoders, OnLeafData, PagePlanner, RowGroupBuilder  # noqa: E402
 
 from gpuwrite.assemble.pages import stamp_headers  # noqa: E402
 from gpuwrite.backends.rowgroup import PlannedRowGroup  # noqa: E402
@@ -260,7 +260,7 @@ def main() -> None:
         return RowGroupBuilder(ls, encs, opts)
 
     def compiled(ls: list[Leaf], encs: list[Any]) -> Any:
-        return PlannedRowGroup(ls, opts, ListEncoders(encs))
+        return OnLeafData(PlannedRowGroup(ls, opts, ListEncoders(encs)))
 
     run(compiled, leaves, calls, sizes)  # compile (numba caches on disk; first call loads)
     times: dict[str, list[float]] = {"python": [], "compiled": [], "python plan": [], "compiled plan": [],

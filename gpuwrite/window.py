@@ -1,4 +1,4 @@
-"""Input rows waiting to be written, and the window of them converted for the open row group.
+"""Input rows waiting to be written, and the window of them the open row group's builder works on.
 
 Rows are converted to NumPy in windows, never the whole input: a window starts at the open row group's first
 row with about eight row groups' worth of Arrow data (a bit more than the last row group's rows after the
@@ -8,6 +8,8 @@ rows, never on how the input was chunked.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import pyarrow as pa
 
 from .columns import leaf_data
@@ -15,6 +17,41 @@ from .integrations.arrow import ArrowPiece
 from .leafdata import LeafData
 from .options import WriteOptions
 from .schema import FileSchema
+
+
+class Window(Protocol):
+    """Rows 0..rows of the open row group: as Arrow (a backend that converts them itself: the GPU) or as LeafData
+    (converted on the host: the CPU path)."""
+
+    @property
+    def rows(self) -> int:
+        """Rows in the window."""
+
+    def arrow(self) -> pa.Table:
+        """The window's rows as Arrow."""
+
+    def leaves(self) -> list[LeafData]:
+        """The window's rows converted, one LeafData per leaf."""
+
+
+class LeafWindow:
+    """A window of rows already converted (tests and tools drive builders with these)."""
+
+    def __init__(self, data: list[LeafData]) -> None:
+        self.data = data
+
+    @property
+    def rows(self) -> int:
+        """Rows in the window."""
+        return self.data[0].num_rows if self.data else 0
+
+    def arrow(self) -> pa.Table:
+        """Not available: the rows were given converted."""
+        raise TypeError("this window holds converted rows only")
+
+    def leaves(self) -> list[LeafData]:
+        """The rows, converted."""
+        return self.data
 
 
 def concat_pieces(pieces: list[ArrowPiece]) -> pa.Table:
@@ -33,7 +70,8 @@ class RowWindow:
         self.pending: list[ArrowPiece] = []
         self.pending_rows = 0
         self.data: list[LeafData] = []
-        self.rows = 0  # rows of the open row group converted so far
+        self.rows = 0  # rows of the open row group in the window
+        self.converted = 0  # of them, rows converted on the host
         self.target = 0  # rows the window should hold before the next check
 
     def push(self, piece: ArrowPiece) -> None:
@@ -43,7 +81,7 @@ class RowWindow:
 
     def start_row_group(self, last_rows: int | None) -> None:
         """A new row group starts at the first pending row; `last_rows` is the previous one's row count."""
-        self.data, self.rows = [], 0
+        self.data, self.rows, self.converted = [], 0, 0
         if last_rows is not None:
             self.target = max(1024, last_rows * 5 // 4)
             return
@@ -55,17 +93,25 @@ class RowWindow:
         """Whether there are rows to convert now (enough for the target, or the input has ended)."""
         return self.pending_rows > 0 and (final or self.pending_rows >= self.target)
 
-    def extend(self) -> list[LeafData]:
-        """Convert pending rows up to the target (or the end of the input) and return the whole window."""
-        rows = min(self.target, self.pending_rows)
-        if self.rows < rows:
-            table = concat_pieces(self.pending).slice(self.rows, rows - self.rows)
+    def extend(self) -> RowWindow:
+        """Take pending rows up to the target (or the end of the input) into the window; the window."""
+        self.rows = max(self.rows, min(self.target, self.pending_rows))
+        return self
+
+    def arrow(self) -> pa.Table:
+        """The window's rows as Arrow (no copy of column data)."""
+        return concat_pieces(self.pending).slice(0, self.rows)
+
+    def leaves(self) -> list[LeafData]:
+        """The window's rows converted on the host; rows added since the last call are converted and joined."""
+        if self.converted < self.rows:
+            table = concat_pieces(self.pending).slice(self.converted, self.rows - self.converted)
             fresh = [leaf_data(table.column(leaf.index), leaf, self.opts) for leaf in self.schema.leaves]
             if not self.data:
                 self.data = fresh
             else:
                 self.data = [LeafData.concat([old, new]) for old, new in zip(self.data, fresh, strict=True)]
-            self.rows = rows
+            self.converted = self.rows
         return self.data
 
     @property
@@ -82,9 +128,9 @@ class RowWindow:
         rest = concat_pieces(self.pending).slice(rows)
         self.pending = [rest] if rest.num_rows else []
         self.pending_rows -= rows
-        self.data, self.rows = [], 0
+        self.data, self.rows, self.converted = [], 0, 0
 
     def clear(self) -> None:
         """Forget everything pending (the write was abandoned)."""
         self.pending, self.pending_rows = [], 0
-        self.data, self.rows = [], 0
+        self.data, self.rows, self.converted = [], 0, 0

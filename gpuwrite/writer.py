@@ -98,8 +98,7 @@ class FileWriter:
                 window.start_row_group(rgs[-1].num_rows if rgs else None)
             if not window.ready(final):
                 return
-            data = window.extend()
-            cut = self._builder.advance(data, window.rows, final and window.at_end)
+            cut = self._builder.advance(window.extend(), window.rows, final and window.at_end)
             if cut is None:
                 if window.at_end:
                     return

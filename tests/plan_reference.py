@@ -21,6 +21,7 @@ from gpuwrite.encode.rules import raw_value_bytes
 from gpuwrite.leafdata import LeafData
 from gpuwrite.options import LONG_MAX, WriteOptions
 from gpuwrite.schema import Leaf
+from gpuwrite.window import LeafWindow
 
 MIN_RECORDS_FOR_BLOCK_CHECK = 100  # SPEC: InternalParquetRecordWriter.MINIMUM_RECORD_COUNT_FOR_CHECK
 MAX_RECORDS_FOR_BLOCK_CHECK = 10_000  # SPEC: InternalParquetRecordWriter.MAXIMUM_RECORD_COUNT_FOR_CHECK
@@ -227,3 +228,16 @@ class ListEncoders:
 
     def finish(self) -> list[Any]:
         return [e.finish() for e in self.encoders]
+
+
+class OnLeafData:
+    """A row-group builder driven, like the reference, with lists of LeafData (wrapped as windows)."""
+
+    def __init__(self, builder: Any) -> None:
+        self.builder = builder
+
+    def advance(self, datas: Sequence[LeafData], available: int, final: bool) -> int | None:
+        return self.builder.advance(LeafWindow(list(datas)), available, final)  # type: ignore[no-any-return]
+
+    def finish(self) -> Any:
+        return self.builder.finish()

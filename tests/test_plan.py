@@ -23,6 +23,7 @@ from gpuwrite.leafdata import LeafData
 from gpuwrite.options import WriteOptions
 from gpuwrite.plan import ColumnArrays, PageSchedule
 from gpuwrite.schema import FileSchema, Leaf
+from gpuwrite.window import LeafWindow
 
 
 def _leaves(types: Sequence[pa.DataType], opts: WriteOptions) -> tuple[Leaf, ...]:
@@ -146,7 +147,7 @@ def test_row_group_ends_where_the_memory_check_fires_and_pages_past_it_are_dropp
     opts = WriteOptions(page_size=8000, block_size=100_000)
     encoders = _FixedRatioEncoders(per_row=4)
     builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
-    cut = builder.advance([_longs(100_000)], 100_000, final=False)
+    cut = builder.advance(LeafWindow([_longs(100_000)]), 100_000, final=False)
     assert cut == 24_707
     pages = encoders.pages_of[0]
     assert [(p.a, p.b) for p in pages[-2:]] == [(23_412, 24_387), (24_387, 24_707)]
@@ -160,7 +161,7 @@ def test_row_group_waits_for_more_rows_then_ends_at_the_input_end() -> None:
     opts = WriteOptions(page_size=8000, block_size=100_000)
     encoders = _FixedRatioEncoders(per_row=4)
     builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
-    window = [_longs(5000)]
+    window = LeafWindow([_longs(5000)])
     assert builder.advance(window, 5000, final=False) is None
     assert builder.advance(window, 5000, final=True) == 5000
     assert [p.b for p in encoders.pages_of[0]] == [987, 1962, 2937, 3912, 4887, 5000]
@@ -172,7 +173,7 @@ def test_at_the_input_end_the_last_pages_come_in_the_same_batch() -> None:
     opts = WriteOptions(page_size=8000, block_size=100_000)
     encoders = _FixedRatioEncoders(per_row=4)
     builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders, one_batch=True)  # type: ignore[arg-type]
-    assert builder.advance([_longs(5000)], 5000, final=True) == 5000
+    assert builder.advance(LeafWindow([_longs(5000)]), 5000, final=True) == 5000
     assert encoders.batches == [[6]]
     assert [p.b for p in encoders.pages_of[0]] == [987, 1962, 2937, 3912, 4887, 5000]
     assert encoders.dropped == []
@@ -184,6 +185,6 @@ def test_one_batch_cut_inside_the_window_drops_the_last_pages_too() -> None:
     opts = WriteOptions(page_size=8000, block_size=100_000)
     encoders = _FixedRatioEncoders(per_row=4)
     builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders, one_batch=True)  # type: ignore[arg-type]
-    assert builder.advance([_longs(40_000)], 40_000, final=True) == 24_707
+    assert builder.advance(LeafWindow([_longs(40_000)]), 40_000, final=True) == 24_707
     assert len(encoders.batches) == 2 and encoders.batches[1] == [1]
     assert [(p.a, p.b) for p in encoders.pages_of[0][-2:]] == [(23_412, 24_387), (24_387, 24_707)]

@@ -20,7 +20,7 @@ import pytest
 from gpuwrite.kernels import schedule as k
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plan_reference import BlockCheck, ListEncoders, PagePlanner, RowGroupBuilder
+from plan_reference import BlockCheck, ListEncoders, OnLeafData, PagePlanner, RowGroupBuilder
 
 from gpuwrite.backends.rowgroup import PlannedRowGroup
 from gpuwrite.columns import leaf_data
@@ -185,7 +185,7 @@ def _encoders(leaves: Sequence[Leaf], opts: WriteOptions) -> list[ChunkEncoder]:
 
 def planned(encoders: list[Any], opts: WriteOptions, leaves: Sequence[Leaf], one_batch: bool = False) -> Any:
     """The shared row-group driver over these encoders."""
-    return PlannedRowGroup(leaves, opts, ListEncoders(encoders), one_batch=one_batch)
+    return OnLeafData(PlannedRowGroup(leaves, opts, ListEncoders(encoders), one_batch=one_batch))
 
 
 @dataclass

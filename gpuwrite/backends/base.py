@@ -8,6 +8,7 @@ from typing import Protocol
 
 from ..encode.chunk import EncodedChunk
 from ..leafdata import LeafData
+from ..window import Window
 
 PageRanges = Sequence[Sequence[tuple[int, int]]]
 
@@ -23,7 +24,7 @@ class SizedPage(Protocol):
 class RowGroupBuilder(Protocol):
     """Builds one row group from a window of rows that may grow: finds where parquet-java would end it."""
 
-    def advance(self, window: Sequence[LeafData], available: int, final: bool) -> int | None:
+    def advance(self, window: Window, available: int, final: bool) -> int | None:
         """Run the checks over rows 0..available of the window; the row count where the row group ends, or
         None when it goes on past `available` (with `final`, it ends at `available` at the latest)."""
 

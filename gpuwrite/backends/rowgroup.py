@@ -22,6 +22,7 @@ from ..leafdata import LeafData
 from ..options import WriteOptions
 from ..plan import CUT, NEED_PLAN, NOT_YET, BlockReplay, ColumnArrays, PageSchedule
 from ..schema import Leaf
+from ..window import Window
 from .base import ColumnEncoders
 
 OVERSHOOT = 1.1  # plan this much past the estimated end of the row group, so one batch usually reaches it
@@ -98,8 +99,9 @@ class PlannedRowGroup:
         self.encoded += sum(sizes) + sum(self.encoders.pages(c)[-1].size for c in self.final_pages)
         self.replay.set_sizes(s.events, np.array(sizes, dtype=np.int64))
 
-    def advance(self, window: Sequence[LeafData], available: int, final: bool) -> int | None:
+    def advance(self, rows: Window, available: int, final: bool) -> int | None:
         """Run the checks over rows 0..available; return the row count if the row group ends, else None."""
+        window = rows.leaves()
         self.encoders.load(window)
         stop = min(available, self.opts.block_row_count_limit)
         while True:

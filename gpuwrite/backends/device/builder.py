@@ -18,9 +18,9 @@ from gpuwrite.kernels import schedule as k
 
 from ...encode.bloom import BloomBuilder, chunk_bitset
 from ...encode.chunk import Compressor, EncodedChunk
-from ...leafdata import LeafData
 from ...options import WriteOptions
 from ...schema import Leaf
+from ...window import Window
 from ..base import RowGroupBuilder
 from . import steps
 from .chunks import PageRef, assemble_chunks
@@ -29,7 +29,7 @@ from .dictionary import DeviceDictionary, build_dictionary
 from .encode import BatchSetup, EncodedBatch, PageTable, encode_planned, page_info
 from .ops import Device
 from .schedule import DeviceSchedule
-from .window import DeviceWindow, window_from_leafdata
+from .window import DeviceWindow, window_on_device
 
 
 class DeviceRowGroup:
@@ -37,7 +37,7 @@ class DeviceRowGroup:
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, device: Device, codec: PageCodec | None) -> None:
         self.leaves, self.opts, self.device, self.codec = list(leaves), opts, device, codec
-        self.window: Sequence[LeafData] = ()
+        self.window: Window | None = None
         self.win: DeviceWindow | None = None
         self.dic: DeviceDictionary | None = None
         self.batches: list[EncodedBatch] = []
@@ -52,12 +52,12 @@ class DeviceRowGroup:
         self.batches.append(batch)
         return batch, fell
 
-    def advance(self, window: Sequence[LeafData], available: int, final: bool) -> int | None:
+    def advance(self, window: Window, available: int, final: bool) -> int | None:
         """Plan, encode and replay the whole window; the row count where the row group ends, or None when it
         goes on past the window (the window then grows and this starts over)."""
         self.window, self.batches, self.refs = window, [], [[] for _ in self.leaves]
         d, opts = self.device, self.opts
-        self.win = window_from_leafdata(d, self.leaves, window, opts)
+        self.win = window_on_device(d, window.arrow(), self.leaves, opts)
         self.dic = build_dictionary(d, self.win.cols, self.win.dev_cols, self.win.arenas, opts.dictionary_page_size)
         sched = DeviceSchedule(d, self.win, opts)
         stop = min(available, opts.block_row_count_limit)
@@ -107,8 +107,10 @@ class DeviceRowGroup:
             if spec is None:
                 continue
             builder = BloomBuilder(leaf, spec)
+            assert self.window is not None
+            data = self.window.leaves()[c]  # bloom filters are built on the host from the window (see docs)
             for page in chunk.pages:
-                builder.add(self.window[c], page.span.va, page.span.vb)
+                builder.add(data, page.span.va, page.span.vb)
             chunk.bloom_filter = chunk_bitset(builder, [p.encoding for p in chunk.pages])
         return chunks
 

@@ -99,6 +99,8 @@ class DeviceWindow:
     time_zone: str  # the session time zone (error messages)
     host_errors: list[tuple[int, GpuwriteError]] = field(default_factory=list)  # found while planning
     inputs: dict[str, Any] = field(default_factory=dict)  # src and the tables: keep until the launches end
+    ones: int = -1  # lev position of rows + 1 ones
+    host: dict[int, LeafData] = field(default_factory=dict)  # columns converted on the host
 
 
 class _Plan:
@@ -112,6 +114,7 @@ class _Plan:
         self.sources = Sources(opts)
         self.uploads: list[tuple[str, int, np.ndarray]] = []  # host arrays of nested leaves
         self.errors: list[tuple[int, GpuwriteError]] = []
+        self.host: dict[int, LeafData] = {}  # columns converted on the host
 
     def take(self, arena: str, n: int) -> int:
         """Reserve n elements of an arena (8-byte-aligned in dat)."""
@@ -157,6 +160,7 @@ class _Plan:
 
     def host_column(self, c: int, data: LeafData) -> None:
         """A column converted on the host (nested leaves, Arrow types the device does not read)."""
+        self.host[c] = data
         row = self.cols[c]
         row[CT_ROWS], row[CT_ENTRIES], row[CT_VALUES] = data.num_rows, data.num_entries, data.num_values
         if data.nested:
@@ -224,6 +228,9 @@ def build_window(device: Device, table: pa.Table | Sequence[pa.ChunkedArray | pa
     plan = _Plan(leaves, opts)
     for c, leaf in enumerate(leaves):
         plan.column(c, leaf, columns[leaf.index])
+    rows = max((len(c) for c in columns), default=0)
+    ones = plan.take("lev", rows + 1)  # a run of ones: the levels of optional flat columns without nulls
+    plan.sizes["lev"] = -(-plan.sizes["lev"] // 8) * 8 + 8  # whole words and one more (the planner reads words)
     srct = plan.sources.table()
     chunks, ranges = plan.chunks(srct, chunk_rows)
     src = device.empty(max(plan.sources.size, 8), np.uint8)
@@ -232,6 +239,7 @@ def build_window(device: Device, table: pa.Table | Sequence[pa.ChunkedArray | pa
     arenas = {name: device.empty(max(plan.sizes[name], 1), _DTYPES[name]) for name in ARENAS}
     for name, pos, host in plan.uploads:
         device.upload_into(arenas[name], pos, host)
+    device.fill_range(arenas["lev"], ones, rows + 1, 1)
     zones = plan.sources.zones
     cols_d, srct_d, chunks_d, ranges_d, zones_d = _views(device, [plan.cols, srct, chunks, ranges, zones])
     slots = max(len(chunks), 1)  # no zero-size arrays on the device
@@ -242,10 +250,9 @@ def build_window(device: Device, table: pa.Table | Sequence[pa.ChunkedArray | pa
     device.launch(SCAN, len(leaves), ranges_d, chunks_d, srct_d, cols_d, counts, errs, idx)
     device.launch(WRITE, len(chunks), chunks_d, srct_d, src, zones_d, cols_d, ranges_d, counts, errs, lev, idx,
                   v8, v32, v64, dat)
-    rows = max((len(c) for c in columns), default=0)
     inputs = {"src": src, "srct": srct_d, "chunks": chunks_d, "ranges": ranges_d, "counts": counts[:len(chunks)]}
     return DeviceWindow(tuple(leaves), rows, plan.cols, cols_d, arenas, dict(plan.sizes), plan.dat, errs,
-                        opts.time_zone, plan.errors, inputs)
+                        opts.time_zone, plan.errors, inputs, ones, plan.host)
 
 
 def conversion_error(errs: np.ndarray, window: DeviceWindow) -> GpuwriteError | None:

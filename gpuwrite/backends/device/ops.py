@@ -144,6 +144,14 @@ class Device:
             self.counters.standin_s += time.perf_counter() - t
         return out
 
+    def fill_range(self, dev: Any, start: int, n: int, value: int) -> None:
+        """dev[start:start + n] = value (a fill launch on the device)."""
+        self._count_launch("fill")
+        t = time.perf_counter()
+        dev[start:start + n] = value
+        if self.mode == "standin":
+            self.counters.standin_s += time.perf_counter() - t
+
     def grown(self, dev: Any, size: int) -> Any:
         """A larger device array holding `dev`'s contents first (zeros after): one device copy."""
         self._count_launch("copy")

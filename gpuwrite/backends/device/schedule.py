@@ -145,7 +145,9 @@ class DeviceSchedule:
             d.launch(steps.PLAN, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, horizon,
                      self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start,
                      self.status)
-            sched, status, cursor = d.download_many([self.sched, self.status, self.cursor[:, k.S_START]])
+            sched, status, cursor, errs = d.download_many([self.sched, self.status, self.cursor[:, k.S_START],
+                                                           self._errs()])
+            self._refuse(errs)
             if int(status[0]) == k.PLAN_DONE:
                 break
             self._grow(sched)  # PLAN_FULL: more checks than the first guess; go on where it stopped
@@ -164,6 +166,20 @@ class DeviceSchedule:
         table = PageTable(col, start, end, np.zeros_like(col), np.zeros_like(col), np.zeros_like(col),
                           np.zeros_like(col))
         return PlannedPages(table, ordinal), cursor
+
+    def _errs(self) -> Any:
+        """The conversion's refusals, read with the planner's first sync (a placeholder when none are kept)."""
+        return self.win.errs if self.win.errs is not None else self.status
+
+    def _refuse(self, errs: np.ndarray) -> None:
+        """Raise the CPU path's error when the conversion refused a value."""
+        if self.win.errs is None:
+            return
+        from .convert import conversion_error
+
+        err = conversion_error(errs, self.win.converted)
+        if err is not None:
+            raise err
 
     def spans(self, table: PageTable) -> PageTable:
         """The pages' level entries and values (filled in on the device)."""

@@ -70,14 +70,16 @@ class DeviceWindow:
     arenas: Arenas
     rows: int
     ones: int  # lev position of `rows` + 1 bytes holding 1: the levels of optional flat columns without nulls
-    host: list[LeafData] | None = None  # the host data the window was laid out from (nested columns)
+    host: dict[int, LeafData] | None = None  # columns laid out from host data (nested columns)
+    errs: Any = None  # device int64[C, ER_COUNT]: the conversion's refusals, read with the planner's first sync
+    converted: Any = None  # the conversion's own window (its error messages, its inputs kept alive)
 
     def histograms(self, leaf: Leaf, span: Any, column: int) -> tuple[list[int] | None, list[int] | None]:
         """SizeStatistics level histograms of a page of `column` (repetition when its max level > 0, definition
         when > 1)."""
         if leaf.max_rep == 0 and leaf.max_def <= 1:
             return None, None
-        assert self.host is not None, "nested columns are laid out from host data"
+        assert self.host is not None and column in self.host, "nested columns are laid out from host data"
         data = self.host[column]
         rep = def_ = None
         if leaf.max_rep > 0:
@@ -159,4 +161,19 @@ def window_from_leafdata(device: Device, leaves: Sequence[Leaf], datas: Sequence
     ones = parts["lev"].put(np.ones(rows + 1, dtype=np.uint8))
     assign_dictionary_fields(cols)
     arenas = Arenas(**{name: device.upload(p.join()) for name, p in parts.items()})
-    return DeviceWindow(cols, device.upload(cols), arenas, rows, ones, list(datas))
+    return DeviceWindow(cols, device.upload(cols), arenas, rows, ones, dict(enumerate(datas)))
+
+
+def window_on_device(device: Device, table: Any, leaves: Sequence[Leaf], opts: WriteOptions) -> DeviceWindow:
+    """The window's Arrow rows converted on the device (`convert.build_window`: its buffers copied as they
+    are, three launches), with the dictionary columns of the options."""
+    from .convert import build_window
+
+    built = build_window(device, table, leaves, opts)
+    cols = built.cols.copy()
+    for c, leaf in enumerate(leaves):
+        cols[c, CT_DICT] = int(opts.dictionary_enabled(leaf.dotted) and leaf.kind != "bool")
+    assign_dictionary_fields(cols)
+    a = built.arenas
+    arenas = Arenas(a["lev"], a["idx"], a["v8"], a["v32"], a["v64"], a["dat"])
+    return DeviceWindow(cols, device.upload(cols), arenas, built.rows, built.ones, built.host, built.errs, built)
