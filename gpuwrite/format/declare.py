@@ -96,34 +96,21 @@ def opt(fid: int, ttype: TType, elem: TType | None = None, *, default: Any = Non
 
 
 # How ThriftStruct.write encodes a value after its field header (plan entry ``kind``).
-_INT, _BOOL, _BINARY, _STRING, _STRUCT, _CALL = range(6)
+_INT, _BOOL, _BINARY, _STRING, _STRUCT, _STRUCTS, _CALL = range(7)
 
 _ZIGZAG = {I16: (CT_I16, 15), I32: (CT_I32, 31), I64: (CT_I64, 63)}
 _ZIGZAG_NAMES = {15: "i16", 31: "i32", 63: "i64"}
 
 
-def _put_i8(w: CompactWriter, value: int) -> None:
+def _put_i8(buf: bytearray, value: int) -> None:
     """Append an i8 as one two's-complement byte."""
     if not -128 <= value <= 127:
         raise out_of_range("i8", value)
-    w.buf.append(value & 0xFF)
+    buf.append(value & 0xFF)
 
 
-def _put_struct_list(w: CompactWriter, values: list[Any]) -> None:
-    """Append a list<struct>: header, then each element writes itself."""
-    put_list_header(w.buf, CT_STRUCT, len(values))
-    for v in values:
-        v.write(w)
-
-
-def _buf_call(put: Callable[[bytearray, Any], None]) -> Callable[[CompactWriter, Any], None]:
-    """Adapt an element encoder that appends to a bytearray to the (writer, value) call of the plan."""
-    return lambda w, values: put(w.buf, values)
-
-
-_LIST_PUTS: dict[TType, Callable[[CompactWriter, Any], None]] = {
-    BOOL: _buf_call(put_bool_list), I32: _buf_call(put_i32_list), I64: _buf_call(put_i64_list),
-    BINARY: _buf_call(put_binary_list), STRING: _buf_call(put_string_list), STRUCT: _put_struct_list,
+_LIST_PUTS: dict[TType, Callable[[bytearray, Any], None]] = {
+    BOOL: put_bool_list, I32: put_i32_list, I64: put_i64_list, BINARY: put_binary_list, STRING: put_string_list,
 }
 
 
@@ -135,7 +122,7 @@ class PlanEntry(NamedTuple):
     short: int  # the one-byte header when ``prev`` was the last field written (bools: the true one); the low
     # nibble is always the compact type
     kind: int
-    arg: Any  # _INT: the zigzag shift (15, 31 or 63); _CALL: put(writer, value), which appends the value
+    arg: Any  # _INT: the zigzag shift (15, 31 or 63); _CALL: put(buf, value), which appends the value
     required: bool
 
 
@@ -157,6 +144,8 @@ def _entry(cls_name: str, name: str, spec: FieldSpec, prev: int) -> PlanEntry:
         ctype, kind = CT_BINARY, _BINARY if ttype is BINARY else _STRING
     elif ttype is STRUCT:
         kind = _STRUCT
+    elif elem is STRUCT:
+        ctype, kind = CT_LIST, _STRUCTS
     else:
         assert elem is not None
         if elem not in _LIST_PUTS:
@@ -188,6 +177,8 @@ def _layout(cls: type) -> Layout:
         spec = f.metadata.get(_SPEC_KEY)
         if not isinstance(spec, FieldSpec):
             raise TypeError(f"{cls.__name__}.{f.name} has no Thrift declaration: use req() or opt()")
+        if issubclass(cls, ThriftUnion) and (spec.required or spec.ttype is not STRUCT):
+            raise TypeError(f"{cls.__name__}.{f.name}: union members are declared opt(id, STRUCT)")
         specs.append((spec.fid, f.name, spec))
     specs.sort(key=lambda t: t[0])
     plan: list[tuple[Any, ...]] = []
@@ -258,22 +249,41 @@ class ThriftStruct:
                 append(n)
                 buf += value
             elif kind == _CALL:
-                arg(w, value)
+                arg(buf, value)
+            elif kind == _STRUCTS:
+                put_list_header(buf, CT_STRUCT, len(value))
+                for item in value:
+                    item.write(w)
         append(0)
 
 
 class ThriftUnion(ThriftStruct):
-    """Base of the declared unions: exactly one member must be set, else writing raises ValueError."""
+    """Base of the declared unions: exactly one member must be set, else writing raises ValueError.
+
+    Members are optional structs (every parquet.thrift union is), so the one set member is written directly.
+    """
 
     __slots__ = ()
 
     def write(self, w: CompactWriter) -> None:
-        """Check that exactly one member is set, then write it like a struct."""
-        getter, _ = self._thrift
-        chosen = sum(1 for v in getter(self) if v is not None)
-        if chosen != 1:
-            raise ValueError(f"{type(self).__name__} is a union: set exactly one member, not {chosen}")
-        ThriftStruct.write(self, w)
+        """Check that exactly one member is set, then write the union as a struct holding just that member."""
+        getter, plan = self._thrift
+        count, fid = 0, 0
+        member: Any = None
+        for entry, value in zip(plan, getter(self)):  # noqa: B905 - equal lengths by construction
+            if value is not None:
+                count += 1
+                fid, member = entry[0], value
+        if count != 1:
+            raise ValueError(f"{type(self).__name__} is a union: set exactly one member, not {count}")
+        buf = w.buf
+        if fid <= 15:
+            buf.append((fid << 4) | CT_STRUCT)
+        else:
+            buf.append(CT_STRUCT)
+            put_varint(buf, fid << 1)
+        member.write(w)
+        buf.append(0)
 
 
 def _missing(obj: ThriftStruct, fid: int) -> TypeError:

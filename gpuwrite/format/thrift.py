@@ -250,29 +250,34 @@ def put_bool_list(buf: bytearray, values: Sequence[bool]) -> None:
     buf += bytes([CT_TRUE if v else CT_FALSE for v in values])
 
 
-def _put_zigzag_list(buf: bytearray, values: Sequence[int], elem_type: int, shift: int, kind: str) -> None:
-    """Append a list of zigzag varints whose values must fit ``kind`` (i32: shift 31, i64: shift 63)."""
-    put_list_header(buf, elem_type, len(values))
-    lo, hi = -(1 << shift), (1 << shift) - 1
+def put_i32_list(buf: bytearray, values: Sequence[int]) -> None:
+    """Append a list<i32> (or list of an enum) of zigzag varints."""
+    put_list_header(buf, CT_I32, len(values))
     append = buf.append
     for v in values:
-        if not lo <= v <= hi:
-            raise out_of_range(kind, v)
-        n = (v << 1) ^ (v >> shift)
+        sign = v >> 31  # 0 or -1 exactly when v fits
+        if sign and sign != -1:
+            raise out_of_range("i32", v)
+        n = (v << 1) ^ sign
         while n > 0x7F:
             append((n & 0x7F) | 0x80)
             n >>= 7
         append(n)
 
 
-def put_i32_list(buf: bytearray, values: Sequence[int]) -> None:
-    """Append a list<i32> (or list of an enum)."""
-    _put_zigzag_list(buf, values, CT_I32, 31, "i32")
-
-
 def put_i64_list(buf: bytearray, values: Sequence[int]) -> None:
-    """Append a list<i64>."""
-    _put_zigzag_list(buf, values, CT_I64, 63, "i64")
+    """Append a list<i64> of zigzag varints."""
+    put_list_header(buf, CT_I64, len(values))
+    append = buf.append
+    for v in values:
+        sign = v >> 63  # 0 or -1 exactly when v fits
+        if sign and sign != -1:
+            raise out_of_range("i64", v)
+        n = (v << 1) ^ sign
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
 
 
 def put_binary_list(buf: bytearray, values: Sequence[Buffer]) -> None:
@@ -292,7 +297,16 @@ def put_binary_list(buf: bytearray, values: Sequence[Buffer]) -> None:
 
 def put_string_list(buf: bytearray, values: Sequence[str]) -> None:
     """Append a list<string> as UTF-8 binaries."""
-    put_binary_list(buf, [v.encode("utf-8") for v in values])
+    put_list_header(buf, CT_BINARY, len(values))
+    append = buf.append
+    for v in values:
+        data = v.encode("utf-8")
+        n = len(data)
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
+        buf += data
 
 
 def serialize(value: Writable) -> bytes:

@@ -165,18 +165,20 @@ def test_required_none_names_the_field() -> None:
 
 @thrift_struct
 class Choice(ThriftUnion):
-    """A union of an int and a struct."""
+    """A union of two structs, the second far enough to need a long field header."""
 
-    number: int | None = opt(1, I32)
-    inner: Inner | None = opt(2, STRUCT)
+    near: Inner | None = opt(1, STRUCT)
+    far: Inner | None = opt(20, STRUCT)
 
 
 def test_union_needs_exactly_one_member() -> None:
-    assert serialize(Choice(inner=Inner(a=1))) == b"\x2c\x15\x02\x00\x00"
-    assert serialize(Choice(number=-1)) == b"\x15\x01\x00"
-    for bad in (Choice(), Choice(number=1, inner=Inner(a=1))):
+    assert serialize(Choice(near=Inner(a=1))) == b"\x1c\x15\x02\x00\x00"
+    assert serialize(Choice(far=Inner(a=-1, b="x"))) == b"\x0c\x28\x15\x01\x18\x01x\x00\x00"
+    for bad in (Choice(), Choice(near=Inner(a=1), far=Inner(a=1))):
         with pytest.raises(ValueError, match="Choice is a union: set exactly one member"):
             serialize(bad)
+    with pytest.raises(TypeError, match="union members are declared opt"):
+        thrift_struct(type("BadUnion", (ThriftUnion,), {"__annotations__": {"x": "int"}, "x": opt(1, I32)}))
 
 
 @thrift_struct(kw_only=False)
