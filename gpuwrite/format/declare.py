@@ -27,6 +27,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar, overload
 
 from gpuwrite.format.thrift import (
     CT_BINARY,
+    CT_FALSE,
     CT_I8,
     CT_I16,
     CT_I32,
@@ -96,7 +97,7 @@ def opt(fid: int, ttype: TType, elem: TType | None = None, *, default: Any = Non
 
 
 # How ThriftStruct.write encodes a value after its field header (plan entry ``kind``).
-_INT, _BOOL, _BINARY, _STRING, _STRUCT, _STRUCTS, _CALL = range(7)
+_INT, _BOOL, _BINARY, _STRING, _STRUCT, _STRUCTS, _CALL, _DONE = range(8)
 
 _ZIGZAG = {I16: (CT_I16, 15), I32: (CT_I32, 31), I64: (CT_I64, 63)}
 _ZIGZAG_NAMES = {15: "i16", 31: "i32", 63: "i64"}
@@ -216,15 +217,16 @@ class ThriftStruct:
                     raise _missing(self, entry[0])
                 continue
             fid, prev, short, kind, arg, _ = entry
-            if kind == _BOOL and not value:
-                short += 1  # CT_TRUE -> CT_FALSE: a bool's value lives in its header
             if last == prev:
                 append(short)
             elif fid - last <= 15:
                 append(((fid - last) << 4) | (short & 0x0F))
-            else:
-                append(short & 0x0F)
-                put_varint(buf, fid << 1)  # long form: zigzag i16 id (ids are positive)
+            else:  # long form (rare): the type byte, then the id as a zigzag i16 varint (ids are positive)
+                ctype = short & 0x0F
+                if kind == _BOOL:
+                    ctype, kind = (CT_TRUE if value else CT_FALSE), _DONE
+                append(ctype)
+                put_varint(buf, fid << 1)
             last = fid
             if kind == _INT:
                 sign = value >> arg  # 0 or -1 exactly when the value fits the type
@@ -248,6 +250,9 @@ class ThriftStruct:
                     n >>= 7
                 append(n)
                 buf += value
+            elif kind == _BOOL:
+                if not value:
+                    buf[-1] += 1  # the short header just appended: CT_TRUE -> CT_FALSE (a bool has no body)
             elif kind == _CALL:
                 arg(buf, value)
             elif kind == _STRUCTS:
