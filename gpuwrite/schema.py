@@ -15,16 +15,19 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from .errors import UnsupportedTypeError
+from .format.enums import ConvertedType, FieldRepetitionType, Type
 from .options import WriteOptions
 
-# Physical types (parquet.thrift Type).
-BOOLEAN, INT32, INT64, INT96, FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = range(8)
-PHYSICAL_NAMES = ("BOOLEAN", "INT32", "INT64", "INT96", "FLOAT", "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY")
-# Converted types used here (parquet.thrift ConvertedType).
-CT_UTF8, CT_DECIMAL, CT_DATE, CT_TIMESTAMP_MILLIS, CT_TIMESTAMP_MICROS, CT_INT_8, CT_INT_16 = 0, 5, 6, 9, 10, 15, 16
-CT_MAP, CT_MAP_KEY_VALUE, CT_LIST = 1, 2, 3
-# Repetition (parquet.thrift FieldRepetitionType).
-REQUIRED, OPTIONAL, REPEATED = 0, 1, 2
+# Short names for the parquet.thrift enum members used here (other modules import them from here too).
+BOOLEAN, INT32, INT64, INT96 = Type.BOOLEAN, Type.INT32, Type.INT64, Type.INT96
+FLOAT, DOUBLE, BYTE_ARRAY, FIXED_LEN_BYTE_ARRAY = Type.FLOAT, Type.DOUBLE, Type.BYTE_ARRAY, Type.FIXED_LEN_BYTE_ARRAY
+PHYSICAL_NAMES = tuple(t.name for t in Type)  # indexed by the physical type's value
+CT_UTF8, CT_DECIMAL, CT_DATE = ConvertedType.UTF8, ConvertedType.DECIMAL, ConvertedType.DATE
+CT_TIMESTAMP_MILLIS, CT_TIMESTAMP_MICROS = ConvertedType.TIMESTAMP_MILLIS, ConvertedType.TIMESTAMP_MICROS
+CT_INT_8, CT_INT_16 = ConvertedType.INT_8, ConvertedType.INT_16
+CT_MAP, CT_MAP_KEY_VALUE, CT_LIST = ConvertedType.MAP, ConvertedType.MAP_KEY_VALUE, ConvertedType.LIST
+REQUIRED, OPTIONAL, REPEATED = (FieldRepetitionType.REQUIRED, FieldRepetitionType.OPTIONAL,
+                                FieldRepetitionType.REPEATED)
 
 
 # How the encoders hold a leaf's values: fixed-width kinds as a NumPy array, byte kinds as offsets + data.
@@ -51,12 +54,12 @@ class Leaf:
     name: str
     index: int
     arrow_type: pa.DataType
-    physical: int
+    physical: Type
     kind: Kind
     nullable: bool
     spark_type: str
     type_length: int = 0
-    converted: int | None = None
+    converted: ConvertedType | None = None
     logical: Logical | None = None
     decimal_precision: int = 0
     decimal_scale: int = 0
@@ -66,7 +69,7 @@ class Leaf:
     nested_path: tuple[str, ...] = ()
     def_level: int = -1
     rep_level: int = 0
-    repetition: int = -1
+    repetition: int = -1  # a FieldRepetitionType for nested leaves; -1: from nullable
     steps: tuple[tuple[Any, ...], ...] = ()
     field_id: int | None = None  # from the Arrow field's PARQUET:field_id metadata (Iceberg ids)
 
@@ -111,10 +114,10 @@ class Leaf:
         return self.kind in FIXED_KINDS
 
     @property
-    def repetition_type(self) -> int:
+    def repetition_type(self) -> FieldRepetitionType:
         """REQUIRED, OPTIONAL or REPEATED (the element of a legacy 2-level list)."""
         if self.repetition >= 0:
-            return self.repetition
+            return FieldRepetitionType(self.repetition)
         return OPTIONAL if self.nullable else REQUIRED
 
     @property
@@ -128,9 +131,9 @@ class Group:
     """A struct, list or map node (or the repeated group inside a list or map)."""
 
     name: str
-    repetition: int
+    repetition: FieldRepetitionType
     children: tuple[Group | Leaf, ...]
-    converted: int | None = None  # LIST, MAP or MAP_KEY_VALUE
+    converted: ConvertedType | None = None  # LIST, MAP or MAP_KEY_VALUE
     logical: str | None = None  # "LIST" or "MAP"
     field_id: int | None = None  # from the Arrow field's PARQUET:field_id metadata (Iceberg ids)
 
@@ -215,7 +218,8 @@ class _Converter:
         self.leaves: list[Leaf] = []
 
     def convert(self, f: pa.Field, name: str, path: tuple[str, ...], d: int, r: int,
-                steps: tuple[tuple[Any, ...], ...], *, repetition: int | None = None) -> tuple[Group | Leaf, Any]:
+                steps: tuple[tuple[Any, ...], ...], *,
+                repetition: FieldRepetitionType | None = None) -> tuple[Group | Leaf, Any]:
         """The node for field `f` (written as `name`) below `path`, with its Spark type."""
         t = value_type(f.type)
         here = (*path, name)

@@ -50,12 +50,12 @@ class Writable(Protocol):
         """Write the struct, stop byte included."""
 
 
-def _out_of_range(kind: str, value: int) -> ValueError:
+def out_of_range(kind: str, value: int) -> ValueError:
     """Build the error for an integer that does not fit its Thrift type (a silent wrap would corrupt)."""
     return ValueError(f"{value} does not fit in a Thrift {kind}")
 
 
-def _put_varint(buf: bytearray, n: int) -> None:
+def put_varint(buf: bytearray, n: int) -> None:
     """Append a non-negative int as an unsigned LEB128 varint."""
     while n > 0x7F:
         buf.append((n & 0x7F) | 0x80)
@@ -109,9 +109,9 @@ class CompactWriter:
     def _long_header(self, fid: int, ctype: int) -> None:
         """Append the long-form header (type byte, then the id as a zigzag varint) for big or negative jumps."""
         if not _I16_MIN <= fid <= _I16_MAX:
-            raise _out_of_range("field id (i16)", fid)
+            raise out_of_range("field id (i16)", fid)
         self.buf.append(ctype)
-        _put_varint(self.buf, (fid << 1) ^ (fid >> 15))
+        put_varint(self.buf, (fid << 1) ^ (fid >> 15))
 
     def field_bool(self, fid: int, value: bool) -> None:
         """Write a bool field; the value lives in the header's type nibble."""
@@ -126,21 +126,21 @@ class CompactWriter:
     def field_i8(self, fid: int, value: int) -> None:
         """Write an i8 field as one two's-complement byte."""
         if not _I8_MIN <= value <= _I8_MAX:
-            raise _out_of_range("i8", value)
+            raise out_of_range("i8", value)
         self._header(fid, CT_I8)
         self.buf.append(value & 0xFF)
 
     def field_i16(self, fid: int, value: int) -> None:
         """Write an i16 field as a zigzag varint."""
         if not _I16_MIN <= value <= _I16_MAX:
-            raise _out_of_range("i16", value)
+            raise out_of_range("i16", value)
         self._header(fid, CT_I16)
-        _put_varint(self.buf, (value << 1) ^ (value >> 15))
+        put_varint(self.buf, (value << 1) ^ (value >> 15))
 
     def field_i32(self, fid: int, value: int) -> None:
         """Write an i32 (or enum) field as a zigzag varint."""
         if not _I32_MIN <= value <= _I32_MAX:
-            raise _out_of_range("i32", value)
+            raise out_of_range("i32", value)
         buf = self.buf
         delta = fid - self._last
         if 0 < delta <= 15:
@@ -152,12 +152,12 @@ class CompactWriter:
         if n < 0x80:
             buf.append(n)
         else:
-            _put_varint(buf, n)
+            put_varint(buf, n)
 
     def field_i64(self, fid: int, value: int) -> None:
         """Write an i64 field as a zigzag varint."""
         if not _I64_MIN <= value <= _I64_MAX:
-            raise _out_of_range("i64", value)
+            raise out_of_range("i64", value)
         buf = self.buf
         delta = fid - self._last
         if 0 < delta <= 15:
@@ -169,7 +169,7 @@ class CompactWriter:
         if n < 0x80:
             buf.append(n)
         else:
-            _put_varint(buf, n)
+            put_varint(buf, n)
 
     def field_double(self, fid: int, value: float) -> None:
         """Write a double field as 8 little-endian bytes."""
@@ -192,59 +192,121 @@ class CompactWriter:
 
     def field_list_bool(self, fid: int, values: Sequence[bool]) -> None:
         """Write a list<bool>: one byte per element, 1 for true and 2 for false (as Arrow and Java do)."""
-        self._list_header(fid, CT_TRUE, len(values))
-        self.buf += bytes(CT_TRUE if v else CT_FALSE for v in values)
+        self._header(fid, CT_LIST)
+        put_bool_list(self.buf, values)
 
     def field_list_i32(self, fid: int, values: Sequence[int]) -> None:
         """Write a list<i32> (or list of an enum) of zigzag varints."""
-        self._list_header(fid, CT_I32, len(values))
-        buf = self.buf
-        for v in values:
-            if not _I32_MIN <= v <= _I32_MAX:
-                raise _out_of_range("i32", v)
-            _put_varint(buf, (v << 1) ^ (v >> 31))
+        self._header(fid, CT_LIST)
+        put_i32_list(self.buf, values)
 
     def field_list_i64(self, fid: int, values: Sequence[int]) -> None:
         """Write a list<i64> of zigzag varints."""
-        self._list_header(fid, CT_I64, len(values))
-        buf = self.buf
-        for v in values:
-            if not _I64_MIN <= v <= _I64_MAX:
-                raise _out_of_range("i64", v)
-            _put_varint(buf, (v << 1) ^ (v >> 63))
+        self._header(fid, CT_LIST)
+        put_i64_list(self.buf, values)
 
     def field_list_binary(self, fid: int, values: Sequence[Buffer]) -> None:
         """Write a list<binary>."""
-        self._list_header(fid, CT_BINARY, len(values))
-        for v in values:
-            self._binary(v)
+        self._header(fid, CT_LIST)
+        put_binary_list(self.buf, values)
 
     def field_list_string(self, fid: int, values: Sequence[str]) -> None:
         """Write a list<string> as UTF-8 binaries."""
-        self.field_list_binary(fid, [v.encode("utf-8") for v in values])
+        self._header(fid, CT_LIST)
+        put_string_list(self.buf, values)
 
     def field_list_struct(self, fid: int, values: Sequence[Writable]) -> None:
         """Write a list<struct>; each element writes its own body and stop byte."""
-        self._list_header(fid, CT_STRUCT, len(values))
+        self._header(fid, CT_LIST)
+        put_list_header(self.buf, CT_STRUCT, len(values))
         for v in values:
             v.write(self)
-
-    def _list_header(self, fid: int, elem_type: int, size: int) -> None:
-        """Append the field header and the list header (short form for 0..14 elements)."""
-        self._header(fid, CT_LIST)
-        if size < 15:
-            self.buf.append((size << 4) | elem_type)
-        else:
-            if size > _I32_MAX:
-                raise _out_of_range("list size (i32)", size)
-            self.buf.append(0xF0 | elem_type)
-            _put_varint(self.buf, size)
 
     def _binary(self, value: Buffer) -> None:
         """Append a varint byte length and the bytes."""
         data = value.cast("B") if isinstance(value, memoryview) else value
-        _put_varint(self.buf, len(data))
+        put_varint(self.buf, len(data))
         self.buf += data
+
+
+# Element encoders: the body of a list field after its field header, shared by CompactWriter and the
+# declarative struct writer (gpuwrite.format.declare). They append to a bytearray and check ranges.
+
+
+def put_list_header(buf: bytearray, elem_type: int, size: int) -> None:
+    """Append a list header: size and element type in one byte for 0..14 elements, else 0xF0|type, varint size."""
+    if size < 15:
+        buf.append((size << 4) | elem_type)
+    else:
+        if size > _I32_MAX:
+            raise out_of_range("list size (i32)", size)
+        buf.append(0xF0 | elem_type)
+        put_varint(buf, size)
+
+
+def put_bool_list(buf: bytearray, values: Sequence[bool]) -> None:
+    """Append a list<bool>'s header and one byte per element (1 true, 2 false)."""
+    put_list_header(buf, CT_TRUE, len(values))
+    buf += bytes([CT_TRUE if v else CT_FALSE for v in values])
+
+
+def put_i32_list(buf: bytearray, values: Sequence[int]) -> None:
+    """Append a list<i32> (or list of an enum) of zigzag varints."""
+    put_list_header(buf, CT_I32, len(values))
+    append = buf.append
+    for v in values:
+        sign = v >> 31  # 0 or -1 exactly when v fits
+        if sign and sign != -1:
+            raise out_of_range("i32", v)
+        n = (v << 1) ^ sign
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
+
+
+def put_i64_list(buf: bytearray, values: Sequence[int]) -> None:
+    """Append a list<i64> of zigzag varints."""
+    put_list_header(buf, CT_I64, len(values))
+    append = buf.append
+    for v in values:
+        sign = v >> 63  # 0 or -1 exactly when v fits
+        if sign and sign != -1:
+            raise out_of_range("i64", v)
+        n = (v << 1) ^ sign
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
+
+
+def put_binary_list(buf: bytearray, values: Sequence[Buffer]) -> None:
+    """Append a list<binary>: per element a varint length and the bytes."""
+    put_list_header(buf, CT_BINARY, len(values))
+    append = buf.append
+    for v in values:
+        if type(v) is memoryview:
+            v = v.cast("B")
+        n = len(v)
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
+        buf += v
+
+
+def put_string_list(buf: bytearray, values: Sequence[str]) -> None:
+    """Append a list<string> as UTF-8 binaries."""
+    put_list_header(buf, CT_BINARY, len(values))
+    append = buf.append
+    for v in values:
+        data = v.encode("utf-8")
+        n = len(data)
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
+        buf += data
 
 
 def serialize(value: Writable) -> bytes:

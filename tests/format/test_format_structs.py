@@ -191,6 +191,13 @@ def test_every_struct_is_in_the_name_table() -> None:
     assert {cls.__name__ for cls in STRUCT_CLASSES} <= set(FIELDS)
 
 
+def test_declared_ids_match_the_reader_table() -> None:
+    # the writer's declarations and footer_reader's names come from the IDL separately: they must agree
+    for cls in STRUCT_CLASSES:
+        declared = {f.metadata["thrift"].fid: f.name for f in dataclasses.fields(cls)}
+        assert declared == {fid: NAMES[cls.__name__].get(fid) for fid in declared}, cls.__name__
+
+
 def test_narrow_integer_wire_types() -> None:
     # IntType.bitWidth is an i8: header 0x13 then one raw byte
     assert serialize(structs.IntType(bitWidth=8, isSigned=True)) == b"\x13\x08\x11\x00"
@@ -218,8 +225,10 @@ def test_unions_need_exactly_one_member() -> None:
 
 
 def test_required_fields_fail_loudly_when_none() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="PageLocation.offset"):
         serialize(structs.PageLocation(None, 1, 2))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="ColumnChunk.meta_data"):
+        serialize(ColumnChunk(meta_data=None))  # type: ignore[arg-type]
 
 
 # --- hand-built Parquet files -------------------------------------------------------------------------
