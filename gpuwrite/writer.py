@@ -37,7 +37,9 @@ class FileWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], schema: FileSchema, options: WriteOptions,
-                 key_value: KeyValue = ()) -> None:
+                 key_value: KeyValue = (), *, streaming: bool = False) -> None:
+        """`streaming`: the input arrives batch by batch while the caller waits for more (a Spark task), so
+        pages are encoded as rows come rather than when a large window has filled (same bytes either way)."""
         self.options = options
         self.schema = schema
         self.key_value = list(key_value)
@@ -51,7 +53,7 @@ class FileWriter:
         self._assembler = FileAssembler(self._sink, schema, FileLayout(
             CODEC_IDS[options.compression], options.statistics_truncate_length,
             options.column_index_truncate_length))
-        self._window = RowWindow(schema, options)
+        self._window = RowWindow(schema, options, streaming)
         self._builder: RowGroupBuilder | None = None
         self.result: FileResult | None = None
 
