@@ -6,12 +6,16 @@ SQL conf holds the SparkConf's entries, `spark.hadoop.*` included), never throug
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import functools
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, TypeVar
 
 from ..errors import OptionError
 from .sql_keys import MAX_RECORDS_KEY, SESSION_KEYS
 
+F = TypeVar("F", bound=Callable[..., Any])
 HADOOP_PREFIX = "spark.hadoop."
 MAX_RECORDS_OPTION = "maxrecordsperfile"  # SPEC: FileFormatWriter reads options("maxRecordsPerFile"), any case
 OVERWRITE_MODE_OPTION = "partitionoverwritemode"  # SPEC: DataSourceUtils.PARTITION_OVERWRITE_MODE
@@ -55,8 +59,43 @@ def writer_conf(session_conf: Mapping[str, str], hadoop_conf: Mapping[str, str],
     return conf, max_records
 
 
+_SNAPSHOT: ContextVar[dict[int, dict[str, str]] | None] = ContextVar("gpuwrite_conf_snapshot", default=None)
+
+
+@contextmanager
+def conf_snapshot() -> Iterator[None]:
+    """Read each session's conf once for the block (one write): `getAll` costs a JVM round trip per entry.
+    Nested blocks share the outer one's reads."""
+    token = _SNAPSHOT.set(_SNAPSHOT.get() if _SNAPSHOT.get() is not None else {})
+    try:
+        yield
+    finally:
+        _SNAPSHOT.reset(token)
+
+
+def with_conf_snapshot(fn: F) -> F:
+    """Run `fn` inside `conf_snapshot()`."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with conf_snapshot():
+            return fn(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
 def all_conf(spark: Any) -> dict[str, str]:
     """Every conf entry of a session that `spark.conf` shows (classic or Connect)."""
+    cache = _SNAPSHOT.get()
+    if cache is not None:
+        if id(spark) not in cache:
+            cache[id(spark)] = _read_all(spark)
+        return dict(cache[id(spark)])
+    return _read_all(spark)
+
+
+def _read_all(spark: Any) -> dict[str, str]:
+    """`spark.conf.getAll`, whichever form this PySpark gives it."""
     everything = getattr(spark.conf, "getAll", None)
     if isinstance(everything, Mapping):
         return {str(k): str(v) for k, v in everything.items() if v is not None}
@@ -71,12 +110,12 @@ def session_conf(spark: Any) -> tuple[dict[str, str], dict[str, str]]:
     SPEC: SessionState.newHadoopConf: the Hadoop conf is the SparkContext's (`spark.hadoop.*` keys, prefix
     dropped) with every SQL conf entry of the session set over it, so a session-level `parquet.*` key counts.
     """
+    everything = all_conf(spark)
     sql = {}
     for key in (*SESSION_KEYS, MAX_RECORDS_KEY, OVERWRITE_MODE_KEY):
-        value = spark.conf.get(key, None)
+        value = everything[key] if key in everything else spark.conf.get(key, None)
         if value is not None:
             sql[key] = value
-    everything = all_conf(spark)
     hadoop = {k[len(HADOOP_PREFIX):]: v for k, v in everything.items() if k.startswith(HADOOP_PREFIX + "parquet.")}
     hadoop.update({k: v for k, v in everything.items() if k.startswith("parquet.")})
     return sql, hadoop

@@ -3,7 +3,7 @@ gpuwrite, with Spark's semantics; everything else runs Spark's own writer, each 
 
 While at least one session is enabled, the DataFrame class's `write` property and `writeTo` method are
 replaced by ones that look at the DataFrame's session: an enabled session gets the drop-in writers
-(`frame_writer`, `frame_writer_v2`), any other session Spark's own. Disabling the last session puts Spark's
+(`readwriter`, `readwriter_v2`), any other session Spark's own. Disabling the last session puts Spark's
 originals back. `spark.gpuwrite.enabled` (session conf, read at each write) pauses the drop-in without
 disabling it.
 """
@@ -116,16 +116,16 @@ def _patch(cls: type) -> None:
 
     def write(df: Any) -> Any:
         if is_enabled(df.sparkSession):
-            from .frame_writer import classic_writer_class
+            from .readwriter import DataFrameWriter
 
-            return classic_writer_class()(df)
+            return DataFrameWriter(df)
         return own["write"].__get__(df, type(df))
 
     def writeTo(df: Any, table: str) -> Any:
         if is_enabled(df.sparkSession):
-            from .frame_writer_v2 import classic_writer_v2_class
+            from .readwriter_v2 import DataFrameWriterV2
 
-            return classic_writer_v2_class()(df, table)
+            return DataFrameWriterV2(df, table)
         return own["writeTo"](df, table)
 
     write.__doc__ = own["write"].__doc__

@@ -25,7 +25,14 @@ from ..errors import GpuwriteError, OptionError, UnsupportedTypeError
 from ..options import WriteOptions
 from ..schema import FileSchema
 from . import commit
-from .conf import OVERWRITE_MODE_KEY, OVERWRITE_MODE_OPTION, lower_keys, session_conf, writer_conf
+from .conf import (
+    OVERWRITE_MODE_KEY,
+    OVERWRITE_MODE_OPTION,
+    lower_keys,
+    session_conf,
+    with_conf_snapshot,
+    writer_conf,
+)
 from .modes import ERROR_MODES, check_mode
 from .sql_keys import TIME_ZONE_KEY
 from .task import STATS_DDL, TaskPlan, run_task
@@ -99,6 +106,7 @@ def fallback_reason(df: Any, conf: dict[str, str]) -> str | None:
     return None
 
 
+@with_conf_snapshot
 def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list[str] | None = None,
                   bucket_by: tuple[int, list[str]] | None = None, max_records_per_file: int | None = None,
                   options: dict[str, Any] | None = None, table: str | None = None, fallback: str = "spark",

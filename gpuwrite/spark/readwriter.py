@@ -9,11 +9,12 @@ every write gpuwrite does not take, runs Spark's own code unchanged; each such f
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
-from .conf import all_conf
+from pyspark.sql.readwriter import DataFrameWriter as SparkDataFrameWriter
+
+from .conf import all_conf, with_conf_snapshot
 from .dropin import record_fallback, spark_writer
 from .routing import (
     MODE_NAMES,
@@ -104,12 +105,14 @@ class DropinWriterMixin:
 
     # -- terminal calls --------------------------------------------------------------------------------
 
+    @with_conf_snapshot
     def parquet(self, path: str, mode: str | None = None, partitionBy: Any = None,
                 compression: str | None = None) -> None:
         self._apply(mode, partitionBy, None, {"compression": compression})
         if not self._gw_path_write(path, "parquet", "parquet"):
             super().parquet(path)  # type: ignore[misc]
 
+    @with_conf_snapshot
     def save(self, path: str | None = None, format: str | None = None, mode: str | None = None,
              partitionBy: Any = None, **options: Any) -> None:
         self._apply(mode, partitionBy, format, options)
@@ -122,12 +125,14 @@ class DropinWriterMixin:
         if target is None or not self._gw_path_write(target, source_of(self._gw, conf), "save"):
             super().save(path)  # type: ignore[misc]
 
+    @with_conf_snapshot
     def saveAsTable(self, name: str, format: str | None = None, mode: str | None = None,
                     partitionBy: Any = None, **options: Any) -> None:
         self._apply(mode, partitionBy, format, options)
         if not self._gw_save_as_table(name):
             super().saveAsTable(name)  # type: ignore[misc]
 
+    @with_conf_snapshot
     def insertInto(self, tableName: str, overwrite: bool | None = None) -> None:
         if overwrite is not None:
             self.mode("overwrite" if overwrite else "append")
@@ -315,16 +320,9 @@ def _replay(writer: Any, state: WriterState) -> Any:
     return writer
 
 
-@functools.cache
-def classic_writer_class() -> type:
-    """The drop-in writer over classic PySpark's DataFrameWriter."""
-    from pyspark.sql.readwriter import DataFrameWriter
+class DataFrameWriter(DropinWriterMixin, SparkDataFrameWriter):
+    """Spark's DataFrameWriter whose Parquet writes go through gpuwrite (see gpuwrite.spark.enable)."""
 
-    class GpuwriteDataFrameWriter(DropinWriterMixin, DataFrameWriter):
-        """Spark's DataFrameWriter whose Parquet writes go through gpuwrite (see gpuwrite.spark.enable)."""
-
-        def __init__(self, df: Any) -> None:
-            DataFrameWriter.__init__(self, df)
-            self._gw_init(df)
-
-    return GpuwriteDataFrameWriter
+    def __init__(self, df: Any) -> None:
+        SparkDataFrameWriter.__init__(self, df)
+        self._gw_init(df)

@@ -9,13 +9,14 @@ catalogs, partition transforms, `clusterBy` and other providers run Spark's own 
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
 
-from .conf import all_conf
+from pyspark.sql.readwriter import DataFrameWriterV2 as SparkDataFrameWriterV2
+
+from .conf import all_conf, with_conf_snapshot
 from .dropin import record_fallback, spark_writer_v2
-from .frame_writer import to_str
+from .readwriter import to_str
 from .routing import WriterState, committer_problem, enabled, layout_problem, source_problem
 
 _PLAIN_COLUMN = re.compile(r"^Column<'(`?)([^'`()]+)\1'>$")
@@ -101,8 +102,8 @@ class DropinWriterV2Mixin:
     def _gw_problem(self) -> str | None:
         """Why this V2 CTAS is not gpuwrite's."""
         from .conf import session_conf, writer_conf
-        from .frame_writer import _table_route_problem
         from .job import fallback_reason
+        from .readwriter import _table_route_problem
         from .routing import DEFAULT_SOURCE_KEY, local_path
 
         df, v2 = self._gw_df, self._gw_v2
@@ -122,6 +123,7 @@ class DropinWriterV2Mixin:
         sql, hadoop = session_conf(df.sparkSession)
         return fallback_reason(df, writer_conf(sql, hadoop, v2["options"])[0])
 
+    @with_conf_snapshot
     def _gw_ctas(self, call: str) -> bool:
         """create / replace / createOrReplace through gpuwrite; False (reason recorded) to run Spark's."""
         from .insert import create_table
@@ -149,16 +151,9 @@ class DropinWriterV2Mixin:
         return writer
 
 
-@functools.cache
-def classic_writer_v2_class() -> type:
-    """The drop-in V2 writer over classic PySpark's DataFrameWriterV2."""
-    from pyspark.sql.readwriter import DataFrameWriterV2
+class DataFrameWriterV2(DropinWriterV2Mixin, SparkDataFrameWriterV2):
+    """Spark's DataFrameWriterV2 whose session-catalog Parquet CTAS go through gpuwrite."""
 
-    class GpuwriteDataFrameWriterV2(DropinWriterV2Mixin, DataFrameWriterV2):
-        """Spark's DataFrameWriterV2 whose session-catalog Parquet CTAS go through gpuwrite."""
-
-        def __init__(self, df: Any, table: str) -> None:
-            DataFrameWriterV2.__init__(self, df, table)
-            self._gw_init(df, table)
-
-    return GpuwriteDataFrameWriterV2
+    def __init__(self, df: Any, table: str) -> None:
+        SparkDataFrameWriterV2.__init__(self, df, table)
+        self._gw_init(df, table)
