@@ -3,9 +3,9 @@
 Rows are converted to NumPy in windows, never the whole input: a window starts at the open row group's first
 row with about eight row groups' worth of Arrow data (a bit more than the last row group's rows after the
 first), and doubles while no row group ends inside it. A streaming window (a writer fed batch by batch while
-more arrive, as a Spark task is) starts at a few MiB of rows and grows by a quarter, so pages are encoded as
-the batches come instead of at close. Page and row-group boundaries depend only on the rows, never on how the
-input was chunked or converted.
+more arrive, as a Spark task is) starts at a few MiB (32k rows at most) and grows by a quarter, so pages are
+encoded as the batches come instead of at close. Page and row-group boundaries depend only on the rows, never
+on how the input was chunked or converted.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from .leafdata import LeafData
 from .options import WriteOptions
 from .schema import FileSchema
 
-STREAM_WINDOW_BYTES = 4 << 20  # a streaming window's first conversion: about this much Arrow data
+STREAM_WINDOW_BYTES = 4 << 20  # a streaming window's first conversion: about this much Arrow data,
+STREAM_WINDOW_ROWS = 32768  # and no more rows than this
 
 
 def concat_pieces(pieces: list[ArrowPiece]) -> pa.Table:
@@ -54,7 +55,7 @@ class RowWindow:
         nbytes = sum(p.nbytes for p in self.pending) or 1
         per_row = max(1, nbytes // max(1, self.pending_rows))
         if self.streaming:
-            self.target = max(1024, STREAM_WINDOW_BYTES // per_row)
+            self.target = max(1024, min(STREAM_WINDOW_ROWS, STREAM_WINDOW_BYTES // per_row))
             return
         self.target = max(self.opts.page_row_count_limit, 8 * self.opts.block_size // per_row, 1024)
 
