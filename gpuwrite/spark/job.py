@@ -291,8 +291,10 @@ def _empty_file(fs: pafs.FileSystem, paths: commit.JobPaths, df: Any, conf: dict
 
 def _spark_write(df: Any, request: WriteRequest, reason: str) -> SparkWriteResult:
     """The same write through Spark's own Parquet writer."""
+    from .dropin import spark_writer
+
     mode = request.mode
-    writer = df.write.mode("error" if mode == "errorifexists" else mode).format("parquet")
+    writer = spark_writer(df).mode("error" if mode == "errorifexists" else mode).format("parquet")
     for key, value in (request.options or {}).items():
         writer = writer.option(key, str(value))
     if request.max_records:

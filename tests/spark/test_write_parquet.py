@@ -127,10 +127,12 @@ def test_table_registration_read_by_name_with_partition_pruning(tmp_path, spark)
     plan = pruned._jdf.queryExecution().executedPlan().toString()
     assert "PartitionFilters: [isnotnull(k" in plan and "(k#" in plan, plan
     assert pruned.collect()[0][0] == 200
-    # mode overwrite replaces files and table; mode error refuses an existing table
+    # mode overwrite replaces files and table; mode error refuses an existing table with Spark's own error
     write_parquet(df.limit(10), str(tmp_path / "t"), mode="overwrite", partition_by=["k"], table="gw_parts")
     assert spark.table("gw_parts").count() == 10
-    with pytest.raises(gpuwrite.GpuwriteError, match="already exists"):
+    from pyspark.errors import AnalysisException
+
+    with pytest.raises(AnalysisException, match="ALREADY_EXISTS"):
         write_parquet(df, str(tmp_path / "t"), partition_by=["k"], table="gw_parts")
 
 
