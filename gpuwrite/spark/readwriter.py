@@ -163,12 +163,13 @@ class DropinWriterMixin:
 
     # -- routing ---------------------------------------------------------------------------------------
 
-    def _gw_common(self, source: str, table: bool) -> str | None:
-        """Checks every route shares: the switch, the source, the committer, the layout, gpuwrite's limits."""
+    def _gw_common(self, source: str, table: bool, df: Any = None) -> str | None:
+        """Checks every route shares: the switch, the source, the committer, the layout, gpuwrite's limits
+        (of `df`, the DataFrame as it will be written: the writer's own by default)."""
         from .conf import session_conf, writer_conf
         from .job import fallback_reason
 
-        df = self._gw_df
+        df = self._gw_df if df is None else df
         conf = all_conf(df.sparkSession)
         if not enabled(conf):
             return "spark.gpuwrite.enabled is false"
@@ -244,10 +245,12 @@ class DropinWriterMixin:
             reason = "the table does not exist: Spark's writer raises"
         if reason is None:
             info = describe(spark, name)
-            reason = table_problem(spark, info) or self._gw_common(info.provider, table=True)
+            reason = table_problem(spark, info)
             aligned = by_position(df, info) if reason is None else None
             if isinstance(aligned, str):
                 reason = aligned
+            if reason is None:  # by position: the DataFrame's own names do not matter
+                reason = self._gw_common(info.provider, table=True, df=aligned)
             if reason is None:
                 insert_into_table(aligned, info, state.mode == "overwrite", info.storage_properties)
                 return True

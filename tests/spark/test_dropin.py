@@ -396,3 +396,41 @@ def test_empty_dataframe_writes_one_schema_file_like_spark(spark, tmp_path):
     assert ours == theirs and len(ours[1]) == 1 and str(ours[1][0]) == "string"
     assert footers.all_gpuwrite()
     assert os.path.exists(tmp_path / "gpuwrite" / "_SUCCESS")
+
+
+def test_insert_into_a_sql_table_by_position_and_a_cast_falls_back(spark):
+    df = spark.range(0, 60, 1, 2).selectExpr("cast(id as int) as a", "concat('s', id % 4) as part", "id as b")
+
+    def scenario(tag: str) -> list[Any]:
+        table = f"sql_made_{tag}"
+        _drop(spark, table)
+        spark.sql(f"CREATE TABLE {table} (n INT, m BIGINT, p STRING) USING parquet PARTITIONED BY (p) "
+                  "CLUSTERED BY (n) INTO 3 BUCKETS")
+        df.select("a", "b", "part").write.insertInto(table)  # by position: a -> n, b -> m, part -> p
+        df.selectExpr("b", "b", "part").write.insertInto(table)  # bigint into INT: Spark's cast
+        out = [sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {table}").collect()),
+               sorted(tuple(r) for r in spark.table(table).collect())]
+        _drop(spark, table)
+        return out
+
+    theirs, ours, footers = both(spark, scenario)
+    assert ours == theirs and len(ours[1]) == 120 and ours[0] == ["p=s0", "p=s1", "p=s2", "p=s3"]
+    assert footers.all_gpuwrite()
+    assert [(f.call, "cast" in f.reason) for f in dropin.fallbacks()] == [("insertInto", True)]
+
+
+def test_save_as_table_with_a_path_makes_an_external_table(spark, tmp_path):
+    df = spark.createDataFrame(ROWS, ["x", "y", "z"])
+
+    def scenario(tag: str) -> list[Any]:
+        table = f"external_{tag}"
+        _drop(spark, table)
+        df.write.option("path", str(tmp_path / tag)).partitionBy("y").saveAsTable(table)
+        kind = spark.sql(f"DESCRIBE TABLE EXTENDED {table} AS JSON").collect()[0][0].split('"type":"')[1][:8]
+        rows = sorted(spark.table(table).collect())
+        _drop(spark, table)  # an external table's files stay
+        return [kind, rows, layout(tmp_path / tag)]
+
+    theirs, ours, footers = both(spark, scenario)
+    assert ours == theirs and ours[0] == "EXTERNAL" and any(n.startswith("y=foo/part-") for n in ours[2])
+    assert footers.all_gpuwrite()
