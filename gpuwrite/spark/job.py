@@ -54,6 +54,8 @@ class SparkWriteResult:
     fallback_reason: str | None = None
     attempts: dict[int, int] = field(default_factory=dict)  # task -> the attempt whose files were committed
     partitions: set[str] = field(default_factory=set)  # partition directories written ("k=1/j=a")
+    # task -> (seconds receiving its batches, seconds encoding after the last one: what the transfer did not hide)
+    task_seconds: dict[int, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -250,8 +252,10 @@ def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, request: Wr
     moved = commit.commit_job(fs, paths, files, overwrite=request.mode == "overwrite", dynamic=request.dynamic)
     rel = [posixpath.relpath(m, paths.root) for m in moved]
     parts = {posixpath.dirname(r) for r in rel} - {""}
+    seconds = {r["task"]: (r["receive_s"], r["tail_s"]) for r in rows if r["task"] in committed
+               and r["attempt"] == committed[r["task"]]}
     return SparkWriteResult(request.path, paths.job, rel, total_rows, total_bytes, attempts=committed,
-                            partitions=parts)
+                            partitions=parts, task_seconds=seconds)
 
 
 def _listed(fs: pafs.FileSystem, paths: commit.JobPaths, task: int) -> list[dict[str, Any]]:

@@ -27,8 +27,10 @@ from .pipeline import encode_behind
 log = logging.getLogger("gpuwrite.spark")
 
 STATS_SCHEMA = pa.schema([("task", pa.int32()), ("attempt", pa.int32()), ("path", pa.string()),
-                          ("rows", pa.int64()), ("bytes", pa.int64()), ("partition", pa.string())])
-STATS_DDL = "task int, attempt int, path string, rows long, bytes long, partition string"
+                          ("rows", pa.int64()), ("bytes", pa.int64()), ("partition", pa.string()),
+                          ("receive_s", pa.float64()), ("tail_s", pa.float64())])
+STATS_DDL = ("task int, attempt int, path string, rows long, bytes long, partition string, receive_s double, "
+             "tail_s double")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,9 +155,10 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
         layout = FileLayout(job=plan.job, task=task, partition_by=plan.partition_by,
                             buckets=parse_bucket_by(plan.bucket_by, plan.partition_by),
                             max_records_per_file=plan.max_records_per_file, options=opts, streaming=True)
+        timings: dict[str, float] = {}
         files = encode_behind(rows(), lambda pieces: write_task(schema, pieces, work, layout,
                                                                 empty_file=task == 0 and unpartitioned,
-                                                                presorted=True))
+                                                                presorted=True), timings=timings)
         if not local:
             pafs.copy_files(work, attempt_dir, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
         if _should_fail(plan.faults, task, attempt):
@@ -176,4 +179,6 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
         out["rows"].append(f.num_rows)
         out["bytes"].append(f.size)
         out["partition"].append(posixpath.dirname(rel))
+        out["receive_s"].append(timings["receive_s"])  # the task's, on each of its files' rows
+        out["tail_s"].append(timings["tail_s"])
     yield pa.RecordBatch.from_pydict(out, schema=STATS_SCHEMA)

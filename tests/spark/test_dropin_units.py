@@ -54,6 +54,17 @@ def test_encode_behind_runs_the_consumer_on_another_thread_while_batches_arrive(
     assert threading.get_ident() not in threads
 
 
+def test_encode_behind_times_the_encode_left_after_the_input():
+    def consume(items: Any) -> int:
+        total = sum(items)
+        time.sleep(0.2)  # encoding left when the last batch has come
+        return total
+
+    timings: dict[str, float] = {}
+    assert encode_behind(iter([1, 2]), consume, timings=timings) == 3
+    assert timings["tail_s"] >= 0.2 and 0 <= timings["receive_s"] < timings["tail_s"]
+
+
 def test_encode_behind_consumer_error_stops_the_input():
     pulled = []
 
