@@ -251,6 +251,8 @@ class DropinWriterMixin:
                 reason = aligned
             if reason is None:  # by position: the DataFrame's own names do not matter
                 reason = self._gw_common(info.provider, table=True, df=aligned)
+            if reason is None and state.mode == "overwrite" and _reads_path(df, str(local_path(info.location))):
+                reason = "the DataFrame reads the table it overwrites: Spark's writer decides (it raises)"
             if reason is None:
                 insert_into_table(aligned, info, state.mode == "overwrite", info.storage_properties)
                 return True

@@ -408,6 +408,8 @@ def test_insert_into_a_sql_table_by_position_and_a_cast_falls_back(spark):
                   "CLUSTERED BY (n) INTO 3 BUCKETS")
         df.select("a", "b", "part").write.insertInto(table)  # by position: a -> n, b -> m, part -> p
         df.selectExpr("b", "b", "part").write.insertInto(table)  # bigint into INT: Spark's cast
+        with pytest.raises(AnalysisException):  # overwriting the table it reads: Spark refuses
+            spark.table(table).write.insertInto(table, overwrite=True)
         out = [sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {table}").collect()),
                sorted(tuple(r) for r in spark.table(table).collect())]
         _drop(spark, table)
@@ -416,7 +418,8 @@ def test_insert_into_a_sql_table_by_position_and_a_cast_falls_back(spark):
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and len(ours[1]) == 120 and ours[0] == ["p=s0", "p=s1", "p=s2", "p=s3"]
     assert footers.all_gpuwrite()
-    assert [(f.call, "cast" in f.reason) for f in dropin.fallbacks()] == [("insertInto", True)]
+    assert [(f.call, "cast" in f.reason, "reads" in f.reason) for f in dropin.fallbacks()] == \
+        [("insertInto", True, False), ("insertInto", False, True)]
 
 
 def test_save_as_table_with_a_path_makes_an_external_table(spark, tmp_path):
