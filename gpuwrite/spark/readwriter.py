@@ -27,7 +27,7 @@ from .routing import (
     source_of,
     source_problem,
 )
-from .tables import describe, in_session_catalog
+from .tables import describe_or_reason, in_session_catalog
 
 
 def to_str(value: Any) -> str:
@@ -217,7 +217,10 @@ class DropinWriterMixin:
             if state.mode == "error":
                 reason = "the table exists and mode is error: Spark's writer raises"
             else:
-                info = describe(spark, name)
+                info = describe_or_reason(spark, name)
+                if isinstance(info, str):
+                    record_fallback("saveAsTable", info)
+                    return False
                 aligned = by_name(df, info, conf.get("spark.sql.caseSensitive", "false").lower() == "true")
                 reason = table_problem(spark, info) or (aligned if isinstance(aligned, str) else None) \
                     or _same_layout(resolved(state, list(df.columns), conf), info)
@@ -243,8 +246,10 @@ class DropinWriterMixin:
             reason = "insertInto with partitionBy / bucketBy / sortBy: Spark's writer raises"
         if reason is None and not spark.catalog.tableExists(name):
             reason = "the table does not exist: Spark's writer raises"
-        if reason is None:
-            info = describe(spark, name)
+        info = describe_or_reason(spark, name) if reason is None else None
+        if isinstance(info, str):
+            reason, info = info, None
+        if info is not None:
             reason = table_problem(spark, info)
             aligned = by_position(df, info) if reason is None else None
             if isinstance(aligned, str):

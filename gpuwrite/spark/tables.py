@@ -77,6 +77,14 @@ def describe(spark: Any, name: str) -> TableInfo:
                      partitions_in_catalog=doc.get("partition_provider") == "Catalog")
 
 
+def describe_or_reason(spark: Any, name: str) -> TableInfo | str:
+    """The table, or why it cannot be described (a temporary view, a table of another kind)."""
+    try:
+        return describe(spark, name)
+    except Exception as err:  # Spark's error for this relation: the write then goes to Spark, which decides
+        return f"cannot describe {name} as a table: {type(err).__name__}: {str(err).splitlines()[0][:200]}"
+
+
 def parse_fragment(fragment: str) -> dict[str, str]:
     """SPEC: PartitioningUtils.parsePathFragment: `k=v/j=w` to {k: v, j: w}, names and values unescaped."""
     spec = {}

@@ -437,3 +437,22 @@ def test_save_as_table_with_a_path_makes_an_external_table(spark, tmp_path):
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and ours[0] == "EXTERNAL" and any(n.startswith("y=foo/part-") for n in ours[2])
     assert footers.all_gpuwrite()
+
+
+def test_writes_into_a_temporary_view_go_to_spark(spark):
+    df = spark.createDataFrame(ROWS, ["x", "y", "z"])
+
+    def scenario(tag: str) -> list[str]:
+        view = f"view_{tag}"
+        df.createOrReplaceTempView(view)
+        raised = []
+        for write in (lambda: df.write.insertInto(view), lambda: df.write.mode("append").saveAsTable(view)):
+            with pytest.raises(AnalysisException) as info:
+                write()
+            raised.append(str(info.value.getCondition()))
+        spark.catalog.dropTempView(view)
+        return raised
+
+    theirs, ours, footers = both(spark, scenario)
+    assert ours == theirs and footers.created_by == []
+    assert [f.call for f in dropin.fallbacks()] == ["insertInto", "saveAsTable"]
