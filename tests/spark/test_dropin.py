@@ -442,17 +442,18 @@ def test_save_as_table_with_a_path_makes_an_external_table(spark, tmp_path):
 def test_writes_into_a_temporary_view_go_to_spark(spark):
     df = spark.createDataFrame(ROWS, ["x", "y", "z"])
 
-    def scenario(tag: str) -> list[str]:
+    def scenario(tag: str) -> list[Any]:
         view = f"view_{tag}"
         df.createOrReplaceTempView(view)
-        raised = []
-        for write in (lambda: df.write.insertInto(view), lambda: df.write.mode("append").saveAsTable(view)):
-            with pytest.raises(AnalysisException) as info:
-                write()
-            raised.append(str(info.value.getCondition()))
+        with pytest.raises(Exception) as info:  # Spark refuses (with an internal error)
+            df.write.insertInto(view)
+        # saveAsTable looks for a persistent table of that name: Spark creates one beside the view
+        df.write.mode("append").saveAsTable(view)
+        out = [type(info.value).__name__, sorted(spark.sql(f"SELECT * FROM default.{view}").collect())]
         spark.catalog.dropTempView(view)
-        return raised
+        _drop(spark, view)
+        return out
 
-    theirs, ours, footers = both(spark, scenario)
-    assert ours == theirs and footers.created_by == []
+    theirs, ours, _ = both(spark, scenario)
+    assert ours == theirs and len(ours[1]) == 4
     assert [f.call for f in dropin.fallbacks()] == ["insertInto", "saveAsTable"]
