@@ -23,6 +23,7 @@ from .routing import (
     enabled,
     layout_problem,
     local_path,
+    partition_type_problem,
     resolved,
     source_of,
     source_problem,
@@ -174,7 +175,8 @@ class DropinWriterMixin:
         if not enabled(conf):
             return "spark.gpuwrite.enabled is false"
         problem = source_problem(source, conf) or committer_problem(conf, self._gw.options) \
-            or layout_problem(self._gw, list(df.columns), conf, table)
+            or layout_problem(self._gw, list(df.columns), conf, table) \
+            or partition_type_problem(self._gw, df.schema, conf)
         if problem:
             return problem
         sql, hadoop = session_conf(df.sparkSession)

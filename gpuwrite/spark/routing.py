@@ -149,6 +149,16 @@ def layout_problem(state: WriterState, columns: Sequence[str], conf: Mapping[str
     return None
 
 
+def partition_type_problem(state: WriterState, schema: Any, conf: Mapping[str, str]) -> str | None:
+    """A partition column of a type Spark refuses there (SPEC: PartitioningUtils.validatePartitionColumn:
+    atomic types only)."""
+    types = {f.name: f.dataType.simpleString() for f in schema.fields}
+    for name in resolved(state, list(types), conf).partition_by or []:
+        if types[name].split("<")[0] in ("array", "map", "struct", "variant"):
+            return f"partition column {name!r} has type {types[name]}: Spark's writer raises"
+    return None
+
+
 def resolved(state: WriterState, columns: Sequence[str], conf: Mapping[str, str]) -> WriterState:
     """The state with partition, bucket and sort columns spelled as the data spells them."""
     case_sensitive = conf.get(CASE_SENSITIVE_KEY, "false").lower() == "true"

@@ -457,3 +457,22 @@ def test_writes_into_a_temporary_view_go_to_spark(spark):
     theirs, ours, _ = both(spark, scenario)
     assert ours == theirs and len(ours[1]) == 4
     assert [f.call for f in dropin.fallbacks()] == ["insertInto", "saveAsTable"]
+
+
+def test_writes_spark_refuses_raise_sparks_own_errors(spark, tmp_path):
+    df = spark.createDataFrame([(1, [1, 2], "a")], ["x", "arr", "s"])
+
+    def scenario(tag: str) -> list[str]:
+        raised = []
+        for write in (lambda p: df.write.partitionBy("arr").parquet(p),  # a complex partition column
+                      lambda p: df.write.bucketBy(2, "x").parquet(p),  # bucketBy outside saveAsTable
+                      lambda p: df.write.sortBy("x").parquet(p),  # sortBy without bucketBy
+                      lambda p: df.write.partitionBy("x", "arr", "s").parquet(p),  # every column
+                      lambda p: df.write.partitionBy("nope").parquet(p)):  # a missing column
+            with pytest.raises(AnalysisException) as info:
+                write(str(tmp_path / tag))
+            raised.append(str(info.value.getCondition()))
+        return raised
+
+    theirs, ours, footers = both(spark, scenario)
+    assert ours == theirs and footers.created_by == [] and len(dropin.fallbacks()) == 5

@@ -16,7 +16,7 @@ from gpuwrite.spark import dropin
 from gpuwrite.spark.conf import session_conf, writer_conf
 from gpuwrite.spark.pipeline import InputAborted, encode_behind
 from gpuwrite.spark.routing import (WriterState, committer_problem, is_parquet, layout_problem, local_path,
-                                    source_problem)
+                                    partition_type_problem, source_problem)
 from gpuwrite.spark.tables import in_session_catalog, name_parts, parse_fragment
 from gpuwrite.spark.task import gpu_ordinal
 
@@ -148,6 +148,11 @@ def test_routing_policy():
     assert layout_problem(WriterState(bucket_by=(2, ["x"]), sort_by=["z"]), cols, {}, True) is None
     assert layout_problem(WriterState(sort_by=["z"]), cols, {}, True)  # sortBy without bucketBy
     assert layout_problem(WriterState(), ["a", "A"], {}, False)  # duplicate names
+    from pyspark.sql.types import ArrayType, LongType, StructField, StructType
+
+    schema = StructType([StructField("a", LongType()), StructField("arr", ArrayType(LongType()))])
+    assert partition_type_problem(WriterState(partition_by=["ARR"]), schema, {})  # Spark allows atomic types only
+    assert partition_type_problem(WriterState(partition_by=["a"]), schema, {}) is None
     assert local_path("file:/tmp/x") == "/tmp/x" and local_path("file:///tmp/x") == "/tmp/x"
     assert local_path("s3a://bucket/x") is None and local_path("hdfs://nn/x") is None
     assert local_path("rel/x").endswith("/rel/x")
