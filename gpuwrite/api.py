@@ -29,12 +29,13 @@ class ParquetWriter(FileWriter):
     """
 
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
-                 options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> None:
+                 options: WriteOptions | dict[str, Any] | None = None, streaming: bool = False,
+                 **keywords: Any) -> None:
         opts = resolve_options(options, keywords)
         file_schema = FileSchema.from_arrow(check_arrow_schema(schema), opts)
         key_value = spark_footer_metadata(file_schema.spark_row_metadata(), opts.spark_version,
                                           opts.datetime_rebase, opts.int96_rebase, opts.time_zone)
-        super().__init__(path, file_schema, opts, key_value)
+        super().__init__(path, file_schema, opts, key_value, streaming=streaming)
 
     def __enter__(self) -> ParquetWriter:
         return self

@@ -2,8 +2,10 @@
 
 Rows are converted to NumPy in windows, never the whole input: a window starts at the open row group's first
 row with about eight row groups' worth of Arrow data (a bit more than the last row group's rows after the
-first), and doubles while no row group ends inside it. Page and row-group boundaries depend only on the
-rows, never on how the input was chunked.
+first), and doubles while no row group ends inside it. A streaming window (a writer fed batch by batch while
+more arrive, as a Spark task is) starts at a few MiB (32k rows at most) and grows by a quarter, so pages are
+encoded as the batches come instead of at close. Page and row-group boundaries depend only on the rows, never
+on how the input was chunked or converted.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from .integrations.arrow import ArrowPiece
 from .leafdata import LeafData
 from .options import WriteOptions
 from .schema import FileSchema
+
+STREAM_WINDOW_BYTES = 4 << 20  # a streaming window's first conversion: about this much Arrow data,
+STREAM_WINDOW_ROWS = 32768  # and no more rows than this
 
 
 class Window(Protocol):
@@ -63,10 +68,11 @@ def concat_pieces(pieces: list[ArrowPiece]) -> pa.Table:
 class RowWindow:
     """Pending Arrow rows, and the leaves' converted data for rows 0..`rows` of the open row group."""
 
-    def __init__(self, schema: FileSchema, opts: WriteOptions, lookahead: int = 8) -> None:
+    def __init__(self, schema: FileSchema, opts: WriteOptions, lookahead: int = 8, streaming: bool = False) -> None:
         self.schema = schema
         self.opts = opts
         self.lookahead = lookahead  # row groups' worth of Arrow bytes in the first window
+        self.streaming = streaming
         self.pending: list[ArrowPiece] = []
         self.pending_rows = 0
         self.data: list[LeafData] = []
@@ -82,11 +88,14 @@ class RowWindow:
     def start_row_group(self, last_rows: int | None) -> None:
         """A new row group starts at the first pending row; `last_rows` is the previous one's row count."""
         self.data, self.rows, self.converted = [], 0, 0
-        if last_rows is not None:
+        if last_rows is not None and not self.streaming:
             self.target = max(1024, last_rows * 5 // 4)
             return
         nbytes = sum(p.nbytes for p in self.pending) or 1
         per_row = max(1, nbytes // max(1, self.pending_rows))
+        if self.streaming:
+            self.target = max(1024, min(STREAM_WINDOW_ROWS, STREAM_WINDOW_BYTES // per_row))
+            return
         self.target = max(self.opts.page_row_count_limit, self.lookahead * self.opts.block_size // per_row, 1024)
 
     def ready(self, final: bool) -> bool:
@@ -120,8 +129,9 @@ class RowWindow:
         return self.rows == self.pending_rows
 
     def grow(self) -> None:
-        """No row group ended inside the window: take twice as many rows next time."""
-        self.target *= 2
+        """No row group ended inside the window: take twice as many rows next time (a quarter more when
+        streaming, so little is left to encode when the input ends; the copies stay linear in the rows)."""
+        self.target = self.target + max(1024, self.target // 4) if self.streaming else self.target * 2
 
     def drop(self, rows: int) -> None:
         """The open row group ended after `rows` rows and was written: forget them."""

@@ -38,7 +38,10 @@ class FileWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], schema: FileSchema, options: WriteOptions,
-                 key_value: KeyValue = (), *, lookahead: int = 8) -> None:
+                 key_value: KeyValue = (), *, lookahead: int = 8, streaming: bool = False) -> None:
+        """`lookahead`: row groups' worth of Arrow bytes converted per window. `streaming`: the input arrives
+        batch by batch while the caller waits for more (a Spark task), so pages are encoded as rows come rather
+        than when a large window has filled (same bytes either way)."""
         self.options = options
         self.schema = schema
         self.key_value = list(key_value)
@@ -52,7 +55,7 @@ class FileWriter:
         self._assembler = FileAssembler(self._sink, schema, FileLayout(
             CODEC_IDS[options.compression], options.statistics_truncate_length,
             options.column_index_truncate_length))
-        self._window = RowWindow(schema, options, lookahead)
+        self._window = RowWindow(schema, options, lookahead, streaming)
         self._builder: RowGroupBuilder | None = None
         self.result: FileResult | None = None
 

@@ -23,7 +23,7 @@ import dataclasses
 import enum
 import sys
 from collections.abc import Callable
-from typing import Any, ClassVar, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, overload
 
 from gpuwrite.format.thrift import (
     CT_BINARY,
@@ -46,7 +46,9 @@ from gpuwrite.format.thrift import (
     put_varint,
 )
 
-if sys.version_info >= (3, 11):
+if TYPE_CHECKING:  # typeshed ships typing_extensions, so mypy sees the marker under any target version
+    from typing_extensions import dataclass_transform
+elif sys.version_info >= (3, 11):
     from typing import dataclass_transform
 else:  # pragma: no cover - the marker only matters to type checkers
 

@@ -1,5 +1,6 @@
 """Spark policy (file naming, dataset layout, footer keys) and the PySpark integration: `write_parquet` runs
-gpuwrite inside Spark's tasks (mapInArrow) and commits the job on the driver as Spark does."""
+gpuwrite inside Spark's tasks (mapInArrow) and commits the job on the driver as Spark does; `enable(spark)`
+sends a session's DataFrameWriter Parquet writes through it (the drop-in)."""
 
 from __future__ import annotations
 
@@ -13,4 +14,25 @@ def write_parquet(df: Any, path: str, **kwargs: Any) -> Any:
     return run(df, path, **kwargs)
 
 
-__all__ = ["write_parquet"]
+def enable(spark: Any) -> None:
+    """Route this session's DataFrameWriter Parquet writes through gpuwrite; see `gpuwrite.spark.dropin`."""
+    from .dropin import enable as run
+
+    run(spark)
+
+
+def disable(spark: Any) -> None:
+    """Give this session Spark's own writers back."""
+    from .dropin import disable as run
+
+    run(spark)
+
+
+def fallbacks() -> Any:
+    """The writer calls that ran Spark's own writer while the drop-in was on, with their reasons."""
+    from .dropin import fallbacks as run
+
+    return run()
+
+
+__all__ = ["disable", "enable", "fallbacks", "write_parquet"]

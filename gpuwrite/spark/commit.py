@@ -97,20 +97,43 @@ def committed_tasks(fs: pafs.FileSystem, paths: JobPaths) -> dict[int, int]:
     return out
 
 
-def commit_job(fs: pafs.FileSystem, paths: JobPaths, files: list[tuple[int, str]], overwrite: bool) -> list[str]:
+def _clear(fs: pafs.FileSystem, root: str) -> None:
+    """Static overwrite: remove what the output path held (a file, or a directory's entries but the staging
+    area). SPEC: InsertIntoHadoopFsRelationCommand.deleteMatchingPartitions deletes the path before the job;
+    gpuwrite deletes at job commit so a failed job leaves the old data."""
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.File:
+        fs.delete_file(root)
+        return
+    if info.type != pafs.FileType.Directory:
+        return
+    for entry in fs.get_file_info(pafs.FileSelector(root)):
+        if posixpath.basename(entry.path) == TEMPORARY:
+            continue
+        if entry.type == pafs.FileType.Directory:
+            fs.delete_dir(entry.path)
+        else:
+            fs.delete_file(entry.path)
+
+
+def commit_job(fs: pafs.FileSystem, paths: JobPaths, files: list[tuple[int, str]], overwrite: bool,
+               dynamic: bool = False) -> list[str]:
     """Move every committed (task, relative path) file into the table directory, write `_SUCCESS`, clean up.
 
-    With `overwrite`, what the directory held before (except the staging area) is deleted first.
+    `overwrite`: what the path held before (except the staging area) is deleted first. `dynamic`: dynamic
+    partition overwrite instead: only the partition directories this job wrote are replaced, and no `_SUCCESS`
+    appears (SPEC: HadoopMapReduceCommitProtocol.commitJob with dynamicPartitionOverwrite: the committer's
+    output is the staging directory, its `_SUCCESS` goes away with it, each written partition directory is
+    deleted and the staged one renamed into place).
     """
     root = paths.root
-    if overwrite:
-        for info in fs.get_file_info(pafs.FileSelector(root)):
-            if posixpath.basename(info.path) == TEMPORARY:
-                continue
-            if info.type == pafs.FileType.Directory:
-                fs.delete_dir(info.path)
-            else:
-                fs.delete_file(info.path)
+    if dynamic:
+        for part in sorted({posixpath.dirname(rel) for _, rel in files}):
+            final = posixpath.join(root, part)
+            if _exists(fs, final):
+                fs.delete_dir(final)
+    elif overwrite:
+        _clear(fs, root)
     moved = []
     for task, rel in files:
         final = posixpath.join(root, rel)
@@ -119,8 +142,10 @@ def commit_job(fs: pafs.FileSystem, paths: JobPaths, files: list[tuple[int, str]
             fs.create_dir(parent, recursive=True)
         fs.move(posixpath.join(paths.task_dir(task), rel), final)
         moved.append(final)
-    with fs.open_output_stream(posixpath.join(root, SUCCESS)):
-        pass
+    fs.create_dir(root, recursive=True)
+    if not dynamic:
+        with fs.open_output_stream(posixpath.join(root, SUCCESS)):
+            pass
     cleanup(fs, paths)
     return moved
 

@@ -1,9 +1,12 @@
 """`gpuwrite.spark.write_parquet`: a Spark job whose tasks write Parquet with gpuwrite, committed on the driver.
 
 The write is planned as Spark's V1Writes plans it (rows sorted within each task by the partition columns, then
-by bucket id), runs one `mapInArrow` task per partition of the DataFrame (`task.run_task`), and commits like
-HadoopMapReduceCommitProtocol (`commit`). Writes gpuwrite cannot do (Parquet v1 pages, types it does not
-support) go through Spark's own writer, with the reason logged, or raise with `fallback="error"`.
+by bucket id, then the bucket sort columns), runs one `mapInArrow` task per partition of the DataFrame
+(`task.run_task`), and commits like HadoopMapReduceCommitProtocol (`commit`), with the save modes of
+InsertIntoHadoopFsRelationCommand (the path's existence decides; static or dynamic partition overwrite).
+Writes gpuwrite cannot do (Parquet v1 pages, types it does not support) go through Spark's own writer, with
+the reason logged, or raise with `fallback="error"`; so do writes Spark refuses (an existing path with mode
+error), so the user gets Spark's own exception.
 """
 
 from __future__ import annotations
@@ -22,8 +25,15 @@ from ..errors import GpuwriteError, OptionError, UnsupportedTypeError
 from ..options import WriteOptions
 from ..schema import FileSchema
 from . import commit
-from .conf import session_conf, writer_conf
-from .modes import ERROR_MODES, check_mode, should_write
+from .conf import (
+    OVERWRITE_MODE_KEY,
+    OVERWRITE_MODE_OPTION,
+    lower_keys,
+    session_conf,
+    with_conf_snapshot,
+    writer_conf,
+)
+from .modes import ERROR_MODES, check_mode
 from .sql_keys import TIME_ZONE_KEY
 from .task import STATS_DDL, TaskPlan, run_task
 
@@ -43,6 +53,9 @@ class SparkWriteResult:
     writer: str = "gpuwrite"  # or "spark" when the write fell back to Spark's own writer
     fallback_reason: str | None = None
     attempts: dict[int, int] = field(default_factory=dict)  # task -> the attempt whose files were committed
+    partitions: set[str] = field(default_factory=set)  # partition directories written ("k=1/j=a")
+    # task -> (seconds receiving its batches, seconds encoding after the last one: what the transfer did not hide)
+    task_seconds: dict[int, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,9 +66,11 @@ class WriteRequest:
     mode: str
     partition_by: tuple[str, ...] = ()
     bucket: tuple[int, tuple[str, ...]] | None = None  # (number of buckets, columns)
+    sort_by: tuple[str, ...] = ()  # bucketBy's sortBy: each bucket file sorted by these columns
     max_records: int = 0
     options: Mapping[str, Any] | None = None  # the DataFrameWriter options as given
     table: str | None = None  # catalog table to register over the files
+    dynamic: bool = False  # dynamic partition overwrite (mode overwrite, partitioned, partitionOverwriteMode)
 
     @property
     def partitioned(self) -> bool:
@@ -69,7 +84,8 @@ def _arrow_schema(df: Any) -> Any:
 
     spark = df.sparkSession
     zone = spark.conf.get(TIME_ZONE_KEY, "UTC")
-    large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "true")).lower() == "true"
+    # SPEC: SQLConf.ARROW_EXECUTION_USE_LARGE_VAR_TYPES defaults to false
+    large = str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower() == "true"
     return to_arrow_schema(df.schema, timezone=zone, prefers_large_types=large)
 
 
@@ -92,18 +108,20 @@ def fallback_reason(df: Any, conf: dict[str, str]) -> str | None:
     return None
 
 
+@with_conf_snapshot
 def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list[str] | None = None,
                   bucket_by: tuple[int, list[str]] | None = None, max_records_per_file: int | None = None,
                   options: dict[str, Any] | None = None, table: str | None = None, fallback: str = "spark",
-                  device: str = "auto", filesystem: Any = None) -> SparkWriteResult:
+                  device: str = "auto", filesystem: Any = None, sort_by: list[str] | None = None) -> SparkWriteResult:
     """Write `df` as a Parquet table directory at `path` with gpuwrite in Spark's tasks.
 
-    mode: error / overwrite / append / ignore, as DataFrameWriter.mode. partition_by / bucket_by /
-    max_records_per_file as partitionBy / bucketBy / maxRecordsPerFile. options: DataFrameWriter options
-    (compression, parquet.* keys, ...); the session conf supplies the rest. table: register (create or replace)
-    a catalog table over the files. fallback: "spark" writes with Spark's own writer when gpuwrite cannot,
-    "error" raises instead. device: "auto" uses each task's GPU resource when it has one. filesystem: a
-    pyarrow or fsspec filesystem for `path` (default: from the path's URI, local for plain paths).
+    mode: error / overwrite / append / ignore, as DataFrameWriter.mode (the path's existence decides, as in
+    Spark). partition_by / bucket_by / sort_by / max_records_per_file as partitionBy / bucketBy / sortBy /
+    maxRecordsPerFile. options: DataFrameWriter options (compression, parquet.* keys, maxRecordsPerFile,
+    partitionOverwriteMode; others are ignored as Spark ignores them); the session conf supplies the rest.
+    table: register (create or replace) a catalog table over the files. fallback: "spark" writes with Spark's
+    own writer when gpuwrite cannot, "error" raises instead. device: "auto" uses each task's GPU resource when
+    it has one. filesystem: a pyarrow or fsspec filesystem for `path` (default: from the path's URI).
     """
     check_mode(mode)
     if fallback not in ("spark", "error"):
@@ -116,7 +134,8 @@ def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list
     bucket = (int(bucket_by[0]), (bucket_by[1],) if isinstance(bucket_by[1], str) else tuple(bucket_by[1])) \
         if bucket_by else None
     request = WriteRequest(path=path, mode=mode, partition_by=tuple(partition_by or ()), bucket=bucket,
-                           max_records=max_records, options=options, table=table)
+                           sort_by=tuple(sort_by or ()), max_records=max_records, options=options, table=table,
+                           dynamic=dynamic_overwrite(mode, partition_by or (), sql, options))
     if bucket and not table:
         raise GpuwriteError("bucket_by needs table=: Spark records buckets in the catalog (bucketBy needs "
                             "saveAsTable)")
@@ -129,26 +148,64 @@ def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list
     fs, root = commit.resolve(path, filesystem)
     info = fs.get_file_info(root)
     exists = info.type != pafs.FileType.NotFound
-    if exists and info.type != pafs.FileType.Directory:
-        raise GpuwriteError(f"cannot write a table at {path!r}: it is a file")
-    if not should_write(path, mode, exists and _has_data(fs, root)):
+    if exists and mode in ERROR_MODES:  # SPEC: InsertIntoHadoopFsRelationCommand: the path's existence decides
+        return _spark_write(df, request, "the path exists and mode is error: Spark's writer raises its error")
+    if exists and mode == "ignore":
         return SparkWriteResult(path, "", writer="none")
+    if info.type == pafs.FileType.File:
+        if mode != "overwrite":
+            return _spark_write(df, request, "the path is a file: Spark's writer decides what happens")
+        fs.delete_file(root)  # Spark deletes the output path before the job
+        exists = False
+    result = run_job(df, request, conf, fs, root, filesystem=filesystem, device=device)
+    if table:
+        register_table(spark, request, df.schema)
+    return result
+
+
+def dynamic_overwrite(mode: str, partition_by: Any, session: Mapping[str, str],
+                      options: Mapping[str, Any] | None) -> bool:
+    """Whether an overwrite replaces only the partitions it writes.
+
+    SPEC: InsertIntoHadoopFsRelationCommand.dynamicPartitionOverwrite: the `partitionOverwriteMode` option,
+    else spark.sql.sources.partitionOverwriteMode, is DYNAMIC, the mode is overwrite and some partition column
+    is dynamic (all are, for DataFrameWriter writes).
+    """
+    chosen = lower_keys(options).get(OVERWRITE_MODE_OPTION) or session.get(OVERWRITE_MODE_KEY) or "STATIC"
+    return mode == "overwrite" and bool(partition_by) and str(chosen).upper() == "DYNAMIC"
+
+
+def run_job(df: Any, request: WriteRequest, conf: dict[str, str], fs: pafs.FileSystem, root: str, *,
+            filesystem: Any = None, device: str = "auto") -> SparkWriteResult:
+    """The Spark job proper: tasks write and commit their files, the driver commits the job (files into place,
+    `_SUCCESS`), then Spark's cached data over the path is refreshed. Any failure removes the job's staging
+    area (and the directory when the job created it)."""
+    existed = fs.get_file_info(root).type != pafs.FileType.NotFound
     job = str(uuid.uuid4())
     paths = commit.JobPaths(root, job)
-    plan = TaskPlan(root=path, job=job, filesystem=filesystem, conf=conf, partition_by=request.partition_by,
-                    bucket_by=bucket, max_records_per_file=max_records, device=device, faults=FAULTS)
+    plan = TaskPlan(root=request.path, job=job, filesystem=filesystem, conf=conf,
+                    partition_by=request.partition_by, bucket_by=request.bucket,
+                    max_records_per_file=request.max_records, device=device, faults=FAULTS,
+                    arrow_schema=_arrow_schema(df))
     try:
         planned = _plan(df, request)
         stats = planned.mapInArrow(partial(run_task, plan), STATS_DDL).toArrow()
         result = _commit(fs, paths, stats, request, df, conf)
     except BaseException:
         commit.cleanup(fs, paths)
-        if not exists and fs.get_file_info(root).type == pafs.FileType.Directory and not _has_data(fs, root):
+        if not existed and fs.get_file_info(root).type == pafs.FileType.Directory and not _has_data(fs, root):
             fs.delete_dir(root)
         raise
-    if table:
-        register_table(spark, request, df.schema)
+    _refresh_path(df.sparkSession, request.path)
     return result
+
+
+def _refresh_path(spark: Any, path: str) -> None:
+    """SPEC: InsertIntoHadoopFsRelationCommand ends with cacheManager.recacheByPath(outputPath)."""
+    try:
+        spark.catalog.refreshByPath(path)
+    except Exception as err:  # a path Spark cannot qualify (another filesystem): nothing of it is cached
+        log.debug("refreshByPath(%s) failed: %s", path, err)
 
 
 def _has_data(fs: pafs.FileSystem, root: str) -> bool:
@@ -171,6 +228,7 @@ def _plan(df: Any, request: WriteRequest) -> Any:
     if request.bucket:
         num, columns = request.bucket
         keys.append(F.pmod(F.hash(*[F.col(c) for c in columns]), F.lit(num)))
+        keys.extend(F.col(c) for c in request.sort_by)  # SPEC: V1WritesUtils.getSortOrder: then bucket sort columns
     return df.sortWithinPartitions(*keys)
 
 
@@ -189,11 +247,15 @@ def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, request: Wr
             files.append((task, r["path"]))
             total_rows += r["rows"]
             total_bytes += r["bytes"]
-    if not files and not request.partitioned:
+    if not committed and not request.partitioned:  # no task ran at all (a DataFrame of no partitions)
         files.append(_empty_file(fs, paths, df, conf))
-    moved = commit.commit_job(fs, paths, files, overwrite=request.mode == "overwrite")
+    moved = commit.commit_job(fs, paths, files, overwrite=request.mode == "overwrite", dynamic=request.dynamic)
     rel = [posixpath.relpath(m, paths.root) for m in moved]
-    return SparkWriteResult(request.path, paths.job, rel, total_rows, total_bytes, attempts=committed)
+    parts = {posixpath.dirname(r) for r in rel} - {""}
+    seconds = {r["task"]: (r["receive_s"], r["tail_s"]) for r in rows if r["task"] in committed
+               and r["attempt"] == committed[r["task"]]}
+    return SparkWriteResult(request.path, paths.job, rel, total_rows, total_bytes, attempts=committed,
+                            partitions=parts, task_seconds=seconds)
 
 
 def _listed(fs: pafs.FileSystem, paths: commit.JobPaths, task: int) -> list[dict[str, Any]]:
@@ -233,8 +295,10 @@ def _empty_file(fs: pafs.FileSystem, paths: commit.JobPaths, df: Any, conf: dict
 
 def _spark_write(df: Any, request: WriteRequest, reason: str) -> SparkWriteResult:
     """The same write through Spark's own Parquet writer."""
+    from .dropin import spark_writer
+
     mode = request.mode
-    writer = df.write.mode("error" if mode == "errorifexists" else mode).format("parquet")
+    writer = spark_writer(df).mode("error" if mode == "errorifexists" else mode).format("parquet")
     for key, value in (request.options or {}).items():
         writer = writer.option(key, str(value))
     if request.max_records:
@@ -243,6 +307,8 @@ def _spark_write(df: Any, request: WriteRequest, reason: str) -> SparkWriteResul
         writer = writer.partitionBy(*request.partition_by)
     if request.bucket:
         writer = writer.bucketBy(request.bucket[0], *request.bucket[1])
+        if request.sort_by:
+            writer = writer.sortBy(*request.sort_by)
     if request.table:
         writer.option("path", request.path).saveAsTable(request.table)
     else:

@@ -2,7 +2,9 @@
 
 Runs inside `DataFrame.mapInArrow`: the task's Arrow batches are written as Spark's writers would write them
 (partition directories, bucket files, maxRecordsPerFile, Spark's file names for this task and job) into the
-task's attempt directory, the attempt is committed, and one stats row per file goes back to the driver.
+task's attempt directory, the attempt is committed, and one stats row per file goes back to the driver. The
+batches are received on the task's thread and encoded on a worker thread (`pipeline.encode_behind`), so the
+encode hides behind the transfer.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from . import commit
+from .pipeline import encode_behind
 
 log = logging.getLogger("gpuwrite.spark")
 
 STATS_SCHEMA = pa.schema([("task", pa.int32()), ("attempt", pa.int32()), ("path", pa.string()),
-                          ("rows", pa.int64()), ("bytes", pa.int64()), ("partition", pa.string())])
-STATS_DDL = "task int, attempt int, path string, rows long, bytes long, partition string"
+                          ("rows", pa.int64()), ("bytes", pa.int64()), ("partition", pa.string()),
+                          ("receive_s", pa.float64()), ("tail_s", pa.float64())])
+STATS_DDL = ("task int, attempt int, path string, rows long, bytes long, partition string, receive_s double, "
+             "tail_s double")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +45,9 @@ class TaskPlan:
     bucket_by: tuple[int, tuple[str, ...]] | None
     max_records_per_file: int
     device: str  # "auto": the task's GPU when Spark assigned one; "cpu" / "gpu" to force
+    # The Arrow schema of the task's batches: task 0 of an unpartitioned write with no rows still writes a
+    # footer-only file with it (SPEC: FileFormatWriter.executeTask opens a writer in partition 0 always).
+    arrow_schema: pa.Schema | None = None
     # Fault injection for tests of the commit protocol (job.FAULTS): "task:attempt" items, attempt "*" for
     # every attempt; such an attempt fails after writing its files, before committing them.
     faults: str = ""
@@ -65,8 +73,34 @@ def task_device(context: Any, requested: str) -> str:
         log.warning("task has GPU %s but gpuwrite cannot use it (%s); writing on the CPU", list(gpu.addresses),
                     problem)
         return "cpu"
-    _select_gpu(int(list(gpu.addresses)[0]))
+    _select_gpu(gpu_ordinal(str(list(gpu.addresses)[0]), os.environ.get("CUDA_VISIBLE_DEVICES")))
     return "gpu"
+
+
+def gpu_ordinal(address: str, visible: str | None) -> int:
+    """The CUDA device ordinal, in this process, of the GPU Spark assigned to the task.
+
+    Spark's resource addresses name physical GPUs (as its discovery script lists them). When the process sees
+    only some GPUs (`CUDA_VISIBLE_DEVICES`, which the RAPIDS Accelerator's Python GPU scheduling narrows to
+    the task's GPU), the ordinal is the address's position in that list; a list of one GPU (or of UUIDs the
+    address cannot be matched to, but only one) means ordinal 0.
+    """
+    entries = [e.strip() for e in (visible or "").split(",") if e.strip()]
+    if visible is None or not entries:
+        if visible is not None:
+            raise RuntimeError(f"this task was given GPU {address} but CUDA_VISIBLE_DEVICES={visible!r} hides "
+                               "every GPU from the process")
+        try:
+            return int(address)
+        except ValueError:
+            raise RuntimeError(f"GPU address {address!r} is not a device ordinal and CUDA_VISIBLE_DEVICES is "
+                               "not set to map it") from None
+    if address in entries:
+        return entries.index(address)
+    if len(entries) == 1:
+        return 0
+    raise RuntimeError(f"GPU address {address!r} is not among CUDA_VISIBLE_DEVICES={visible!r}; cannot tell "
+                       "which visible device the task was given")
 
 
 def _select_gpu(ordinal: int) -> None:
@@ -100,8 +134,11 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
         context = TaskContext.get()
     task, attempt = context.partitionId(), context.attemptNumber()
     first = next(batches, None)
-    if first is None:
-        return  # an empty task writes nothing (the driver writes the schema-only file of an empty job)
+    unpartitioned = not (plan.partition_by or plan.bucket_by)
+    if first is None and not (task == 0 and unpartitioned and plan.arrow_schema is not None):
+        return  # an empty task writes nothing (but task 0 of an unpartitioned write, as Spark's)
+    schema = first.schema if first is not None else plan.arrow_schema
+    assert schema is not None
     fs, root = commit.resolve(plan.root, plan.filesystem)
     paths = commit.JobPaths(root, plan.job)
     local = isinstance(fs, pafs.LocalFileSystem)
@@ -111,13 +148,17 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
         opts = WriteOptions.from_conf(plan.conf, device=task_device(context, plan.device))
 
         def rows() -> Iterator[pa.RecordBatch]:
-            yield first
-            yield from batches
+            if first is not None:
+                yield first
+                yield from batches
 
         layout = FileLayout(job=plan.job, task=task, partition_by=plan.partition_by,
                             buckets=parse_bucket_by(plan.bucket_by, plan.partition_by),
-                            max_records_per_file=plan.max_records_per_file, options=opts)
-        files = write_task(first.schema, rows(), work, layout, empty_file=False, presorted=True)
+                            max_records_per_file=plan.max_records_per_file, options=opts, streaming=True)
+        timings: dict[str, float] = {}
+        files = encode_behind(rows(), lambda pieces: write_task(schema, pieces, work, layout,
+                                                                empty_file=task == 0 and unpartitioned,
+                                                                presorted=True), timings=timings)
         if not local:
             pafs.copy_files(work, attempt_dir, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
         if _should_fail(plan.faults, task, attempt):
@@ -138,4 +179,6 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
         out["rows"].append(f.num_rows)
         out["bytes"].append(f.size)
         out["partition"].append(posixpath.dirname(rel))
+        out["receive_s"].append(timings["receive_s"])  # the task's, on each of its files' rows
+        out["tail_s"].append(timings["tail_s"])
     yield pa.RecordBatch.from_pydict(out, schema=STATS_SCHEMA)

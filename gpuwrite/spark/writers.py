@@ -39,6 +39,7 @@ class FileLayout:
     max_records_per_file: int = 0
     options: WriteOptions = field(default_factory=WriteOptions)
     max_open_files: int = 0
+    streaming: bool = False  # batches arrive while the task waits for more: encode pages as they come
 
     @property
     def partitioned(self) -> bool:
@@ -81,7 +82,8 @@ def write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str,
         nonlocal counter
         name = data_file_name(layout.task, layout.job, counter, layout.options.compression)
         counter += 1
-        return ParquetWriter(os.path.join(directory, name), schema, options=layout.options)
+        return ParquetWriter(os.path.join(directory, name), schema, options=layout.options,
+                             streaming=layout.streaming)
 
     try:
         for new_file, piece in _slices(pieces, layout.max_records_per_file):
@@ -123,7 +125,7 @@ class _OpenFiles:
                               bucket_id=bucket)
         if self.hive_prefix and bucket is not None:
             name = hive_bucket_prefix(bucket) + name
-        return ParquetWriter(os.path.join(folder, name), self.schema, options=opts)
+        return ParquetWriter(os.path.join(folder, name), self.schema, options=opts, streaming=self.layout.streaming)
 
     def write(self, key: Key, rows: pa.Table) -> None:
         """Append rows to key's file, rolling to the next file every `limit` records."""

@@ -127,10 +127,12 @@ def test_table_registration_read_by_name_with_partition_pruning(tmp_path, spark)
     plan = pruned._jdf.queryExecution().executedPlan().toString()
     assert "PartitionFilters: [isnotnull(k" in plan and "(k#" in plan, plan
     assert pruned.collect()[0][0] == 200
-    # mode overwrite replaces files and table; mode error refuses an existing table
+    # mode overwrite replaces files and table; mode error refuses an existing table with Spark's own error
     write_parquet(df.limit(10), str(tmp_path / "t"), mode="overwrite", partition_by=["k"], table="gw_parts")
     assert spark.table("gw_parts").count() == 10
-    with pytest.raises(gpuwrite.GpuwriteError, match="already exists"):
+    from pyspark.errors import AnalysisException
+
+    with pytest.raises(AnalysisException, match="ALREADY_EXISTS"):
         write_parquet(df, str(tmp_path / "t"), partition_by=["k"], table="gw_parts")
 
 
@@ -180,12 +182,20 @@ def test_failed_job_leaves_no_output(tmp_path, spark, monkeypatch):
 
 
 def test_modes(tmp_path, spark):
+    from pyspark.errors import AnalysisException
+
     df = _frame(spark, 100, 1)
     path = str(tmp_path / "m")
     write_parquet(df, path)
-    with pytest.raises(gpuwrite.GpuwriteError, match="already exists"):
+    with pytest.raises(AnalysisException, match="PATH_ALREADY_EXISTS"):  # Spark's own error
         write_parquet(df, path)
     assert write_parquet(df, path, mode="ignore").writer == "none"
+    # Spark's modes look at the path's existence: an empty directory counts
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(AnalysisException, match="PATH_ALREADY_EXISTS"):
+        write_parquet(df, str(tmp_path / "empty"))
+    assert write_parquet(df, str(tmp_path / "empty"), mode="ignore").writer == "none"
+    assert list((tmp_path / "empty").iterdir()) == []
     write_parquet(df, path, mode="append")
     assert spark.read.parquet(path).count() == 200
     write_parquet(df.limit(7), path, mode="overwrite")
@@ -214,8 +224,10 @@ def test_options_from_session_and_writer(tmp_path, spark):
     ts = [meta.row_group(0).column(i) for i in range(meta.num_columns) if meta.row_group(0).column(i).path_in_schema
           == "ts"][0]
     assert ts.physical_type == "INT64" and ts.compression == "ZSTD"
-    with pytest.raises(gpuwrite.OptionError, match="mergeSchema"):
-        write_parquet(df, str(tmp_path / "bad"), options={"mergeSchema": "true"})
+    # options Spark's Parquet writer does not read are ignored, as Spark ignores them
+    result = write_parquet(df, str(tmp_path / "other"), options={"mergeSchema": "true", "noUse": "x",
+                                                                 "spark.sql.parquet.outputTimestampType": "INT96"})
+    assert result.writer == "gpuwrite" and spark.read.parquet(str(tmp_path / "other")).count() == 300
 
 
 def test_fallback_to_sparks_writer(tmp_path, spark, caplog):
@@ -272,5 +284,11 @@ def test_task_device_follows_spark_gpu_resources(monkeypatch):
 
     monkeypatch.setattr(arrays, "gpu_problem", lambda: None)
     monkeypatch.setattr(task_module, "_select_gpu", chosen.append)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert task_device(_Context({"gpu": _Resource(["3"])}), "auto") == "gpu"
-    assert chosen == [3]
+    # narrowed by the RAPIDS Accelerator to the task's GPU: that GPU is ordinal 0 in this process
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    assert task_device(_Context({"gpu": _Resource(["3"])}), "auto") == "gpu"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,3")
+    assert task_device(_Context({"gpu": _Resource(["3"])}), "auto") == "gpu"
+    assert chosen == [3, 0, 1]
