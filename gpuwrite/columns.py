@@ -120,14 +120,26 @@ def _binary(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
+def decode_dictionary(arr: pa.DictionaryArray) -> pa.Array:
+    """A dictionary-encoded array written by value (pandas categoricals, polars Categorical / Enum, DuckDB
+    enums). Arrow has no `take` for view types, so string_view / binary_view dictionaries (polars) are
+    gathered as large_string / large_binary, which `_binary` takes without another copy."""
+    dictionary = arr.dictionary
+    if pa.types.is_string_view(dictionary.type):
+        dictionary = dictionary.cast(pa.large_string())
+    elif pa.types.is_binary_view(dictionary.type):
+        dictionary = dictionary.cast(pa.large_binary())
+    return dictionary.take(arr.indices)
+
+
 def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions) -> LeafData:
     """Convert one window of a column (chunks are combined only within the window) to LeafData."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if leaf.nested:
         return _nested_leaf_data(arr, leaf, opts)
     if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
-    if arr.type != value_type(leaf.arrow_type) and not pa.types.is_dictionary(leaf.arrow_type):
+        arr = decode_dictionary(arr)
+    elif arr.type != value_type(leaf.arrow_type):
         raise GpuwriteError(f"column {leaf.name!r}: got {arr.type}, expected {leaf.arrow_type}")
     out = LeafData(num_rows=len(arr), valid=_validity(arr))
     kind = leaf.kind

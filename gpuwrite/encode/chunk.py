@@ -102,6 +102,7 @@ class EncodedPage:
     rep_histogram: list[int] | None = None  # per repetition level, when the max level is > 0
     def_histogram: list[int] | None = None  # per definition level, when the max level is > 1
     header: bytes = b""
+    column: str = ""  # the leaf's dotted path, for error messages
 
     @classmethod
     def of(cls, leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, encoding: int,
@@ -118,7 +119,7 @@ class EncodedPage:
             rep_hist = np.bincount(data.rep[span.ea:span.eb], minlength=leaf.max_rep + 1).tolist()
         if leaf.max_def > 1:
             def_hist = np.bincount(data.def_levels[span.ea:span.eb], minlength=leaf.max_def + 1).tolist()
-        return cls(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist)
+        return cls(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist, column=leaf.dotted)
 
     @property
     def body(self) -> bytes:
