@@ -23,6 +23,9 @@ class FileWriteError(GpuwriteError, OSError):
     """The file could not be written, flushed or moved into place (disk full, file too large, permission
     denied...): the message names the path; `errno` and `filename` are set as on the OSError behind it."""
 
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else super().__str__()
+
 
 class ValueCheckError(GpuwriteError, ValueError):
     """A value a reader would fail on later (a decimal wider than its precision, invalid UTF-8, a value too
