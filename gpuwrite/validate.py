@@ -125,7 +125,8 @@ def _first_null(arr: pa.Array) -> int:
 def _flatten(arr: pa.Array) -> pa.Array:
     """The elements of a list, fixed-size list or map array's present (non-null) entries, in order."""
     if pa.types.is_map(arr.type):
-        arr = pa.ListArray.from_arrays(arr.offsets, arr.values, mask=arr.is_null() if arr.null_count else None)
+        offsets = pa.array(np.asarray(arr.offsets))  # a fresh array: a mask cannot go with sliced offsets
+        arr = pa.ListArray.from_arrays(offsets, arr.values, mask=arr.is_null() if arr.null_count else None)
     return pc.list_flatten(arr)
 
 

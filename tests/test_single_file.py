@@ -212,7 +212,7 @@ def test_leftovers_of_a_killed_writer_are_removed_by_the_next_write(tmp_path):
     assert proc.wait(timeout=300) == -signal.SIGKILL
     left = _temps(tmp_path)
     assert len(left) == 1 and sink.temp_owner(left[0]) == ("t.parquet", proc.pid, sink.host_tag())
-    assert sink.is_orphan(left[0])
+    assert sink.is_orphan(str(tmp_path / left[0]))
     gpuwrite.write_table(TABLE, path)
     assert os.listdir(tmp_path) == ["t.parquet"]
 
@@ -263,3 +263,16 @@ def test_many_files_in_one_directory_list_it_once(tmp_path, monkeypatch):
     for i in range(5):
         gpuwrite.write_table(TABLE, tmp_path / f"part-{i}.parquet")
     assert len(listed) == 1
+
+
+def test_a_writing_process_holds_a_lock_on_its_temporary_file(tmp_path):
+    """The open writer's temporary file is flock-held (what `gpuwrite clean` and sweeps probe), and a locked
+    file is spared even when its name's pid looks dead (a pid namespace we cannot see, say)."""
+    w = gpuwrite.ParquetWriter(tmp_path / "live.parquet", TABLE.schema)
+    (name,) = _temps(tmp_path)
+    assert sink._flock_held(str(tmp_path / name))
+    disguised = tmp_path / f".x.parquet.{_dead_pid()}-{sink.host_tag()}-{'f' * 12}{sink.TEMP_SUFFIX}"
+    os.link(tmp_path / name, disguised)  # the same locked file under a dead owner's name
+    assert not sink.is_orphan(str(disguised))
+    w.close()
+    assert not sink._flock_held(str(disguised)) and sink.is_orphan(str(disguised))

@@ -1,10 +1,11 @@
 """An output file that appears at its final path only when complete: temporary name, then rename.
 
 The temporary file sits beside the file it will replace (beside the real file when the path is a symlink,
-so the link stays a link) and is named `.NAME.<pid>-<host>-<random>.gpuwrite-tmp`: the writing process's
-id and a tag of its host (`host_tag`) let a later write recognise the leftovers of a killed writer and
-remove them (`sweep_orphans`); a name whose owner may still be running, or that another host wrote, is
-never touched. An existing target keeps its permission bits; a target we may not write is refused before
+so the link stays a link) and is named `.NAME.<pid>-<host>-<random>.gpuwrite-tmp`; the writer holds a flock
+on it. The process id and host tag (`host_tag`) in the name, and the lock (which the kernel drops when the
+process dies), let a later write recognise the leftovers of a killed writer and remove them
+(`sweep_orphans`); a file whose owner may still run, that another host wrote, or that someone holds
+locked, is never touched. An existing target keeps its permission bits; a target we may not write is refused before
 anything is written, as pyarrow refuses it. Every failure (write, flush, rename) removes the temporary file,
 and so does garbage collection of a sink never committed or aborted (with a ResourceWarning).
 """
@@ -62,14 +63,35 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def is_orphan(name: str) -> bool:
-    """Whether `name` is a temporary file whose writer is gone: written on this host (and pid namespace) by a
-    process that no longer runs. Unknown owners (other hosts, other name forms) are never orphans."""
-    owner = temp_owner(name)
+def _flock_held(path: str) -> bool:
+    """Whether a live process holds a flock on `path` (writers hold one on their temporary file; the kernel
+    drops it when the process dies)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock to probe
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the probe's own lock
+    return False
+
+
+def is_orphan(path: str) -> bool:
+    """Whether `path` is a temporary file whose writer is gone: written on this host (and pid namespace) by a
+    process that no longer runs, and locked by no one. Unknown owners (other hosts, other name forms) are
+    never orphans."""
+    owner = temp_owner(os.path.basename(path))
     if owner is None or os.name != "posix":
         return False
     _, pid, host = owner
-    return host == host_tag() and pid != os.getpid() and not _alive(pid)
+    return host == host_tag() and pid != os.getpid() and not _alive(pid) and not _flock_held(path)
 
 
 # Directories this process has seen free of orphans, with the mtime they had then: a directory whose mtime
@@ -101,8 +123,8 @@ def sweep_orphans(directory: str) -> list[str]:
         except OSError:
             return []
         for name in names:
-            if is_orphan(name):
-                path = os.path.join(directory, name)
+            path = os.path.join(directory, name)
+            if is_orphan(path):
                 try:
                     os.remove(path)
                     removed.append(path)
@@ -121,6 +143,16 @@ def _own_change(directory: str, before: int | None) -> None:
             now = _mtime(directory)
             if now is not None:
                 _CLEAN[directory] = now
+
+
+def _lock(f: IO[bytes]) -> None:
+    """Hold a flock on our temporary file while writing, so that sweeps and `gpuwrite clean` see it is live."""
+    try:
+        import fcntl
+
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (ImportError, OSError):
+        pass  # no flock here (or on this file system): the pid in the name still protects the file
 
 
 def _os_error(path: str, action: str, e: OSError) -> FileWriteError:
@@ -166,6 +198,7 @@ class FileSink:
         except OSError as e:
             raise _os_error(self.path, "write", e) from e
         _own_change(directory, before)
+        _lock(self._f)
         self._finalizer = weakref.finalize(self, _abandon, self._f, self.tmp_path, self.path)
         self.pos = 0
         self.closed = False

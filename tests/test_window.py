@@ -1,0 +1,125 @@
+"""The row window converts Arrow rows a step at a time into growable buffers and keeps the rows past a row-group
+cut converted (issue 12's memory work): files are byte-identical whatever the step, and large values are not
+copied on their way to the encoders."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import gpuwrite
+from gpuwrite.columns import leaf_data
+from gpuwrite.leafdata import LeafBuffer, LeafData
+from gpuwrite.options import WriteOptions
+from gpuwrite.schema import FileSchema
+from gpuwrite.window import RowWindow
+
+
+def _table(n: int, seed: int = 3) -> pa.Table:
+    """Nullable ints, strings with empty and null slots, decimals, lists and structs over n rows."""
+    rng = np.random.default_rng(seed)
+    ints = pa.array([None if k % 7 == 0 else int(v) for k, v in enumerate(rng.integers(0, 50, n))], pa.int64())
+    strings = pa.array([None if k % 5 == 0 else ("" if k % 11 == 0 else f"s{v}" * int(v % 4))
+                        for k, v in enumerate(rng.integers(0, 1000, n))])
+    decimals = pa.array([Decimal(int(v)) / 100 for v in rng.integers(-99999, 99999, n)], pa.decimal128(7, 2))
+    lists = pa.array([None if k % 9 == 0 else [int(x) for x in rng.integers(0, 5, k % 4)] for k in range(n)],
+                     pa.list_(pa.int32()))
+    structs = pa.array([None if k % 13 == 0 else {"a": k, "b": f"t{k % 3}"} for k in range(n)],
+                       pa.struct([("a", pa.int64()), ("b", pa.string())]))
+    return pa.table({"i": ints, "s": strings, "d": decimals, "l": lists, "st": structs})
+
+
+def _write(path, table, batch_rows, monkeypatch=None, step=None, **options) -> bytes:
+    if step is not None:
+        init = RowWindow.__init__
+
+        def small(self, *args, **kwargs):
+            init(self, *args, **kwargs)
+            self.convert_bytes = step
+
+        monkeypatch.setattr(RowWindow, "__init__", small)
+    with gpuwrite.ParquetWriter(path, table.schema, device="cpu", **options) as w:
+        for batch in table.to_batches(max_chunksize=batch_rows):
+            w.write(batch)
+    if step is not None:
+        monkeypatch.undo()
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("step", [1, 3000, 40_000])
+def test_conversion_step_does_not_change_the_bytes(tmp_path, monkeypatch, step):
+    """Several row groups, cuts inside converted rows (the tail carried over), steps of one row to many:
+    the same file as one conversion of everything."""
+    table = _table(6000)
+    options = {"block_size": 16 * 1024, "page_size": 1024}
+    whole = _write(tmp_path / "a.parquet", table, 6000, **options)
+    stepped = _write(tmp_path / "b.parquet", table, 700, monkeypatch, step, **options)
+    assert stepped == whole
+    assert gpuwrite.inspect(str(tmp_path / "a.parquet"))["footer"]["num_rows"] == 6000
+    assert len(gpuwrite.inspect(str(tmp_path / "a.parquet"))["row_groups"]) >= 3
+
+
+def _views(table: pa.Table, cuts: list[int]) -> tuple[FileSchema, list[list[LeafData]]]:
+    """Each leaf's LeafData for consecutive slices of the table."""
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    bounds = [0, *cuts, table.num_rows]
+    parts = [[leaf_data(table.slice(a, b - a).column(leaf.index).combine_chunks(), leaf, opts)
+              for a, b in zip(bounds, bounds[1:], strict=False)] for leaf in schema.leaves]
+    return schema, parts
+
+
+def _same(a: LeafData, b: LeafData) -> None:
+    """Two LeafData hold the same rows (byte offsets compared relative to their data)."""
+    assert a.num_rows == b.num_rows
+    for name in ("valid", "values", "rep", "dfn", "row_entry", "values_before"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None) or name == "valid", name
+        if x is not None and y is not None:
+            assert np.array_equal(x, y), name
+    if a.offsets is not None:
+        ao, bo = a.offsets - a.offsets[0], b.offsets - b.offsets[0]
+        assert np.array_equal(ao, bo)
+        assert np.array_equal(a.data[a.offsets[0]:a.offsets[-1]], b.data[b.offsets[0]:b.offsets[-1]])
+
+
+def test_leaf_buffer_appends_and_tails_like_concatenation():
+    """Appending parts equals LeafData.concat and one conversion of all rows; a tail holds the rows past the
+    cut and takes more; earlier views stay valid."""
+    table = _table(500, seed=9)
+    _, parts = _views(table, [1, 120, 121, 300])
+    _, whole = _views(table, [])
+    _, after = _views(table.slice(200), [])
+    for leaf_parts, full, rest in zip(parts, whole, after, strict=True):
+        buffer = LeafBuffer(rows_hint=64)
+        buffer.append(leaf_parts[0])
+        first_view = buffer.view()
+        for part in leaf_parts[1:]:
+            buffer.append(part)
+        _same(buffer.view(), LeafData.concat(leaf_parts))
+        _same(buffer.view(), full[0])
+        _same(first_view, leaf_parts[0])
+        tail = buffer.tail(200, rows_hint=1000)
+        _same(tail.view(), rest[0])
+        tail.append(leaf_parts[-1])
+        _same(tail.view(), LeafData.concat([rest[0], leaf_parts[-1]]))
+
+
+def test_large_values_are_not_copied_into_the_window():
+    """Slices of one large_binary array stay views of its data buffer, however many steps convert them."""
+    size, n = 1 << 20, 12
+    data = np.random.default_rng(1).integers(0, 256, n * size, dtype=np.uint8)
+    arr = pa.Array.from_buffers(pa.large_binary(), n, [None, pa.py_buffer(np.arange(n + 1, dtype=np.int64) * size),
+                                                       pa.py_buffer(data)])
+    table = pa.table({"b": arr})
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    buffer = LeafBuffer()
+    for k in range(n):
+        buffer.append(leaf_data(table.column(0).chunk(0).slice(k, 1), schema.leaves[0], opts))
+    view = buffer.view()
+    assert np.shares_memory(view.data, data) and view.data.size == n * size
+    assert np.array_equal(view.offsets, np.arange(n + 1) * size)
