@@ -123,3 +123,42 @@ def test_large_values_are_not_copied_into_the_window():
     view = buffer.view()
     assert np.shares_memory(view.data, data) and view.data.size == n * size
     assert np.array_equal(view.offsets, np.arange(n + 1) * size)
+
+
+def test_pages_of_written_row_groups_are_released(tmp_path, monkeypatch):
+    """Reproducer: the assembler kept every page (its bytes) until the footer, so a streamed file's whole size
+    stayed in memory. Once a row group is in the file its pages are gone; only the indexes stay."""
+    import gc
+    import weakref
+
+    from gpuwrite.encode.chunk import EncodedPage
+
+    made: list[weakref.ref] = []
+    of = EncodedPage.of.__func__
+
+    def tracked(cls, *args, **kwargs):
+        page = of(cls, *args, **kwargs)
+        made.append(weakref.ref(page))
+        return page
+
+    monkeypatch.setattr(EncodedPage, "of", classmethod(tracked))
+    init = RowWindow.__init__
+
+    def small(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.convert_bytes = 20_000  # convert as batches arrive, so row groups reach the file before close
+
+    monkeypatch.setattr(RowWindow, "__init__", small)
+    table = _table(6000)
+    with gpuwrite.ParquetWriter(tmp_path / "p.parquet", table.schema, device="cpu", block_size=16 * 1024,
+                                page_size=1024) as w:
+        for batch in table.to_batches(max_chunksize=500):
+            w.write(batch)
+        gc.collect()
+        assert w._assembler.row_groups, "no row group was written before close: the test covers nothing"
+        alive = sum(r() is not None for r in made)
+        assert alive < len(made) // 2
+    monkeypatch.undo()
+    reference = tmp_path / "r.parquet"
+    gpuwrite.write_table(table, reference, device="cpu", block_size=16 * 1024, page_size=1024)
+    assert (tmp_path / "p.parquet").read_bytes() == reference.read_bytes()
