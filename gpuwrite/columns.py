@@ -115,29 +115,52 @@ def _fixed_bytes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(n + 1, dtype=np.int64) * width, np.ascontiguousarray(matrix).reshape(-1)
 
 
-def _binary(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
-    """Offsets (int64) and data of the non-null values of a string/binary array."""
+def _binary(arr: pa.Array, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets (int64) and data of the non-null values of a string/binary array, the data uncopied.
+
+    The offsets index Arrow's data buffer as it is (they need not start at 0: `LeafBuffer` rebases them when
+    it takes the rows). Nulls are dropped from the offsets alone when their slots are empty, as writers make
+    them; only view types (gathered into one buffer) and nulls hiding bytes copy the values.
+    """
     t = arr.type
-    if pa.types.is_string_view(t) or pa.types.is_string(t):
+    if pa.types.is_string_view(t):
         arr = arr.cast(pa.large_string())
-    elif pa.types.is_binary_view(t) or pa.types.is_binary(t):
+    elif pa.types.is_binary_view(t):
         arr = arr.cast(pa.large_binary())
-    if arr.null_count:
-        arr = pc.drop_null(arr)
+    wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=np.int64, count=arr.offset + len(arr) + 1)[arr.offset:]
+    offsets = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32,
+                            count=arr.offset + len(arr) + 1)[arr.offset:]
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-    return offsets, data
+    if valid is not None:
+        starts, ends = offsets[:-1], offsets[1:]
+        if np.any(ends[~valid] != starts[~valid]):
+            return _binary(pc.drop_null(arr), None)  # null slots that hold bytes: compact by copying
+        offsets = np.append(starts[valid], offsets[-1:])
+    return offsets.astype(np.int64, copy=False), data
+
+
+def decode_dictionary(arr: pa.DictionaryArray) -> pa.Array:
+    """A dictionary-encoded array written by value (pandas categoricals, polars Categorical / Enum, DuckDB
+    enums). Arrow has no `take` for view types, so string_view / binary_view dictionaries (polars) are
+    gathered as large_string / large_binary, which `_binary` takes without another copy."""
+    dictionary = arr.dictionary
+    if pa.types.is_string_view(dictionary.type):
+        dictionary = dictionary.cast(pa.large_string())
+    elif pa.types.is_binary_view(dictionary.type):
+        dictionary = dictionary.cast(pa.large_binary())
+    return dictionary.take(arr.indices)
 
 
 def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions) -> LeafData:
-    """Convert one window of a column (chunks are combined only within the window) to LeafData."""
+    """Convert rows of a column (a chunked column is combined first: the window passes chunks one by one) to
+    LeafData; byte offsets may index a larger data buffer than the values use."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if leaf.nested:
         return _nested_leaf_data(arr, leaf, opts)
     if pa.types.is_dictionary(arr.type):
-        arr = arr.dictionary_decode()
-    if arr.type != value_type(leaf.arrow_type) and not pa.types.is_dictionary(leaf.arrow_type):
+        arr = decode_dictionary(arr)
+    elif arr.type != value_type(leaf.arrow_type):
         raise GpuwriteError(f"column {leaf.name!r}: got {arr.type}, expected {leaf.arrow_type}")
     out = LeafData(num_rows=len(arr), valid=_validity(arr))
     kind = leaf.kind
@@ -168,7 +191,7 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
     elif kind == "int64":
         out.values = _fixed_values(arr, np.int64, out.valid)
     elif kind == "bytes":
-        out.offsets, out.data = _binary(arr)
+        out.offsets, out.data = _binary(arr, out.valid)
     else:
         raise GpuwriteError(f"column {leaf.name!r}: no conversion for kind {kind}")
     return out

@@ -17,3 +17,16 @@ class OptionError(GpuwriteError, ValueError):
 
 class SchemaMismatchError(GpuwriteError, ValueError):
     """A streamed batch whose schema differs from the writer's schema."""
+
+
+class FileWriteError(GpuwriteError, OSError):
+    """The file could not be written, flushed or moved into place (disk full, file too large, permission
+    denied...): the message names the path; `errno` and `filename` are set as on the OSError behind it."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else super().__str__()
+
+
+class ValueCheckError(GpuwriteError, ValueError):
+    """A value a reader would fail on later (a decimal wider than its precision, invalid UTF-8, a value too
+    large for a Parquet page): the message names the column and the row."""

@@ -103,6 +103,20 @@ class LeafData:
                             else self.valid.view(np.uint8))
         return self._levels
 
+    def rows_from(self, row: int) -> LeafData:
+        """Rows `row`.. as LeafData over the same arrays (levels and indexes of nested leaves rebased)."""
+        va, ea = self.value_index(row), self.entry_index(row)
+        values = None if self.values is None else self.values[va:]
+        offsets = None if self.offsets is None else self.offsets[va:]
+        if not self.nested:
+            valid = None if self.valid is None else self.valid[row:]
+            return LeafData(self.num_rows - row, valid, values=values, offsets=offsets, data=self.data)
+        assert self.row_entry is not None and self.values_before is not None and self.dfn is not None
+        return LeafData(self.num_rows - row, None, values=values, offsets=offsets, data=self.data,
+                        rep=None if self.rep is None else self.rep[ea:], dfn=self.dfn[ea:],
+                        row_entry=self.row_entry[row:] - np.int64(ea),
+                        values_before=self.values_before[ea:] - np.int64(va))
+
     @staticmethod
     def concat(parts: list[LeafData]) -> LeafData:
         """Rows of several windows one after the other (byte offsets rebased)."""
@@ -143,3 +157,149 @@ def _concat_nested(parts: list[LeafData]) -> LeafData:
     return LeafData(rows, None, values=flat.values, offsets=flat.offsets, data=flat.data, rep=rep,
                     dfn=np.concatenate([p.dfn for p in parts]), row_entry=np.concatenate(row_entry),
                     values_before=np.concatenate(values_before))
+
+
+class _Grow:
+    """A 1-D array filled from the front: the first part is adopted without a copy (borrowed), later parts are
+    copied into spare capacity, which at least doubles when full. `view` is the filled part, never copied;
+    earlier views stay valid (appends write past them, growth copies into a new array).
+
+    Byte data borrowed from an Arrow buffer keeps being borrowed while the parts come from that same buffer,
+    each starting where the last ended (slices of one large array): large values are then never copied."""
+
+    def __init__(self, dtype: Any) -> None:
+        self.dtype = np.dtype(dtype)
+        self.buf: Array = np.empty(0, dtype=self.dtype)
+        self.first = 0  # the filled part is buf[first:first + n]
+        self.n = 0
+        self.owned = False
+
+    def append(self, src: Array, a: int, b: int, expected: int) -> None:
+        """Append src[a:b]; `expected` is the length this array is likely to reach (a capacity hint)."""
+        count = b - a
+        if count == 0:
+            return
+        if self.n == 0:
+            self.buf, self.first, self.n, self.owned = src, a, count, False
+            return
+        if not self.owned and src.size == self.buf.size and src.ctypes.data == self.buf.ctypes.data \
+                and a == self.first + self.n:
+            self.n += count
+            return
+        need = self.n + count
+        if not self.owned or need > self.buf.size:
+            cap = max(need, expected, 2 * self.n if self.owned else need)
+            grown = np.empty(cap, dtype=self.dtype)
+            grown[:self.n] = self.buf[self.first:self.first + self.n]
+            self.buf, self.first, self.owned = grown, 0, True
+        self.buf[self.n:need] = src[a:b]
+        self.n = need
+
+    def view(self) -> Array:
+        """The filled part."""
+        return self.buf[self.first:self.first + self.n]
+
+
+class LeafBuffer:
+    """One leaf's converted rows of the open row group, grown as windows are converted.
+
+    Appending copies only the new rows (nothing at all for the first part of a window, nor for byte data
+    that continues in the same Arrow buffer); `view()` is a LeafData over the filled parts without a copy,
+    and stays valid while more rows are appended. Replaces concatenating each window with the last, which
+    copied every converted row again at each extension.
+    """
+
+    def __init__(self, rows_hint: int = 0) -> None:
+        self.rows_hint = rows_hint  # rows the row group is expected to reach
+        self.num_rows = 0
+        self.valid: _Grow | None = None  # bool per row; None while every row holds a value
+        self.values: _Grow | None = None
+        self.offsets: _Grow | None = None  # int64, starts with 0
+        self.data = _Grow(np.uint8)
+        self.rep: _Grow | None = None
+        self.dfn: _Grow | None = None
+        self.row_entry: _Grow | None = None
+        self.values_before: _Grow | None = None
+
+    def _expect(self, g: _Grow | None, count: int, rows: int) -> int:
+        """Capacity hint: the array's length per row so far, scaled to the expected rows."""
+        have = (g.n if g is not None else 0) + count
+        total_rows = self.num_rows + rows
+        return have if total_rows == 0 else int(have * max(1.0, self.rows_hint / total_rows))
+
+    def _add(self, name: str, arr: Array, a: int, b: int, rows: int) -> None:
+        """Append arr[a:b] to the named array (created with arr's dtype on first use)."""
+        g = getattr(self, name)
+        if g is None:
+            g = _Grow(arr.dtype)
+            setattr(self, name, g)
+        g.append(arr, a, b, self._expect(g, b - a, rows))
+
+    def append(self, part: LeafData) -> None:
+        """Add the rows of `part` after the rows held."""
+        rows = part.num_rows
+        if part.nested:
+            assert part.row_entry is not None and part.values_before is not None and part.dfn is not None
+            entries, values = self._entries(), self._values()
+            if part.rep is not None:
+                self._add("rep", part.rep, 0, len(part.rep), rows)
+            self._add("dfn", part.dfn, 0, len(part.dfn), rows)
+            self._add_shifted("row_entry", part.row_entry, entries, rows)
+            self._add_shifted("values_before", part.values_before, values, rows)
+        else:
+            self._append_valid(part)
+        if part.offsets is None:
+            assert part.values is not None
+            self._add("values", part.values, 0, len(part.values), rows)
+        else:
+            assert part.data is not None
+            lo, hi = int(part.offsets[0]), int(part.offsets[-1])
+            self._add_shifted("offsets", part.offsets, self.data.n - lo, rows)
+            self.data.append(part.data, lo, hi, self._expect(self.data, hi - lo, rows))
+        self.num_rows += rows
+
+    def _add_shifted(self, name: str, index: Array, shift: int, rows: int) -> None:
+        """Append an index array (n + 1 entries starting at its base) moved by `shift`; the first array keeps
+        its leading entry."""
+        g = getattr(self, name)
+        lead = 0 if g is None else 1
+        moved = index[lead:] + np.int64(shift) if shift else index[lead:]
+        self._add(name, np.asarray(moved, dtype=np.int64), 0, len(moved), rows)
+
+    def _append_valid(self, part: LeafData) -> None:
+        """Validity of a flat leaf: materialised (all True before) once some row is null."""
+        if part.valid is None and self.valid is None:
+            return
+        if self.valid is None:
+            self.valid = _Grow(np.bool_)
+            if self.num_rows:
+                ones = np.ones(self.num_rows, dtype=np.bool_)
+                self.valid.append(ones, 0, self.num_rows, self._expect(None, self.num_rows, 0))
+        src = part.valid if part.valid is not None else np.ones(part.num_rows, dtype=np.bool_)
+        self.valid.append(src, 0, part.num_rows, self._expect(self.valid, part.num_rows, part.num_rows))
+
+    def _entries(self) -> int:
+        return 0 if self.row_entry is None else int(self.row_entry.view()[-1])
+
+    def _values(self) -> int:
+        return 0 if self.values_before is None else int(self.values_before.view()[-1])
+
+    def view(self) -> LeafData:
+        """The rows held, as LeafData over the buffers (no copy)."""
+        def v(g: _Grow | None) -> Array | None:
+            return None if g is None else g.view()
+
+        data = self.data.view() if self.offsets is not None else None
+        offsets = v(self.offsets)
+        if offsets is not None and len(offsets) == 0:
+            offsets = np.zeros(1, dtype=np.int64)
+        return LeafData(self.num_rows, v(self.valid), values=v(self.values), offsets=offsets, data=data,
+                        rep=v(self.rep), dfn=v(self.dfn), row_entry=v(self.row_entry),
+                        values_before=v(self.values_before))
+
+    def tail(self, row: int, rows_hint: int) -> LeafBuffer:
+        """A new buffer holding rows `row`.. of this one (borrowed until more rows arrive, then copied)."""
+        out = LeafBuffer(rows_hint)
+        if row < self.num_rows:
+            out.append(self.view().rows_from(row))
+        return out

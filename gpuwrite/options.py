@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import OptionError
-from .option_values import Parser, parse_bool, parse_float, parse_int
+from .option_values import Parser, parse_bool, parse_float, parse_int, zone_problem
 from .spark.sql_keys import CODEC_KEY, REBASE_MODES, SQL_KEYS, TIMESTAMP_TYPES
 
 DEFAULT_BLOCK_SIZE = 128 * 1024 * 1024
@@ -40,6 +40,12 @@ CODECS = ("uncompressed", "snappy", "gzip", "zstd", "lz4_raw")
 _CODEC_ALIASES = {"none": "uncompressed", "uncompressed": "uncompressed", "snappy": "snappy", "gzip": "gzip",
                   "zstd": "zstd", "lz4_raw": "lz4_raw", "lz4raw": "lz4_raw"}
 DEVICES = ("auto", "cpu", "gpu")
+ZSTD_LEVEL_KEY = "parquet.compression.codec.zstd.level"
+# Levels each codec takes, the same rule for keywords and keys. SPEC: zstd's ZSTD_minCLevel() .. ZSTD_maxCLevel()
+# (zstd-jni's Zstd.minCompressionLevel / maxCompressionLevel; parquet-java's ZstandardCodec passes the level
+# on unchecked and zstd clamps what lies outside, so 100 would silently be 22: refused here); gzip: what
+# java.util.zip.Deflater.setLevel takes (its -1 is the default, which is an unset level here).
+COMPRESSION_LEVELS = {"zstd": (-(1 << 17), 22), "gzip": (0, 9)}
 
 
 @dataclass(frozen=True)
@@ -79,6 +85,7 @@ class WriteOptions:
     int96_rebase: str = "CORRECTED"
     time_zone: str = "UTC"
     device: str = "auto"
+    validate: bool = True  # refuse decimals wider than their precision and invalid UTF-8 (validate.py)
     spark_version: str = DEFAULT_SPARK_VERSION
     # Bloom filters (parquet.bloom.filter.*): off unless enabled globally, per column, or by an expected NDV.
     bloom_filter_enabled: bool = False
@@ -101,9 +108,16 @@ class WriteOptions:
             _check_positive(name, getattr(self, name))
         if self.dictionary_page_size < 0:
             raise OptionError(f"option {_label('dictionary_page_size')} must be >= 0, got {self.dictionary_page_size}")
-        if self.compression_level is not None and self.compression not in ("zstd", "gzip"):
-            raise OptionError(f"option {_label('compression_level')} applies to zstd and gzip, not "
-                              f"{self.compression!r}")
+        if self.compression_level is not None:
+            if self.compression not in COMPRESSION_LEVELS:
+                raise OptionError(f"option {_label('compression_level')} applies to zstd and gzip, not "
+                                  f"{self.compression!r}")
+            check_level(_label("compression_level"), self.compression, self.compression_level)
+        problem = zone_problem(self.time_zone) if isinstance(self.time_zone, str) else "not a string"
+        if problem is not None:
+            raise OptionError(f"option {_label('time_zone')}={self.time_zone!r}: {problem}")
+        if not isinstance(self.validate, bool):
+            raise OptionError(f"option validate must be True or False, got {self.validate!r}")
         self._check_bloom()
 
     def _check_bloom(self) -> None:
@@ -202,6 +216,10 @@ class WriteOptions:
                 value = _parse_codec("compression", value)
             values[name] = value
             written.pop(name, None)
+        if written.get("compression_level") == ZSTD_LEVEL_KEY and values.get("compression", "snappy") != "zstd":
+            # SPEC: only ZstandardCodec reads parquet.compression.codec.zstd.level: checked, then unused
+            check_level(repr(ZSTD_LEVEL_KEY), "zstd", values.pop("compression_level"))
+            written.pop("compression_level")
         with _keys_written(written):
             return cls(**values)
 
@@ -237,6 +255,15 @@ def _check_positive(name: str, value: Any) -> None:
     """Raise OptionError unless value is a positive int."""
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise OptionError(f"option {_label(name)} must be a positive integer, got {value!r}")
+
+
+def check_level(label: str, codec: str, level: Any) -> None:
+    """Raise OptionError (naming `label`) unless `level` is an integer the codec takes."""
+    lo, hi = COMPRESSION_LEVELS[codec]
+    if not isinstance(level, int) or isinstance(level, bool):
+        raise OptionError(f"option {label} must be an integer, got {level!r}")
+    if not lo <= level <= hi:
+        raise OptionError(f"option {label}={level!r} is outside {codec}'s levels ({lo} to {hi})")
 
 
 def _parse_codec(key: str, raw: Any) -> str:
@@ -366,7 +393,7 @@ _KEYS: dict[str, tuple[str | None, Parser]] = {
     "parquet.page.write-checksum.enabled": ("page_checksum", parse_bool),
     "parquet.statistics.truncate.length": ("statistics_truncate_length", parse_int),
     "parquet.columnindex.truncate.length": ("column_index_truncate_length", parse_int),
-    "parquet.compression.codec.zstd.level": ("compression_level", parse_int),
+    ZSTD_LEVEL_KEY: ("compression_level", parse_int),
     "parquet.writer.version": (None, _parse_writer_version),
     "parquet.summary.metadata.level": (None, _ignore),
     **SQL_KEYS,

@@ -271,6 +271,9 @@ class _Converter:
         if pa.types.is_union(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
             raise UnsupportedTypeError(f"column {dotted!r}: Arrow type {t} is not supported by gpuwrite "
                                        "(Spark has no Parquet mapping for it)")
+        if pa.types.is_null(t) and not f.nullable:  # a map whose keys are typed null (DuckDB's MAP())
+            raise UnsupportedTypeError(f"column {dotted!r}: Arrow type null is not supported by gpuwrite (Spark has "
+                                       "no Parquet mapping for it, and a map's keys can never be null)")
         try:
             leaf = leaf_for_field(pa.field(name, f.type, f.nullable), self.index, self.opts)
         except UnsupportedTypeError as err:

@@ -1,11 +1,22 @@
 """Input rows waiting to be written, and the window of them the open row group's builder works on.
 
-Rows are converted to NumPy in windows, never the whole input: a window starts at the open row group's first
-row with about eight row groups' worth of Arrow data (a bit more than the last row group's rows after the
-first), and doubles while no row group ends inside it. A streaming window (a writer fed batch by batch while
-more arrive, as a Spark task is) starts at a few MiB (32k rows at most) and grows by a quarter, so pages are
-encoded as the batches come instead of at close. Page and row-group boundaries depend only on the rows, never
-on how the input was chunked or converted.
+Two windows, one per kind of backend (`Backend.converts_on_host`):
+
+- `RowWindow` (the CPU backend): Arrow rows are converted to the encoders' form (`columns.leaf_data`) a step at
+  a time as they arrive: once at least `convert_bytes` of Arrow data are pending (the row-group size, at least
+  32 MiB; a few MiB for a streaming writer, fed batch by batch while more arrive as a Spark task is, so pages
+  are encoded as the batches come), or at the end of the input. Each step converts about `convert_bytes` (all
+  of it when less than twice that is pending), chunk by chunk, and appends the result to the open row group's
+  `LeafBuffer`s, so the Arrow rows are released as soon as they are converted and nothing is copied twice.
+  When a row group ends inside the converted rows, the rows past the cut stay converted and start the next
+  row group's window. Memory is about the open row group's converted rows, plus up to twice `convert_bytes`
+  of Arrow rows waiting, plus one step's temporaries, plus the open row group's encoded pages.
+- `ArrowWindow` (the GPU backend, which converts Arrow buffers on the device): the window is a slice of the
+  pending Arrow rows, never converted on the host; it starts at the open row group's first row with about
+  `lookahead` row groups' worth of Arrow data (a bit more than the last row group's rows after the first) and
+  doubles while no row group ends inside it, so a row group is planned in few passes.
+
+Page and row-group boundaries depend only on the rows, never on how the input was chunked or converted.
 """
 
 from __future__ import annotations
@@ -16,12 +27,13 @@ import pyarrow as pa
 
 from .columns import leaf_data
 from .integrations.arrow import ArrowPiece
-from .leafdata import LeafData
+from .leafdata import LeafBuffer, LeafData
 from .options import WriteOptions
 from .schema import FileSchema
 
-STREAM_WINDOW_BYTES = 4 << 20  # a streaming window's first conversion: about this much Arrow data,
-STREAM_WINDOW_ROWS = 32768  # and no more rows than this
+MIN_CONVERT_BYTES = 32 << 20
+STREAM_CONVERT_BYTES = 4 << 20  # a streaming writer converts once this much Arrow data is waiting,
+STREAM_CONVERT_ROWS = 32768  # or this many rows
 
 
 class Window(Protocol):
@@ -66,13 +78,98 @@ def concat_pieces(pieces: list[ArrowPiece]) -> pa.Table:
 
 
 class RowWindow:
-    """Pending Arrow rows, and the leaves' converted data for rows 0..`rows` of the open row group."""
+    """Pending Arrow rows, and the leaves' converted data for rows 0..`rows` of the open row group (the CPU
+    backend's window). `streaming`: convert in small steps, so pages are encoded as batches arrive."""
 
-    def __init__(self, schema: FileSchema, opts: WriteOptions, lookahead: int = 8, streaming: bool = False) -> None:
+    def __init__(self, schema: FileSchema, opts: WriteOptions, streaming: bool = False) -> None:
+        self.schema = schema
+        self.opts = opts
+        self.convert_bytes = STREAM_CONVERT_BYTES if streaming else max(opts.block_size, MIN_CONVERT_BYTES)
+        self.convert_rows = STREAM_CONVERT_ROWS if streaming else 1 << 62
+        self.pending: list[ArrowPiece] = []  # Arrow rows not converted yet
+        self.unconverted = 0
+        self.unconverted_bytes = 0
+        self.rows_hint = 0  # rows the open row group is expected to reach (capacity of the buffers)
+        self.buffers = [LeafBuffer() for _ in schema.leaves]
+        self.rows = 0  # rows of the open row group converted so far
+
+    @property
+    def pending_rows(self) -> int:
+        """Rows not written yet: converted rows of the open row group and Arrow rows waiting."""
+        return self.rows + self.unconverted
+
+    def push(self, piece: ArrowPiece) -> None:
+        """Queue rows for writing."""
+        self.pending.append(piece)
+        self.unconverted += piece.num_rows
+        self.unconverted_bytes += piece.nbytes
+
+    def start_row_group(self, last_rows: int | None) -> None:
+        """A new row group starts at row 0 of the window; `last_rows` is the previous one's row count."""
+        if last_rows is not None:
+            self.rows_hint = max(1024, last_rows * 5 // 4)
+        else:
+            per_row = max(1, self.unconverted_bytes // max(1, self.unconverted))
+            self.rows_hint = max(1024, 2 * self.opts.block_size // per_row)
+        for buffer in self.buffers:
+            buffer.rows_hint = self.rows_hint
+
+    def ready(self, final: bool) -> bool:
+        """Whether to convert (and check) now: a step's worth of Arrow rows is waiting, or the input ended."""
+        if final:
+            return self.pending_rows > 0
+        return self.unconverted > 0 and (self.unconverted_bytes >= self.convert_bytes
+                                         or self.unconverted >= self.convert_rows)
+
+    def extend(self) -> LeafWindow:
+        """Convert the next step of pending rows (all of them when little is left) and return the window."""
+        if self.unconverted:
+            table = concat_pieces(self.pending)
+            rows = self.unconverted
+            if self.unconverted_bytes > 2 * self.convert_bytes:
+                rows = max(1, rows * self.convert_bytes // self.unconverted_bytes)
+            head, rest = table.slice(0, rows), table.slice(rows)
+            self.pending = [rest] if rest.num_rows else []
+            self.unconverted -= rows
+            self.unconverted_bytes = rest.nbytes if rest.num_rows else 0
+            for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True):
+                for chunk in head.column(leaf.index).chunks:
+                    if len(chunk):
+                        buffer.append(leaf_data(chunk, leaf, self.opts))
+            self.rows += rows
+        return LeafWindow([buffer.view() for buffer in self.buffers])
+
+    @property
+    def at_end(self) -> bool:
+        """Whether the window holds every pending row."""
+        return self.unconverted == 0
+
+    def grow(self) -> None:
+        """No row group ended inside the window: the next extend converts the next step of rows."""
+
+    def drop(self, rows: int) -> None:
+        """The open row group ended after `rows` rows and was written: the converted rows past it start the
+        next window."""
+        hint = max(1024, rows * 5 // 4)
+        self.buffers = [buffer.tail(rows, hint) for buffer in self.buffers]
+        self.rows -= rows
+
+    def clear(self) -> None:
+        """Forget everything pending (the write was abandoned)."""
+        self.pending, self.unconverted, self.unconverted_bytes = [], 0, 0
+        self.buffers = [LeafBuffer() for _ in self.schema.leaves]
+        self.rows = 0
+
+
+class ArrowWindow:
+    """Pending Arrow rows; the window is rows 0..`rows` of the open row group, as Arrow (the GPU backend's
+    window: it converts the rows itself) or converted on the host when asked. The device plans a window
+    afresh each time it grows, so a window is never small: a streaming writer's batches wait here too."""
+
+    def __init__(self, schema: FileSchema, opts: WriteOptions, lookahead: int = 8) -> None:
         self.schema = schema
         self.opts = opts
         self.lookahead = lookahead  # row groups' worth of Arrow bytes in the first window
-        self.streaming = streaming
         self.pending: list[ArrowPiece] = []
         self.pending_rows = 0
         self.data: list[LeafData] = []
@@ -88,21 +185,18 @@ class RowWindow:
     def start_row_group(self, last_rows: int | None) -> None:
         """A new row group starts at the first pending row; `last_rows` is the previous one's row count."""
         self.data, self.rows, self.converted = [], 0, 0
-        if last_rows is not None and not self.streaming:
+        if last_rows is not None:
             self.target = max(1024, last_rows * 5 // 4)
             return
         nbytes = sum(p.nbytes for p in self.pending) or 1
         per_row = max(1, nbytes // max(1, self.pending_rows))
-        if self.streaming:
-            self.target = max(1024, min(STREAM_WINDOW_ROWS, STREAM_WINDOW_BYTES // per_row))
-            return
         self.target = max(self.opts.page_row_count_limit, self.lookahead * self.opts.block_size // per_row, 1024)
 
     def ready(self, final: bool) -> bool:
         """Whether there are rows to convert now (enough for the target, or the input has ended)."""
         return self.pending_rows > 0 and (final or self.pending_rows >= self.target)
 
-    def extend(self) -> RowWindow:
+    def extend(self) -> ArrowWindow:
         """Take pending rows up to the target (or the end of the input) into the window; the window."""
         self.rows = max(self.rows, min(self.target, self.pending_rows))
         return self
@@ -129,9 +223,8 @@ class RowWindow:
         return self.rows == self.pending_rows
 
     def grow(self) -> None:
-        """No row group ended inside the window: take twice as many rows next time (a quarter more when
-        streaming, so little is left to encode when the input ends; the copies stay linear in the rows)."""
-        self.target = self.target + max(1024, self.target // 4) if self.streaming else self.target * 2
+        """No row group ended inside the window: take twice as many rows next time."""
+        self.target *= 2
 
     def drop(self, rows: int) -> None:
         """The open row group ended after `rows` rows and was written: forget them."""

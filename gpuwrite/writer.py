@@ -19,12 +19,13 @@ from .assemble.file import FileAssembler, FileLayout
 from .assemble.sink import FileSink
 from .backends import RowGroupBuilder, open_backend, resolve_device
 from .encode.compress import CODEC_IDS
-from .errors import GpuwriteError, SchemaMismatchError
-from .integrations.arrow import ArrowPiece, as_arrow_piece
+from .errors import GpuwriteError, UnsupportedTypeError
+from .integrations.arrow import as_arrow_piece
 from .options import WriteOptions
 from .result import FileResult, summarize
 from .schema import FileSchema
-from .window import RowWindow
+from .validate import check_batch
+from .window import ArrowWindow, RowWindow
 
 KeyValue = Sequence[tuple[str, str]]
 
@@ -32,16 +33,18 @@ KeyValue = Sequence[tuple[str, str]]
 class FileWriter:
     """Writes one Parquet v2 file from a stream of Arrow batches; row groups are flushed as they fill.
 
-    Nothing appears at `path` until close() succeeds; on an exception inside a `with` block, or abort(),
-    the temporary file is removed. `lookahead` (row groups' worth of Arrow data converted at once, 8) changes
-    only memory and how soon row groups reach the file, never the bytes; writers that roll files on size use 1.
+    Nothing appears at `path` until close() succeeds; on an exception inside a `with` block, abort(), a
+    failure while writing, or garbage collection of a writer never closed (with a ResourceWarning), the
+    temporary file is removed (`assemble.sink.FileSink`). `lookahead` (row groups' worth of Arrow data in the
+    GPU backend's first window, 8) changes only memory and how soon row groups reach the file, never the bytes;
+    writers that roll files on size use 1.
     """
 
     def __init__(self, path: str | os.PathLike[str], schema: FileSchema, options: WriteOptions,
                  key_value: KeyValue = (), *, lookahead: int = 8, streaming: bool = False) -> None:
-        """`lookahead`: row groups' worth of Arrow bytes converted per window. `streaming`: the input arrives
-        batch by batch while the caller waits for more (a Spark task), so pages are encoded as rows come rather
-        than when a large window has filled (same bytes either way)."""
+        """`lookahead`: row groups' worth of Arrow bytes in the GPU backend's first window. `streaming`: the input
+        arrives batch by batch while the caller waits for more (a Spark task), so the CPU backend converts and
+        encodes in small steps as rows come (same bytes either way)."""
         self.options = options
         self.schema = schema
         self.key_value = list(key_value)
@@ -52,42 +55,42 @@ class FileWriter:
         except BaseException:
             self._sink.abort()
             raise
-        self._assembler = FileAssembler(self._sink, schema, FileLayout(
-            CODEC_IDS[options.compression], options.statistics_truncate_length,
-            options.column_index_truncate_length))
-        self._window = RowWindow(schema, options, lookahead, streaming)
+        try:
+            self._assembler = FileAssembler(self._sink, schema, FileLayout(
+                CODEC_IDS[options.compression], options.statistics_truncate_length,
+                options.column_index_truncate_length))
+        except BaseException:
+            self._sink.abort()
+            self._backend.close()
+            raise
+        self._window: RowWindow | ArrowWindow = (RowWindow(schema, options, streaming)
+                                                 if self._backend.converts_on_host
+                                                 else ArrowWindow(schema, options, lookahead))
         self._builder: RowGroupBuilder | None = None
+        self._rows_in = 0  # rows accepted so far
         self.result: FileResult | None = None
 
     # -- input -------------------------------------------------------------------------------------
 
     def write(self, data: Any) -> None:
-        """Append rows (an Arrow table/batch, pandas DataFrame or Arrow C stream) with the writer's schema."""
+        """Append rows (an Arrow table/batch, pandas DataFrame or Arrow C stream) with the writer's schema.
+
+        A batch the writer refuses (other columns or types, nulls where the schema forbids them, values a
+        reader would fail on: see `validate.check_batch`) raises before anything changes: the writer stays
+        usable and the rows written so far stay. Only a failure while encoding or writing aborts the file.
+        """
         self._check_open()
+        piece = as_arrow_piece(data, self.schema.arrow)
+        check_batch(piece, self.schema, self.options, self._rows_in)
+        if piece.num_rows == 0:
+            return
         try:
-            piece = as_arrow_piece(data)
-            self._check_schema(piece)
-            if piece.num_rows == 0:
-                return
+            self._rows_in += piece.num_rows
             self._window.push(piece)
             self._drive(final=False)
         except BaseException:
             self.abort()
             raise
-
-    def _check_schema(self, piece: ArrowPiece) -> None:
-        """Refuse a batch whose columns differ from the schema by name, type or forbidden nulls."""
-        expected = self.schema.arrow
-        got = piece.schema
-        if got.names != expected.names:
-            raise SchemaMismatchError(f"batch columns {got.names} differ from the writer's schema {expected.names}")
-        for f_exp, f_got, col in zip(expected, got, piece.columns, strict=True):
-            if f_got.type != f_exp.type:
-                raise SchemaMismatchError(f"column {f_exp.name!r}: batch has type {f_got.type}, the writer's "
-                                          f"schema has {f_exp.type}")
-            if not f_exp.nullable and col.null_count:
-                raise SchemaMismatchError(f"column {f_exp.name!r} is declared non-nullable but the batch holds "
-                                          f"{col.null_count} null(s)")
 
     # -- row groups --------------------------------------------------------------------------------
 
@@ -163,7 +166,7 @@ class FileWriter:
 
 
 def check_arrow_schema(schema: Any) -> pa.Schema:
-    """`schema` if it is a pyarrow.Schema, else a TypeError naming what was given."""
+    """`schema` if it is a pyarrow.Schema, else an UnsupportedTypeError (a TypeError) naming what was given."""
     if not isinstance(schema, pa.Schema):
-        raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
+        raise UnsupportedTypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
     return schema

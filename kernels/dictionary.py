@@ -100,8 +100,9 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
                  n_entries: int, size_overhead: int, dict_bytes: int, limit: int, ids: np.ndarray) -> tuple:
     """Byte-string version of fixed_insert: values are data[offsets[i]:offsets[i+1]].
 
-    New entries are appended to entry_data / entry_offsets (the caller sizes them); each costs its length
-    plus `size_overhead` (4 for BINARY's length prefix, 0 for FIXED_LEN_BYTE_ARRAY and INT96).
+    New entries are appended to entry_data / entry_offsets (the caller sizes them: at most limit - dict_bytes
+    more bytes are copied); each costs its length plus `size_overhead` (4 for BINARY's length prefix, 0 for
+    FIXED_LEN_BYTE_ARRAY and INT96). The entry that overflows gets an id but no bytes (an empty entry).
     """
     mask = np.uint64(table.shape[0] - 1)
     for i in range(start, end):
@@ -115,14 +116,18 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
                 table[slot] = n_entries
                 entry_hash[n_entries] = h
                 p = entry_offsets[n_entries]
+                dict_bytes += (t - s) + size_overhead
+                if dict_bytes > limit:
+                    # The entry that overflows is numbered but its bytes are not kept: the chunk falls back
+                    # and never writes it (so a huge value is not copied, nor room reserved for it).
+                    entry_offsets[n_entries + 1] = p
+                    ids[i - start] = n_entries
+                    return n_entries + 1, dict_bytes, i - start
                 for j in range(t - s):
                     entry_data[p + j] = data[s + j]
                 entry_offsets[n_entries + 1] = p + (t - s)
                 ids[i - start] = n_entries
                 n_entries += 1
-                dict_bytes += (t - s) + size_overhead
-                if dict_bytes > limit:
-                    return n_entries, dict_bytes, i - start
                 break
             if entry_hash[e] == h and _bytes_equal(entry_data, entry_offsets[e], entry_offsets[e + 1], data, s, t):
                 ids[i - start] = e

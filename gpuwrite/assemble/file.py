@@ -11,11 +11,11 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..encode.chunk import EncodedChunk, EncodedPage
+from ..encode.chunk import EncodedChunk
 from ..encode.stats import PageStats, merge
-from ..format.structs import ColumnChunk, FileMetaData, RowGroup
+from ..format.structs import ColumnChunk, ColumnIndex, FileMetaData, OffsetIndex, RowGroup
 from ..format.thrift import serialize
-from ..schema import FileSchema, Leaf
+from ..schema import FileSchema
 from .bloom import bloom_filter_block
 from .footer import ChunkLayout, column_metadata, file_metadata, row_group
 from .indexes import column_index, offset_index
@@ -36,12 +36,12 @@ class FileLayout:
 
 @dataclass
 class _WrittenChunk:
-    """A chunk already in the file, kept until its indexes and bloom filter are written."""
+    """A chunk already in the file, kept until its indexes and bloom filter are written: the indexes are built
+    when the chunk is written, so its pages (their bytes) are not kept until the end of the file."""
 
     column: ColumnChunk
-    leaf: Leaf
-    pages: list[EncodedPage]
-    offsets: tuple[int, ...]
+    column_index: ColumnIndex | None
+    offset_index: OffsetIndex
     bloom_filter: bytes | None
 
 
@@ -90,7 +90,9 @@ class FileAssembler:
             meta = column_metadata(leaf, chunk, layout, self.layout.codec, self.layout.statistics_truncate_length)
             column = ColumnChunk(file_offset=0, meta_data=meta)
             columns.append(column)
-            self._written.append(_WrittenChunk(column, leaf, chunk.pages, layout.page_offsets, chunk.bloom_filter))
+            self._written.append(_WrittenChunk(
+                column, column_index(leaf, chunk.pages, self.layout.column_index_truncate_length),
+                offset_index(leaf, chunk.pages, layout.page_offsets), chunk.bloom_filter))
         self.row_groups.append(row_group(columns, num_rows, len(self.row_groups)))
         self.page_counts.append([len(c.pages) for c in chunks])
         self.chunk_stats.append([merge([p.stats for p in c.pages]) for c in chunks])
@@ -100,15 +102,13 @@ class FileAssembler:
         """All column indexes, then all offset indexes, then all bloom filters, after the row groups
         (parquet-java's order: ParquetFileWriter.end)."""
         sink = self.sink
-        truncate = self.layout.column_index_truncate_length
         for w in self._written:
-            index = column_index(w.leaf, w.pages, truncate)
-            if index is not None:
-                data = serialize(index)
+            if w.column_index is not None:
+                data = serialize(w.column_index)
                 w.column.column_index_offset, w.column.column_index_length = sink.pos, len(data)
                 sink.write(data)
         for w in self._written:
-            data = serialize(offset_index(w.leaf, w.pages, w.offsets))
+            data = serialize(w.offset_index)
             w.column.offset_index_offset, w.column.offset_index_length = sink.pos, len(data)
             sink.write(data)
         # SPEC: ParquetFileWriter.serializeBloomFilters: header + bitset per chunk that has a filter, in row

@@ -6,14 +6,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..encode.chunk import DictionaryPage, EncodedPage
+from ..errors import ValueCheckError
 from ..format.enums import Encoding, PageType
 from ..format.structs import DataPageHeaderV2, DictionaryPageHeader, PageHeader
 from ..format.thrift import serialize
+from ..options import INT_MAX
 
 
 def data_page_header(page: EncodedPage) -> bytes:
-    """The serialized DATA_PAGE_V2 header of a finished page."""
+    """The serialized DATA_PAGE_V2 header of a finished page; a page over Parquet's i32 sizes is an error
+    naming the column and rows (single values that large are refused before encoding: validate.py)."""
     s = page.sections
+    size = max(page.uncompressed_size, len(s.body))
+    if size > INT_MAX:
+        raise ValueCheckError(
+            f"column {page.column!r}: the page of rows {page.first_row}..{page.first_row + page.num_rows - 1} "
+            f"of its row group holds {size:,} bytes, more than a Parquet page can (sizes are 32-bit: at most "
+            f"{INT_MAX:,}); lower parquet.page.size.row.check.min / page_size_check_min so that pages are "
+            "checked sooner, or write smaller values")
     return serialize(PageHeader(
         type=PageType.DATA_PAGE_V2, uncompressed_page_size=page.uncompressed_size,
         compressed_page_size=len(s.body), crc=s.crc, data_page_header_v2=DataPageHeaderV2(

@@ -57,6 +57,7 @@ class Backend(Protocol):
     row-group builder per row group."""
 
     name: str  # "cpu" or "gpu"
+    converts_on_host: bool  # builders read the window's rows as LeafData (else as Arrow: RowWindow / ArrowWindow)
 
     def row_group(self) -> RowGroupBuilder:
         """A builder for the file's next row group (parquet-java starts every row group afresh)."""

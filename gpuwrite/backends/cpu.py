@@ -66,6 +66,7 @@ class CpuBackend:
     """The CPU `Backend`: a thread pool shared by the file's row groups."""
 
     name = "cpu"
+    converts_on_host = True
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> None:
         self.leaves, self.opts, self.compress = leaves, opts, compress

@@ -26,7 +26,8 @@ from .dictionary import Dictionary
 from .rules import FALLBACK, canonical_bits, keeps_dictionary, raw_value_bytes, signed_crc32
 from .stats import PageStats, page_stats
 
-Compressor = Callable[[bytes], bytes]
+Section = bytes | memoryview  # a page section; large value sections stay views of the buffer they were built in
+Compressor = Callable[[Section], Section]
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class PageSpan:
 class PageSections:
     """A page body: repetition levels, definition levels, then the stored (maybe compressed) values."""
 
-    body: bytes | memoryview
+    body: Section
     rep_len: int
     def_len: int
     values_len: int  # the values section before compression
@@ -73,7 +74,7 @@ class PageSections:
     crc: int | None
 
     @classmethod
-    def build(cls, levels: tuple[bytes, bytes], values: bytes, chunk: ChunkOptions) -> PageSections:
+    def build(cls, levels: tuple[bytes, bytes], values: Section, chunk: ChunkOptions) -> PageSections:
         """Compress the values section where that makes it smaller (parquet-java keeps the raw bytes
         otherwise), join the sections and take the CRC."""
         rep, dfn = levels
@@ -84,7 +85,7 @@ class PageSections:
                 stored = packed
             else:
                 compressed = False
-        body = rep + dfn + stored
+        body = rep + dfn + stored if rep or dfn else stored  # (no copy of a large section without levels)
         return cls(body, len(rep), len(dfn), len(values), compressed, signed_crc32(body) if chunk.checksum else None)
 
 
@@ -102,6 +103,7 @@ class EncodedPage:
     rep_histogram: list[int] | None = None  # per repetition level, when the max level is > 0
     def_histogram: list[int] | None = None  # per definition level, when the max level is > 1
     header: bytes | memoryview = b""
+    column: str = ""  # the leaf's dotted path, for error messages
 
     @classmethod
     def of(cls, leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, encoding: int,
@@ -118,10 +120,10 @@ class EncodedPage:
             rep_hist = np.bincount(data.rep[span.ea:span.eb], minlength=leaf.max_rep + 1).tolist()
         if leaf.max_def > 1:
             def_hist = np.bincount(data.def_levels[span.ea:span.eb], minlength=leaf.max_def + 1).tolist()
-        return cls(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist)
+        return cls(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist, column=leaf.dotted)
 
     @property
-    def body(self) -> bytes | memoryview:
+    def body(self) -> Section:
         """The page's bytes after its header."""
         return self.sections.body
 
@@ -156,14 +158,14 @@ class EncodedPage:
 class DictionaryPage:
     """A chunk's PLAIN dictionary page: stored body, its size before compression, entries and CRC."""
 
-    body: bytes | memoryview
+    body: Section
     uncompressed_size: int
     num_values: int
     crc: int | None
     header: bytes | memoryview = b""  # its DICTIONARY_PAGE header, when the backend made it (else the assembler)
 
     @classmethod
-    def build(cls, raw: bytes, count: int, chunk: ChunkOptions, body: bytes | None = None) -> DictionaryPage:
+    def build(cls, raw: bytes, count: int, chunk: ChunkOptions, body: Section | None = None) -> DictionaryPage:
         """The page for PLAIN entries `raw` (compressed here unless `body` already holds the stored bytes)."""
         if body is None:
             body = raw if chunk.identity else chunk.compress(raw)
@@ -232,19 +234,22 @@ def _delta(values: Array, is32: bool) -> bytes:
     return out[:end].tobytes()
 
 
-def _delta_byte_array(data: LeafData, va: int, vb: int) -> bytes:
+def _delta_byte_array(data: LeafData, va: int, vb: int) -> Section:
     """DELTA_BYTE_ARRAY: prefix lengths, suffix lengths (both DELTA_BINARY_PACKED), then suffix bytes."""
     n = vb - va
     prefix = np.empty(n, dtype=np.int64)
     suffix = np.empty(n, dtype=np.int64)
     offsets, raw = data.byte_offsets, data.byte_data
     total = byte_array_prefixes(offsets, raw, va, vb, prefix, suffix)
-    tail = np.empty(total, dtype=np.uint8)
-    gather_suffixes(offsets, raw, va, vb, prefix, tail, 0)
-    return _delta(prefix, True) + _delta(suffix, True) + tail.tobytes()
+    # one buffer for the three parts, so the suffix bytes (which can be large values) are copied once here
+    out = np.empty(2 * delta_max_size(n) + total, dtype=np.uint8)
+    end = delta_encode(prefix, 0, n, True, out, 0)
+    end = delta_encode(suffix, 0, n, True, out, end)
+    end = gather_suffixes(offsets, raw, va, vb, prefix, out, end)
+    return out[:end].data
 
 
-def fallback_values(leaf: Leaf, data: LeafData, va: int, vb: int) -> bytes:
+def fallback_values(leaf: Leaf, data: LeafData, va: int, vb: int) -> Section:
     """Values va..vb in the leaf's fallback encoding (see rules.FALLBACK)."""
     kind = leaf.kind
     if kind == "bool":
@@ -286,7 +291,7 @@ class ChunkEncoder:
         # are kept per page and inserted at finish, so dropped pages leave no trace.
         self._hashes: list[Array] = []
 
-    def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, bytes]:
+    def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, Section]:
         """Encoding and body of a page's values, applying parquet-java's dictionary rules."""
         d = self.dictionary
         if self.fell_back or d is None:

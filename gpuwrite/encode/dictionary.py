@@ -118,7 +118,8 @@ class Dictionary:
                 self.limit, ids)
         else:
             offsets = data.byte_offsets
-            nbytes = int(offsets[vb] - offsets[va])
+            # entries are copied only while the dictionary stays within its limit (see bytes_insert)
+            nbytes = min(int(offsets[vb] - offsets[va]), max(0, self.limit - self.byte_size))
             self._reserve(vb - va, nbytes)
             self.size, self.byte_size, overflow = bytes_insert(
                 offsets, data.byte_data, va, vb, self.table, self.hashes, self.offsets, self.data, self.size,

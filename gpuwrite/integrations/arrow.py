@@ -7,18 +7,32 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 
+from ..errors import UnsupportedTypeError
+
 ArrowPiece: TypeAlias = "pa.Table | pa.RecordBatch"
 
 
-def _from_pandas(df: Any) -> pa.Table:
-    """A pandas DataFrame as an Arrow table (index dropped, as Spark has none; categoricals stay dictionaries)."""
-    return pa.Table.from_pandas(df, preserve_index=False)
+def _from_pandas(df: Any, schema: pa.Schema | None = None) -> pa.Table:
+    """A pandas DataFrame as an Arrow table, its index handled as pyarrow's `preserve_index=None` does (a
+    RangeIndex only in the pandas metadata, any other index as columns); categoricals stay dictionaries.
+
+    Given the writer's `schema`, index columns it does not have are dropped, so frames with any index can be
+    streamed into a writer whose schema has no index.
+    """
+    table = pa.Table.from_pandas(df, preserve_index=None)
+    if schema is not None:
+        index = [c for c in (table.schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)]
+        extra = [c for c in index if c not in schema.names]
+        if extra:
+            table = table.drop_columns(extra)
+    return table
 
 
 def is_pandas(data: Any) -> bool:
-    """Whether data is a pandas DataFrame (without importing pandas)."""
+    """Whether data is a pandas DataFrame (without importing pandas): pandas 3 reports its classes' module
+    as "pandas", earlier versions as "pandas.core.frame"."""
     mod = type(data).__module__
-    return mod.startswith("pandas.") and type(data).__name__ == "DataFrame"
+    return (mod == "pandas" or mod.startswith("pandas.")) and type(data).__name__ == "DataFrame"
 
 
 def open_input(data: Any) -> tuple[pa.Schema, Iterator[ArrowPiece]]:
@@ -40,19 +54,20 @@ def open_input(data: Any) -> tuple[pa.Schema, Iterator[ArrowPiece]]:
     if hasattr(data, "__arrow_c_array__"):
         batch = pa.record_batch(data)
         return batch.schema, iter([batch])
-    raise TypeError(f"cannot write {type(data).__name__}: expected a pyarrow Table, RecordBatch or "
+    raise UnsupportedTypeError(f"cannot write {type(data).__name__}: expected a pyarrow Table, RecordBatch or "
                     "RecordBatchReader, a pandas DataFrame, or an object with __arrow_c_stream__")
 
 
-def as_arrow_piece(data: Any) -> ArrowPiece:
-    """One batch for ParquetWriter.write: an Arrow table/batch, a pandas frame, or an Arrow C stream."""
+def as_arrow_piece(data: Any, schema: pa.Schema | None = None) -> ArrowPiece:
+    """One batch for ParquetWriter.write: an Arrow table/batch, a pandas frame, or an Arrow C stream
+    (`schema`: the writer's, which decides whether a frame's index is kept; see _from_pandas)."""
     if isinstance(data, pa.Table | pa.RecordBatch):
         return data
     if is_pandas(data):
-        return _from_pandas(data)
+        return _from_pandas(data, schema)
     if hasattr(data, "__arrow_c_stream__"):
         return pa.RecordBatchReader.from_stream(data).read_all()
     if hasattr(data, "__arrow_c_array__"):
         return pa.record_batch(data)
-    raise TypeError(f"cannot write {type(data).__name__}: expected a pyarrow Table or RecordBatch, a pandas "
+    raise UnsupportedTypeError(f"cannot write {type(data).__name__}: expected a pyarrow Table or RecordBatch, a pandas "
                     "DataFrame, or an object with __arrow_c_stream__")

@@ -144,17 +144,24 @@ def test_nested_columns(tmp_path):
 
 
 def test_window_that_grows_inside_a_row_group(tmp_path, monkeypatch):
-    """Well-compressed rows: no row group ends inside the first window, so the writer extends it and the GPU
-    backend uploads only the new rows (levels, values) and hashes only the new values."""
-    from gpuwrite.columns import LeafData
+    """Well-compressed rows: no row group ends inside the GPU backend's first window, so the writer grows it
+    and the device plans the larger window afresh; the CPU backend converts in small steps."""
+    from gpuwrite.window import ArrowWindow, RowWindow
 
-    joined = []
-    concat = LeafData.concat
-    monkeypatch.setattr(LeafData, "concat", staticmethod(lambda parts: joined.append(len(parts)) or concat(parts)))
+    init = RowWindow.__init__
+
+    def small_steps(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.convert_bytes = 4096
+
+    monkeypatch.setattr(RowWindow, "__init__", small_steps)
+    grown = []
+    grow = ArrowWindow.grow
+    monkeypatch.setattr(ArrowWindow, "grow", lambda self: grown.append(self.target) or grow(self))
     n = 6000
     table = pa.table({"a": pa.array(np.arange(n) % 3, pa.int64()),
                       "s": pa.array([None if k % 5 == 0 else f"v{k % 4}" for k in range(n)]),
                       "f": pa.array((np.arange(n) % 2).astype(np.float32))})
     files = _streamed(tmp_path, table, 500, page_row_count_limit=100, block_size=2048)
-    assert joined, "the window never grew: this test no longer covers window extension"
+    assert grown, "the window never grew: this test no longer covers window growth"
     assert files["gpu"] == files["cpu"]

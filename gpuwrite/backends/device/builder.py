@@ -126,6 +126,7 @@ class DeviceBackend:
     """The GPU `Backend`: the device and its page codec, shared by the file's row groups."""
 
     name = "gpu"
+    converts_on_host = False  # Arrow buffers go to the device as they are
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> None:
         self.leaves, self.opts = leaves, opts

@@ -1,0 +1,173 @@
+"""Peak memory (RSS high-water mark) of Parquet writes through gpuwrite and pyarrow, each in a fresh process.
+
+Two inputs:
+- `stream`: a store_sales-shaped stream (`gpuwrite.demo_data.store_sales_table`), `--rows` rows generated
+  batch by batch (`--batch-rows`, a new seed per batch) and written through a streaming writer
+  (`gpuwrite.ParquetWriter`, `pyarrow.parquet.ParquetWriter`), so only the writer holds rows across batches;
+- `large`: one Arrow chunk of `--values` large_binary values of `--value-mb` MB each (random bytes), written
+  in one call, at most `--page-rows` values per page (gpuwrite's page_row_count_limit and
+  page_size_check_min, pyarrow's write_batch_size): a page holds at most 2 GiB, so 20 values of 110 MB cannot share one.
+
+Each (tool, input) runs in its own child process (`--child`), which reports its VmHWM from /proc/self/status
+after the write, its RSS just before the write (imports, and for `large` the input itself), the seconds the
+write took and the file size. Linux only (/proc).
+
+    .venv/bin/python bench/memory_bench.py                           # 20 M-row stream and 20 x 110 MB chunk
+    .venv/bin/python bench/memory_bench.py --rows 2000000 --cases stream --tools gpuwrite
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ("gpuwrite", "pyarrow")
+CASES = ("stream", "large")
+
+
+def _status_bytes(field: str) -> int:
+    """A memory figure of this process from /proc/self/status, in bytes."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _stream_batches(rows: int, batch_rows: int) -> Iterator[object]:
+    """store_sales-shaped batches, generated one at a time (a new seed per batch)."""
+    from gpuwrite.demo_data import store_sales_table
+
+    done, seed = 0, 1
+    while done < rows:
+        n = min(batch_rows, rows - done)
+        yield store_sales_table(n, seed=seed)
+        done += n
+        seed += 1
+
+
+def _large_table(values: int, value_bytes: int) -> object:
+    """One chunk of `values` large_binary values of `value_bytes` random bytes each (no copy into Arrow)."""
+    import numpy as np
+    import pyarrow as pa
+
+    data = np.random.default_rng(7).integers(0, 256, size=values * value_bytes, dtype=np.uint8)
+    offsets = np.arange(values + 1, dtype=np.int64) * value_bytes
+    arr = pa.Array.from_buffers(pa.large_binary(), values, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return pa.table({"blob": arr})
+
+
+def _write_stream(tool: str, path: str, args: argparse.Namespace) -> tuple[float, int]:
+    """Stream the batches through the tool's streaming writer; (seconds, RSS before the first batch)."""
+    import pyarrow.parquet as pq
+
+    from gpuwrite.demo_data import STORE_SALES_SCHEMA
+
+    batches = _stream_batches(args.rows, args.batch_rows)
+    before = _status_bytes("VmRSS")
+    start = time.perf_counter()
+    if tool == "gpuwrite":
+        import gpuwrite
+
+        with gpuwrite.ParquetWriter(path, STORE_SALES_SCHEMA, device="cpu") as writer:
+            for batch in batches:
+                writer.write(batch)
+    else:
+        with pq.ParquetWriter(path, STORE_SALES_SCHEMA, data_page_version="2.0", compression="snappy") as writer:
+            for batch in batches:
+                writer.write_table(batch)
+    return time.perf_counter() - start, before
+
+
+def _write_large(tool: str, path: str, args: argparse.Namespace) -> tuple[float, int]:
+    """Write the large-value chunk in one call; (seconds, RSS with the input built)."""
+    import pyarrow.parquet as pq
+
+    table = _large_table(args.values, int(args.value_mb * 1_000_000))
+    before = _status_bytes("VmRSS")
+    start = time.perf_counter()
+    if tool == "gpuwrite":
+        import gpuwrite
+
+        gpuwrite.write_table(table, path, device="cpu", page_row_count_limit=args.page_rows,
+                             page_size_check_min=min(args.page_rows, 100))
+    else:
+        pq.write_table(table, path, data_page_version="2.0", compression="snappy", write_batch_size=args.page_rows)
+    return time.perf_counter() - start, before
+
+
+def child(tool: str, case: str, args: argparse.Namespace) -> dict[str, object]:
+    """Run one write in this process and report its memory figures."""
+    import pyarrow  # noqa: F401 - imported before the baseline so both tools start alike
+
+    import gpuwrite  # noqa: F401
+
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        path = os.path.join(tmp, "out.parquet")
+        try:
+            seconds, before = (_write_stream if case == "stream" else _write_large)(tool, path, args)
+        except Exception as e:  # reported, not raised: the table shows which writes failed
+            return {"tool": tool, "case": case, "error": f"{type(e).__name__}: {str(e)[:300]}",
+                    "peak_rss": _status_bytes("VmHWM")}
+        size = os.path.getsize(path)
+    return {"tool": tool, "case": case, "seconds": round(seconds, 2), "rss_before": before,
+            "peak_rss": _status_bytes("VmHWM"), "file_size": size}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=20_000_000, help="rows of the store_sales stream")
+    parser.add_argument("--batch-rows", type=int, default=500_000, help="rows per streamed batch")
+    parser.add_argument("--values", type=int, default=20, help="values in the large chunk")
+    parser.add_argument("--value-mb", type=float, default=110.0, help="MB (10^6 bytes) per large value")
+    parser.add_argument("--page-rows", type=int, default=10,
+                        help="large: values per page (a Parquet page holds at most 2 GiB, so 20 x 110 MB needs two)")
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated: stream, large")
+    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: gpuwrite, pyarrow")
+    parser.add_argument("--tmp", default=None, help="directory for the output files")
+    parser.add_argument("--out", default=None, help="also save the results as JSON here")
+    parser.add_argument("--child", nargs=2, metavar=("TOOL", "CASE"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child[0], args.child[1], args)))
+        return 0
+    results = []
+    forwarded = [f"--rows={args.rows}", f"--batch-rows={args.batch_rows}", f"--values={args.values}",
+                 f"--value-mb={args.value_mb}", f"--page-rows={args.page_rows}"] + ([f"--tmp={args.tmp}"] if args.tmp else [])
+    for case in args.cases.split(","):
+        for tool in args.tools.split(","):
+            proc = subprocess.run([sys.executable, __file__, "--child", tool, case, *forwarded],
+                                  capture_output=True, text=True, cwd=REPO_ROOT)
+            lines = proc.stdout.strip().splitlines()
+            row = json.loads(lines[-1]) if proc.returncode == 0 and lines else {
+                "tool": tool, "case": case, "error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
+            results.append(row)
+            _print_row(row)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"args": {k: v for k, v in vars(args).items() if k != "child"},
+                                              "results": results}, indent=2))
+    return 0
+
+
+def _print_row(row: dict[str, object]) -> None:
+    """One result as a line of the report."""
+    gb = 1e9
+    if "error" in row:
+        print(f"{row['case']:7} {row['tool']:9} ERROR {row['error']}", flush=True)
+        return
+    peak, before = int(row["peak_rss"]), int(row["rss_before"])  # type: ignore[call-overload]
+    print(f"{row['case']:7} {row['tool']:9} peak {peak / gb:6.2f} GB  before write {before / gb:6.2f} GB  "
+          f"added {(peak - before) / gb:6.2f} GB  {row['seconds']:7.1f} s  file {int(row['file_size']) / 1e6:8.1f} MB",  # type: ignore[call-overload]
+          flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Values a reader would fail on later are refused before encoding, naming column and row, and a refused batch
+leaves the writer usable with its rows intact (issue 12)."""
+
+from __future__ import annotations
+
+import time
+from decimal import Decimal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import gpuwrite
+from gpuwrite import GpuwriteError, OptionError
+from gpuwrite.assemble.pages import data_page_header
+from gpuwrite.encode.chunk import EncodedPage, PageSections, PageSpan
+from gpuwrite.errors import SchemaMismatchError, ValueCheckError
+from gpuwrite.validate import MAX_VALUE_BYTES
+
+
+def _nines(n: int, sign: int = 1, plus: int = 0) -> Decimal:
+    """sign * (10**n - 1 + plus), built exactly (Decimal arithmetic would round to 28 digits)."""
+    return Decimal(sign * (10**n - 1 + plus))
+
+
+def _wide(values: list, precision: int, scale: int = 0) -> pa.Array:
+    """decimal128(precision, scale) values that may not fit the precision (as a cast without checks gives)."""
+    return pa.array(values, pa.decimal128(38, scale)).view(pa.decimal128(precision, scale))
+
+
+def test_decimal_beyond_precision_is_refused(tmp_path):
+    """Reproducer: 38 nines in a decimal128(5,0) were written and read back as -1."""
+    table = pa.table({"d": _wide([Decimal(1), _nines(38)], 5)})
+    with pytest.raises(ValueCheckError, match=r"column 'd', row 1 of the batch.*decimal128\(5, 0\)"):
+        gpuwrite.write_table(table, tmp_path / "d.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("precision", [5, 18, 19, 30, 38])
+def test_decimal_precision_bounds_exactly(tmp_path, precision):
+    """10**p - 1 and its negation are written; one more digit either way is refused (64- and 128-bit paths)."""
+    edge = [_nines(precision), _nines(precision, -1), Decimal(0)]
+    gpuwrite.write_table(pa.table({"d": _wide(edge, precision)}), tmp_path / "ok.parquet")
+    assert pq.read_table(tmp_path / "ok.parquet").column("d").to_pylist() == edge
+    if precision < 38:
+        for bad in (_nines(precision, 1, 1), _nines(precision, -1, 1)):
+            with pytest.raises(ValueCheckError, match="row 2 of the batch"):
+                gpuwrite.write_table(pa.table({"d": _wide([Decimal(1), Decimal(2), bad], precision)}),
+                                     tmp_path / "bad.parquet")
+
+
+def test_decimal256_and_null_slots(tmp_path):
+    """decimal256 values need their upper words to be sign bits; garbage under a null slot is not a value."""
+    gpuwrite.write_table(pa.table({"d": pa.array([_nines(38), _nines(38, -1)], pa.decimal256(38, 0))}),
+                         tmp_path / "ok.parquet")
+    with pytest.raises(ValueCheckError, match=r"'d', row 0"):
+        big = pa.array([Decimal(10**40)], pa.decimal256(76, 0)).view(pa.decimal256(38, 0))
+        gpuwrite.write_table(pa.table({"d": big}), tmp_path / "bad.parquet")
+    raw = _wide([_nines(38), Decimal(7)], 5)
+    masked = pa.Array.from_buffers(raw.type, 2, [pa.py_buffer(np.packbits([0, 1], bitorder="little")),
+                                                 raw.buffers()[1]])
+    gpuwrite.write_table(pa.table({"d": masked}), tmp_path / "nulls.parquet")
+    assert pq.read_table(tmp_path / "nulls.parquet").column("d").to_pylist() == [None, Decimal(7)]
+
+
+def test_validate_false_writes_unchecked(tmp_path):
+    """validate=False is for users who know their data: nothing is checked, the bytes are written as given."""
+    table = pa.table({"d": _wide([_nines(38)], 5),
+                      "s": pa.array([b"\xff"], pa.binary()).view(pa.string())})
+    result = gpuwrite.write_table(table, tmp_path / "x.parquet", validate=False)
+    assert result.num_rows == 1
+    with pytest.raises(OptionError, match="validate"):
+        gpuwrite.write_table(table, tmp_path / "y.parquet", validate="no")
+
+
+@pytest.mark.parametrize("arrow_type", [pa.string(), pa.large_string(), pa.string_view()])
+def test_invalid_utf8_is_refused(tmp_path, arrow_type):
+    """Reproducer: invalid UTF-8 was written and DuckDB then refused the file."""
+    binary = {pa.string(): pa.binary(), pa.large_string(): pa.large_binary(),
+              pa.string_view(): pa.binary_view()}[arrow_type]
+    strings = pa.array([b"ok", b"fine", b"caf\xc3", b"also ok"], binary).view(arrow_type)
+    with pytest.raises(ValueCheckError, match=r"column 's', row 2 of the batch.*caf\\xc3.*not valid UTF-8"):
+        gpuwrite.write_table(pa.table({"s": strings}), tmp_path / "s.parquet")
+
+
+def test_invalid_bytes_under_a_null_are_not_checked(tmp_path):
+    """A null slot's bytes are never written, so they need not be UTF-8."""
+    valid = pa.py_buffer(np.packbits([1, 0, 1], bitorder="little"))
+    arr = pa.Array.from_buffers(pa.string(), 3, [valid, pa.py_buffer(np.array([0, 2, 3, 5], np.int32)),
+                                                 pa.py_buffer(b"ok\xffab")])
+    gpuwrite.write_table(pa.table({"s": arr}), tmp_path / "s.parquet")
+    assert pq.read_table(tmp_path / "s.parquet").column("s").to_pylist() == ["ok", None, "ab"]
+
+
+def test_nested_values_report_the_top_level_row(tmp_path):
+    """A bad string inside a list of structs is reported at its row, past null and empty lists."""
+    item = pa.struct([("name", pa.string())])
+    names = pa.array([b"a", b"b", b"\xfe", b"c"], pa.binary()).view(pa.string())
+    structs = pa.StructArray.from_arrays([names], fields=list(item))
+    offsets = pa.array([0, 1, 1, 1, 4], pa.int32())
+    lists = pa.ListArray.from_arrays(offsets, structs, mask=pa.array([False, True, False, False]))
+    with pytest.raises(ValueCheckError, match=r"column 'l\.list\.element\.name', row 3 of the batch"):
+        gpuwrite.write_table(pa.table({"l": lists}), tmp_path / "n.parquet")
+
+
+def test_nested_non_nullable_field_null_is_refused_before_anything_changes(tmp_path):
+    """A null in a non-nullable struct field is refused where the struct is present, allowed where the
+    struct itself is null; the writer keeps going."""
+    t = pa.struct([pa.field("x", pa.int32(), nullable=False)])
+    schema = pa.schema([("s", t)])
+    ok = pa.StructArray.from_arrays([pa.array([1, None], pa.int32())], fields=list(t),
+                                    mask=pa.array([False, True]))
+    bad = pa.StructArray.from_arrays([pa.array([1, 2, None], pa.int32())], fields=list(t))
+    path = tmp_path / "s.parquet"
+    with gpuwrite.ParquetWriter(path, schema) as w:
+        w.write(pa.table({"s": ok}, schema=schema))
+        with pytest.raises(SchemaMismatchError, match=r"'s\.x'.*row 2 of the batch \(row 4 of the file\)"):
+            w.write(pa.table({"s": bad}, schema=schema))
+        w.write(pa.table({"s": ok}, schema=schema))
+    assert pq.read_table(path).column("s").to_pylist() == [{"x": 1}, None, {"x": 1}, None]
+
+
+def test_list_of_non_nullable_elements(tmp_path):
+    """A null element in a list whose elements are declared non-nullable names the row holding it."""
+    t = pa.list_(pa.field("element", pa.int64(), nullable=False))
+    arr = pa.ListArray.from_arrays(pa.array([0, 2, 2, 4], pa.int32()), pa.array([1, 2, 3, None], pa.int64()),
+                                   type=t, mask=pa.array([False, True, False]))
+    with pytest.raises(SchemaMismatchError, match=r"'l\.list\.element'.*row 2 of the batch"):
+        gpuwrite.write_table(pa.table({"l": arr}), tmp_path / "l.parquet")
+
+
+def test_writer_survives_every_kind_of_rejected_batch(tmp_path):
+    """Reproducer: after one caught error every later write and the `with` exit raised "already closed or
+    aborted" and the rows written so far were gone. Each refusal now changes nothing."""
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("d", pa.decimal128(5, 0)),
+                        ("s", pa.string()), ("t", pa.timestamp("ns", "UTC"))])
+
+    def batch(k, d=Decimal(1), s=b"x", t=1_000):
+        return pa.table({"k": pa.array([k], pa.int64()), "d": _wide([d], 5),
+                         "s": pa.array([s], pa.binary()).view(pa.string()),
+                         "t": pa.array([t], pa.timestamp("ns", "UTC"))}, schema=schema)
+
+    nullable_k = schema.set(0, pa.field("k", pa.int64()))
+    rejected = [
+        (pa.table({"k": pa.array([1], pa.int32())}), "differ"),
+        (batch(1).cast(schema.set(3, pa.field("t", pa.timestamp("us", "UTC")))), "timestamp"),
+        (pa.table([pa.array([None], pa.int64()), *batch(1).columns[1:]], schema=nullable_k), "non-nullable"),
+        (batch(2, d=_nines(6)), "precision 5"),
+        (batch(2, s=b"\xff"), "UTF-8"),
+        (batch(2, t=1_001), "sub-microsecond"),
+    ]
+    path = tmp_path / "w.parquet"
+    with gpuwrite.ParquetWriter(path, schema) as w:
+        w.write(batch(1))
+        for data, needle in rejected:
+            with pytest.raises(GpuwriteError, match=needle):
+                w.write(data)
+        w.write(batch(2))
+    assert pq.read_table(path).column("k").to_pylist() == [1, 2]
+
+
+def test_rebase_exception_is_refused_up_front(tmp_path):
+    """datetimeRebaseModeInWrite=EXCEPTION refuses an ancient date before the batch is taken."""
+    schema = pa.schema([("day", pa.date32())])
+    path = tmp_path / "r.parquet"
+    with gpuwrite.ParquetWriter(path, schema, datetime_rebase="EXCEPTION") as w:
+        w.write(pa.table({"day": pa.array([0], pa.date32())}))
+        with pytest.raises(GpuwriteError, match=r"'day', row 1 of the batch.*1000-01-01.*before 1582-10-15"):
+            w.write(pa.table({"day": pa.array([0, -354_285], pa.date32())}))
+    assert pq.read_table(path).num_rows == 1
+
+
+def test_value_over_a_page_is_refused_quickly_without_copying(tmp_path):
+    """Reproducer: a value over 2 GiB failed after 29 s and 16.6 GB. It is now refused from its offsets alone:
+    the value's memory (calloc'd, never touched) is not read, so the process barely grows."""
+    size = MAX_VALUE_BYTES + 1
+    data = np.zeros(size + 10, dtype=np.uint8)  # pages are mapped on first touch
+    offsets = np.array([0, 10, 10 + size], dtype=np.int64)
+    arr = pa.Array.from_buffers(pa.large_binary(), 2, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    before = _rss()
+    start = time.perf_counter()
+    with pytest.raises(ValueCheckError, match=r"column 'b', row 1 of the batch.*2,147,483,584 bytes"):
+        gpuwrite.write_table(pa.table({"b": arr}), tmp_path / "big.parquet")
+    assert time.perf_counter() - start < 10
+    assert _rss() - before < 200 * 2**20
+    assert list(tmp_path.iterdir()) == []
+
+
+def _rss() -> int:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+
+def test_page_over_2_gib_names_the_column():
+    """Several values that together overflow a page's i32 size fail at the page header with a clear error."""
+    span = PageSpan(0, 3, 0, 3, 0, 3)
+    sections = PageSections(b"", 0, 0, 2**31, False, None)
+    page = EncodedPage(span, 0, 0, sections, None, None, column="blob")  # type: ignore[arg-type]
+    with pytest.raises(ValueCheckError, match=r"column 'blob': the page of rows 0\.\.2.*2,147,483,648 bytes"):
+        data_page_header(page)
