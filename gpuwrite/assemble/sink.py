@@ -27,9 +27,9 @@ from typing import IO
 from ..errors import FileWriteError, GpuwriteError
 
 TEMP_SUFFIX = ".gpuwrite-tmp"
-# .<target name>.<pid>-<host tag>-<12 random hex>.gpuwrite-tmp
-_TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?P<pid>[0-9]+)-(?P<host>[0-9a-f]{8})-[0-9a-f]{12}"
-                        + re.escape(TEMP_SUFFIX) + "$")
+# .<target name>.<pid>-<host tag>-<12 random hex>.gpuwrite-tmp (earlier versions: .<target name>.<12 hex>...)
+TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.(?:(?P<pid>[0-9]+)-(?P<host>[0-9a-f]{8})-)?[0-9a-f]{12}"
+                       + re.escape(TEMP_SUFFIX) + "$")
 
 
 def host_tag() -> str:
@@ -47,9 +47,10 @@ def temp_name(target: str) -> str:
 
 
 def temp_owner(name: str) -> tuple[str, int, str] | None:
-    """(target name, pid, host tag) of a temporary file name, or None for any other name."""
-    m = _TEMP_NAME.match(name)
-    return (m["target"], int(m["pid"]), m["host"]) if m else None
+    """(target name, pid, host tag) of a temporary file name, or None for any other name (and for the
+    earlier form, which names no owner)."""
+    m = TEMP_NAME.match(name)
+    return (m["target"], int(m["pid"]), m["host"]) if m and m["pid"] else None
 
 
 def _alive(pid: int) -> bool:

@@ -15,10 +15,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..assemble.sink import TEMP_NAME
 from ..errors import GpuwriteError
 from .lock import TargetLock
 from .publish import recover
-from .staging import LOCK_NAME, OWNER, STAGING_NAME, TEMP_NAME, describe_owner, is_locked, staging_prefix
+from .staging import LOCK_NAME, OWNER, STAGING_NAME, describe_owner, is_locked, staging_prefix
 
 STALE_AGE_S = 3600.0  # a leftover with no owner to ask is taken as dead after an hour untouched
 

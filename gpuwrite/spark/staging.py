@@ -23,10 +23,8 @@ from ..errors import GpuwriteError
 
 STAGING_MARK = ".gpuwrite-staging-"
 LOCK_SUFFIX = ".gpuwrite-lock"
-TEMP_SUFFIX = ".gpuwrite-tmp"  # FileSink's temporary files: `.<name>.<12 hex>.gpuwrite-tmp`
 STAGING_NAME = re.compile(r"^\.(?P<target>.+)\.gpuwrite-staging-[0-9a-f]+$")
 LOCK_NAME = re.compile(r"^\.(?P<target>.+)\.gpuwrite-lock$")
-TEMP_NAME = re.compile(r"^\.(?P<target>.+)\.[0-9a-f]{12}\.gpuwrite-tmp$")
 OWNER, NEW, OLD = "owner", "new", "old"
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ..assemble.sink import TEMP_NAME
 from ..errors import GpuwriteError
 from .modes import check_mode
-from .staging import LOCK_NAME, STAGING_NAME, TEMP_NAME
+from .staging import LOCK_NAME, STAGING_NAME
 
 
 class DatasetPathError(GpuwriteError, ValueError):
