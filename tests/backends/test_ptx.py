@@ -42,6 +42,7 @@ class Row:
     barriers: int = 0  # at least this many bar.sync
     shared_atomics: int = 0  # at least this many atom.shared
     local_ok: bool = False  # whether it may use local memory (per-thread arrays the compiler keeps in memory)
+    factory: bool = False  # the module attribute builds the kernel when called (specialised at first use)
 
     @property
     def label(self) -> str:
@@ -152,6 +153,12 @@ KERNELS: list[Row] = [
     Row("page_layout_cuda", "dictionary_pages_block",
         (C_i64, C_i64, C2_i64, C_i64, C_i64, C_i32, C_i64, C_i64, C_u8, C_u8, C_i64)),
     Row("page_layout_cuda", "exclusive_scan_block", (C_i64, i64, C_i64), shared=True, barriers=6),
+    # window conversion from Arrow buffers (kernels/convert_cuda.py, launched by gpuwrite/backends/device/convert.py):
+    # the tables are C-contiguous 2-D views of one uploaded array; chunk counts and writes scan in shared memory
+    Row("convert_cuda", "count_chunks", (C2_i64, C2_i64, C_u8, C2_i64), shared=True),
+    Row("convert_cuda", "scan_columns", (i64, C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C_i64), factory=True),
+    Row("convert_cuda", "write_chunks", (C2_i64, C2_i64, C_u8, C_i64, C2_i64, C2_i64, C2_i64, C2_i64, C_u8, C_i64,
+                                         C_u8, C_i32, C_i64, C_u8), shared=True),
     # Iceberg partition transforms (kernels/transforms.py), one thread per row
     Row("transforms", "bucket_long_at", (A_i64, i64, A_i64), per_item=True),
     Row("transforms", "bucket_bytes_at", (A_i64, A_u8, i64, A_i64), tag="int64 offsets", per_item=True),
@@ -179,6 +186,8 @@ def compile_row(row: Row) -> dict[str, Any]:
 
     fn = getattr(importlib.import_module(f"gpuwrite.kernels.{row.module}"), row.kernel)
     args = row.args
+    if row.factory:
+        fn = fn()
     if row.per_item:
         assert source(fn)  # a @jit kernel: the CPU form exists too
         fn, args = page_kernel(fn), (i64, *args)

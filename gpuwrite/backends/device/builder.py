@@ -23,7 +23,7 @@ from ...schema import Leaf
 from ...window import Window
 from ..base import RowGroupBuilder
 from . import steps
-from .chunks import PageRef, assemble_chunks
+from .chunks import KeptPages, assemble_chunks
 from .codecs import PageCodec, page_codec
 from .dictionary import DeviceDictionary, build_dictionary
 from .encode import BatchSetup, EncodedBatch, PageTable, encode_planned, page_info
@@ -41,7 +41,7 @@ class DeviceRowGroup:
         self.win: DeviceWindow | None = None
         self.dic: DeviceDictionary | None = None
         self.batches: list[EncodedBatch] = []
-        self.refs: list[list[PageRef]] = [[] for _ in leaves]
+        self.kept = KeptPages.of([])
 
     def _batch(self, table: PageTable, fell_back: np.ndarray) -> tuple[EncodedBatch, np.ndarray]:
         """Encode the pages of `table` (entries and values known) as the next batch."""
@@ -55,7 +55,7 @@ class DeviceRowGroup:
     def advance(self, window: Window, available: int, final: bool) -> int | None:
         """Plan, encode and replay the whole window; the row count where the row group ends, or None when it
         goes on past the window (the window then grows and this starts over)."""
-        self.window, self.batches, self.refs = window, [], [[] for _ in self.leaves]
+        self.window, self.batches = window, []
         d, opts = self.device, self.opts
         self.win = window_on_device(d, window.arrow(), self.leaves, opts)
         self.dic = build_dictionary(d, self.win.cols, self.win.dev_cols, self.win.arenas, opts.dictionary_page_size)
@@ -78,13 +78,12 @@ class DeviceRowGroup:
             return None
         cut, applied = int(block[k.B_CUT]), int(block[k.B_EVENTS])
         kept = int(ev_end[applied - 1]) if applied > 0 else 0  # planned pages the row group keeps
-        for j in range(kept):
-            self.refs[int(table.col[j])].append(PageRef(0, int(position[j])))
+        parts = [(table.col[:kept], 0, position[:kept])]
         ahead = {c: j for j, (c, a, _) in enumerate(extra, start=n_planned) if cut == available and starts[c] == a}
         reopen = []
         for c in range(len(self.leaves)):
             if c in ahead:
-                self.refs[c].append(PageRef(0, int(position[ahead[c]])))
+                parts.append((np.array([c]), 0, position[[ahead[c]]]))
             elif starts[c] < cut:
                 reopen.append((c, int(starts[c]), cut))
         if reopen:
@@ -93,14 +92,16 @@ class DeviceRowGroup:
             again, _ = self._batch(sched.spans(_pages(reopen)), fell)
             again.fetch(d)
             assert again.order is not None
-            for j, (c, _, _) in enumerate(reopen):
-                self.refs[c].append(PageRef(1, int(np.flatnonzero(again.order == j)[0])))
+            where = np.empty(len(reopen), dtype=np.int64)
+            where[again.order] = np.arange(len(reopen))  # batch position of the page given j-th
+            parts.append((np.array([c for c, _, _ in reopen]), 1, where))
+        self.kept = KeptPages.of(parts)
         return cut
 
     def finish(self) -> list[EncodedChunk]:
         """The finished chunks: bytes gathered in file order on the device and read back once."""
         assert self.win is not None and self.dic is not None
-        chunks = assemble_chunks(self.device, (self.win, self.dic), self.leaves, self.batches, self.refs,
+        chunks = assemble_chunks(self.device, (self.win, self.dic), self.leaves, self.batches, self.kept,
                                  (self.codec, self.opts.page_checksum))
         for c, (leaf, chunk) in enumerate(zip(self.leaves, chunks, strict=True)):
             spec = self.opts.bloom_filter(leaf.dotted)

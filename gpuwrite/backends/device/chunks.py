@@ -30,19 +30,36 @@ from ...schema import BYTE_ARRAY, Leaf
 from . import steps
 from .codecs import PageCodec
 from .dictionary import DeviceDictionary
-from .encode import EncodedBatch
+from .encode import EncodedBatch, PageTable
 from .ops import Device
 from .window import DeviceWindow
 
 _BYTE_KINDS = (K_BYTES, K_FLBA, K_INT96)
 
 
-@dataclass(frozen=True)
-class PageRef:
-    """Page j of batch k."""
+@dataclass
+class KeptPages:
+    """The pages a row group keeps, in the order they were kept (per column, in row order): column, batch,
+    and page index within the batch (host int64 arrays of one length)."""
 
-    batch: int
-    index: int
+    col: np.ndarray
+    batch: np.ndarray
+    index: np.ndarray
+
+    @staticmethod
+    def of(parts: Sequence[tuple[np.ndarray, int, np.ndarray]]) -> KeptPages:
+        """Pages (columns, batch, indices) of several batches, in the order given."""
+        cols = [np.asarray(c, dtype=np.int64) for c, _, _ in parts]
+        return KeptPages(np.concatenate(cols) if cols else np.zeros(0, np.int64),
+                         np.concatenate([np.full(len(c), k, np.int64) for c, (_, k, _) in zip(cols, parts, strict=True)])
+                         if cols else np.zeros(0, np.int64),
+                         np.concatenate([np.asarray(i, dtype=np.int64) for _, _, i in parts]) if cols
+                         else np.zeros(0, np.int64))
+
+    def in_file_order(self) -> KeptPages:
+        """The pages grouped by column (stable: each column's pages stay in row order)."""
+        order = np.argsort(self.col, kind="stable")
+        return KeptPages(self.col[order], self.batch[order], self.index[order])
 
 
 @dataclass
@@ -90,93 +107,134 @@ def _dictionary_pages(device: Device, win: DeviceWindow, dic: DeviceDictionary,
     return _DictPages(columns, count, raw_len, body, body_off, body_len, headers, header_len, crc)
 
 
-def dictionary_counts(cols: np.ndarray, batches: Sequence[EncodedBatch],
-                      kept: Sequence[Sequence[PageRef]]) -> dict[int, tuple[int, int]]:
+@dataclass
+class _Flat:
+    """Per kept page in file order: its batch's per-page host results gathered into flat arrays."""
+
+    col: np.ndarray
+    batch: np.ndarray
+    index: np.ndarray
+    table: PageTable  # the pages' spans (column-relative)
+    encoding: np.ndarray
+    info: np.ndarray
+    header_len: np.ndarray
+    body_off: np.ndarray
+    body_len: np.ndarray
+    crc: np.ndarray
+    ext: np.ndarray  # [n, 4]
+    same: np.ndarray
+    fields: np.ndarray  # [n, F_COUNT]
+
+    @staticmethod
+    def of(batches: Sequence[EncodedBatch], hosts: Sequence[dict[str, np.ndarray]], kept: KeptPages) -> _Flat:
+        """The kept pages' facts (one gather per array over the batches' concatenated results)."""
+        sizes = np.array([len(b.pages) for b in batches], dtype=np.int64)
+        base = np.zeros(len(batches), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=base[1:])
+        g = base[kept.batch] + kept.index
+
+        def cat(name: str) -> np.ndarray:
+            return np.concatenate([h[name][:len(b.pages)] for b, h in zip(batches, hosts, strict=True)])
+
+        table = PageTable.concat([b.pages for b in batches]).take(g)
+        return _Flat(kept.col, kept.batch, kept.index, table,
+                     np.concatenate([b.encoding for b in batches])[g], np.concatenate([b.info for b in batches])[g],
+                     cat("header_len")[g], cat("body_off")[g], cat("body_len")[g], cat("crc")[g], cat("ext")[g],
+                     cat("same")[g], np.concatenate([h["fields"][:, :len(b.pages)].T
+                                                     for b, h in zip(batches, hosts, strict=True)])[g])
+
+
+def dictionary_counts(cols: np.ndarray, flat: _Flat) -> dict[int, tuple[int, int]]:
     """Per dictionary column with a dictionary-encoded page: (entries its dictionary page holds, their bytes) —
-    the state at the end of its last dictionary-encoded page."""
+    the state at its dictionary-encoded page with the most entries (entries only grow within a chunk)."""
     out = {}
-    for c, refs in enumerate(kept):
-        if not cols[c, CT_DICT]:
-            continue
-        best = (0, 0)
-        for r in refs:
-            b = batches[r.batch]
-            if b.encoding[r.index] == Encoding.RLE_DICTIONARY:
-                entries = int(b.info[r.index, I_ENTRIES])
-                if entries > best[0]:
-                    best = (entries, int(b.info[r.index, I_BYTES]))
-        if best[0] > 0:
-            out[c] = best
+    pick = np.flatnonzero((flat.encoding == Encoding.RLE_DICTIONARY) & (cols[flat.col, CT_DICT] != 0))
+    entries = flat.info[pick, I_ENTRIES]
+    for c in np.unique(flat.col[pick]).tolist():
+        mine = flat.col[pick] == c
+        j = int(np.argmax(np.where(mine, entries, -1)))  # the first page with the most entries
+        if int(entries[j]) > 0:
+            out[c] = (int(entries[j]), int(flat.info[pick[j], I_BYTES]))
     return out
 
 
-@dataclass(frozen=True)
-class _Segment:
-    """A run of bytes of one source buffer, copied to the file blob."""
-
-    source: int
-    offset: int
-    length: int
-
-
 def assemble_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], leaves: Sequence[Leaf],
-                    batches: Sequence[EncodedBatch], kept: Sequence[Sequence[PageRef]],
+                    batches: Sequence[EncodedBatch], kept: KeptPages,
                     chunk: tuple[PageCodec | None, bool]) -> list[EncodedChunk]:
     """The row group's chunks: dictionary pages, then every kept page's header and body, gathered in file order
     into one buffer on the device and read back (with the byte-kind statistics) in one copy."""
     win, dic = state
-    counts = dictionary_counts(win.cols, batches, kept)
-    dp = _dictionary_pages(device, win, dic, chunk, counts) if counts else None
     hosts = [b.fetch(device) for b in batches]
-    dict_sizes = None
-    if dp is not None:
-        dict_sizes = device.download_many([dp.header_len, dp.body_len, dp.crc])
+    flat = _Flat.of(batches, hosts, kept.in_file_order())
+    counts = dictionary_counts(win.cols, flat)
+    dp = _dictionary_pages(device, win, dic, chunk, counts) if counts else None
+    dict_sizes = device.download_many([dp.header_len, dp.body_len, dp.crc]) if dp is not None else None
     sources: list[Any] = []
     for b in batches:
         sources += [b.headers, b.bodies]
     if dp is not None:
         sources += [dp.headers, dp.body]
-    segments: list[_Segment] = []
-    stats_segments: list[_Segment] = []
-    for c, refs in enumerate(kept):
-        if dp is not None and dict_sizes is not None and c in counts:
+    segments, page_at = _segments(flat, len(leaves), (len(sources), dp, dict_sizes))
+    byte_kind = np.isin(win.cols[flat.col, CT_KIND], _BYTE_KINDS) & (flat.table.vb > flat.table.va)
+    bounds = flat.ext[byte_kind]
+    extra = (bounds[:, [0, 2]].reshape(-1), bounds[:, [1, 3]].reshape(-1))  # min then max of each page
+    blob, stats = _gather(device, sources, segments, (win.arenas.dat, extra))
+    stats_at = np.zeros(len(flat.col) + 1, dtype=np.int64)
+    np.cumsum(np.where(byte_kind, flat.ext[:, 1] + flat.ext[:, 3], 0), out=stats_at[1:])
+    return _chunks(leaves, (win, flat, page_at), (dp, dict_sizes), (memoryview(blob.data), stats, stats_at),
+                   chunk[1])
+
+
+def _segments(flat: _Flat, columns: int, dicts: tuple[int, _DictPages | None, list[np.ndarray] | None]
+              ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
+    """(source, offset, length) of every run of bytes of the file's row group in order — per column its
+    dictionary page's header and body, then each page's header and body — and, per column, the index of its
+    first segment (with one past the end)."""
+    n_sources, dp, dict_sizes = dicts
+    n = len(flat.col)
+    src = np.empty(2 * n, dtype=np.int64)
+    off = np.empty(2 * n, dtype=np.int64)
+    length = np.empty(2 * n, dtype=np.int64)
+    src[0::2], src[1::2] = 2 * flat.batch, 2 * flat.batch + 1
+    off[0::2], off[1::2] = flat.index * HEADER_BOUND, flat.body_off
+    length[0::2], length[1::2] = flat.header_len, flat.body_len
+    first = np.searchsorted(flat.col, np.arange(columns + 1)) * 2
+    if dp is None or dict_sizes is None:
+        return (src, off, length), first
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    at = [0]
+    for c in range(columns):
+        if c in dp.columns:
             k = dp.columns.index(c)
-            segments.append(_Segment(len(sources) - 2, k * HEADER_BOUND, int(dict_sizes[0][k])))
-            segments.append(_Segment(len(sources) - 1, int(dp.body_off[k]), int(dict_sizes[1][k])))
-        byte_kind = int(win.cols[c, CT_KIND]) in _BYTE_KINDS
-        for r in refs:
-            h = hosts[r.batch]
-            segments.append(_Segment(2 * r.batch, r.index * HEADER_BOUND, int(h["header_len"][r.index])))
-            segments.append(_Segment(2 * r.batch + 1, int(h["body_off"][r.index]), int(h["body_len"][r.index])))
-            if byte_kind and batches[r.batch].pages.vb[r.index] > batches[r.batch].pages.va[r.index]:
-                e = h["ext"][r.index]
-                stats_segments += [_Segment(-1, int(e[0]), int(e[1])), _Segment(-1, int(e[2]), int(e[3]))]
-    blob, stats = _gather(device, sources, segments, (win.arenas.dat, stats_segments))
-    return _chunks(leaves, (win, batches, kept), (hosts, dp, dict_sizes), (memoryview(blob.data), stats), chunk[1])
+            parts.append((np.array([n_sources - 2, n_sources - 1]), np.array([k * HEADER_BOUND, dp.body_off[k]]),
+                          np.array([dict_sizes[0][k], dict_sizes[1][k]])))
+        a, b = first[c], first[c + 1]
+        parts.append((src[a:b], off[a:b], length[a:b]))
+        at.append(at[-1] + (2 if c in dp.columns else 0) + int(b - a))
+    joined = tuple(np.concatenate([p[i] for p in parts]).astype(np.int64) for i in range(3))
+    return (joined[0], joined[1], joined[2]), np.array(at, dtype=np.int64)
 
 
-def _gather(device: Device, sources: list[Any], segments: list[_Segment],
-            extra: tuple[Any, list[_Segment]]) -> tuple[np.ndarray, np.ndarray]:
-    """Copy every segment to its place in one buffer (one launch per source buffer), and the `extra` segments of
-    another buffer to a second one; read both back in one copy."""
-    lengths = np.array([s.length for s in segments], dtype=np.int64)
-    out_off = np.zeros(len(segments), dtype=np.int64)
+def _gather(device: Device, sources: list[Any], segments: tuple[np.ndarray, np.ndarray, np.ndarray],
+            extra: tuple[Any, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """Copy every segment to its place in one buffer (one launch per source buffer), and the `extra` runs
+    (offsets, lengths) of another buffer to a second one; read both back in one copy."""
+    src_ids, offs, lengths = segments
+    out_off = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1], out=out_off[1:])
-    blob = device.empty(int(lengths.sum()) + 8, np.uint8)
-    src_ids = np.array([s.source for s in segments], dtype=np.int64)
-    offs = np.array([s.offset for s in segments], dtype=np.int64)
+    total = int(lengths.sum())
+    blob = device.empty(total + 8, np.uint8)
     for sid, buf in enumerate(sources):
         pick = np.flatnonzero(src_ids == sid)
         _copy(device, buf, (offs[pick], lengths[pick]), blob, out_off[pick])
-    dat, extra_segments = extra
-    e_len = np.array([s.length for s in extra_segments], dtype=np.int64)
-    e_out = np.zeros(len(extra_segments), dtype=np.int64)
+    dat, (e_off, e_len) = extra
+    e_out = np.zeros(len(e_len), dtype=np.int64)
     np.cumsum(e_len[:-1], out=e_out[1:])
     stats = device.empty(int(e_len.sum()) + 8, np.uint8)
-    if extra_segments:
-        _copy(device, dat, (np.array([s.offset for s in extra_segments], dtype=np.int64), e_len), stats, e_out)
+    if len(e_len):
+        _copy(device, dat, (e_off, e_len), stats, e_out)
     host_blob, host_stats = device.download_many([blob, stats])
-    return host_blob[:int(lengths.sum())], host_stats
+    return host_blob[:total], host_stats
 
 
 def _copy(device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray], out: Any, out_off: np.ndarray) -> None:
@@ -189,64 +247,60 @@ def _copy(device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray], out: An
     device.launch(steps.GATHER, len(offsets), src, z, z, src, z, z, src, d[0], d[1], out, d[2])
 
 
-def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, Sequence[EncodedBatch], Sequence[Sequence[PageRef]]],
-            parts: tuple[list[dict[str, np.ndarray]], _DictPages | None, list[np.ndarray] | None],
-            data: tuple[memoryview, np.ndarray], checksum: bool) -> list[EncodedChunk]:
+def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, _Flat, np.ndarray],
+            parts: tuple[_DictPages | None, list[np.ndarray] | None],
+            data: tuple[memoryview, np.ndarray, np.ndarray], checksum: bool) -> list[EncodedChunk]:
     """EncodedChunks whose bytes are slices of the blob (the assembler writes each chunk in one piece)."""
-    win, batches, kept = layout
-    hosts, dp, dict_sizes = parts
-    blob, stats = data
+    win, flat, _ = layout
+    dp, dict_sizes = parts
+    blob, stats, stats_at = data
+    t = flat.table
+    # Python ints once per array (cheaper than a NumPy scalar per field per page)
+    a, b, ea, eb, va, vb = (x.tolist() for x in (t.a, t.b, t.ea, t.eb, t.va, t.vb))
+    hlen, blen, enc = flat.header_len.tolist(), flat.body_len.tolist(), flat.encoding.tolist()
+    crcs = flat.crc.tolist()
+    f = flat.fields
+    rep_len, def_len = f[:, F_REP_LEN].tolist(), f[:, F_DEF_LEN].tolist()
+    unc, compressed = f[:, F_UNCOMPRESSED].tolist(), f[:, F_COMPRESSED].tolist()
+    ext, same, vbytes = flat.ext.tolist(), flat.same.tolist(), flat.info[:, I_VALUE_BYTES].tolist()
+    at = stats_at.tolist()
+    col_first = np.searchsorted(flat.col, np.arange(len(leaves) + 1)).tolist()
     out = []
-    pos = spos = 0
-    for c, (leaf, refs) in enumerate(zip(leaves, kept, strict=True)):
+    pos = 0
+    for c, leaf in enumerate(leaves):
         start = pos
         dictionary = None
         if dp is not None and dict_sizes is not None and c in dp.columns:
             k = dp.columns.index(c)
-            hlen, blen = int(dict_sizes[0][k]), int(dict_sizes[1][k])
+            dh, db = int(dict_sizes[0][k]), int(dict_sizes[1][k])
             crc = as_signed32(int(dict_sizes[2][k])) if checksum else None
-            dictionary = DictionaryPage(blob[pos + hlen:pos + hlen + blen], int(dp.raw_len[k]), int(dp.count[k]),
-                                        crc, header=blob[pos:pos + hlen])
-            pos += hlen + blen
+            dictionary = DictionaryPage(blob[pos + dh:pos + dh + db], int(dp.raw_len[k]), int(dp.count[k]),
+                                        crc, header=blob[pos:pos + dh])
+            pos += dh + db
         byte_kind = int(win.cols[c, CT_KIND]) in _BYTE_KINDS
+        floats = leaf.kind in ("float", "double")
+        binary = leaf.physical == BYTE_ARRAY
+        nested = leaf.max_rep > 0 or leaf.max_def > 1
         pages = []
-        for r in refs:
-            page, used = _page(leaf, (batches[r.batch], hosts[r.batch], r.index), (blob, pos),
-                               stats[spos:] if byte_kind else None, (win, checksum))
-            spos += used
-            pos += page.size
-            pages.append(page)
+        for j in range(col_first[c], col_first[c + 1]):
+            span = PageSpan(a[j], b[j], ea[j], eb[j], va[j], vb[j])
+            h, n = hlen[j], blen[j]
+            sections = PageSections(blob[pos + h:pos + h + n], rep_len[j], def_len[j],
+                                    unc[j] - rep_len[j] - def_len[j], bool(compressed[j]),
+                                    as_signed32(crcs[j]) if checksum else None)
+            count = vb[j] - va[j]
+            e = ext[j]
+            extremes: tuple[Any, Any] = (e[0], e[1])
+            if byte_kind and count > 0:
+                s0 = at[j]
+                extremes = (stats[s0:s0 + e[1]].tobytes(), stats[s0 + e[1]:s0 + e[1] + e[3]].tobytes())
+            nan: tuple[int, int | None] = (0, None)
+            if floats:
+                nan = (e[2], e[3] if 0 < e[2] < count else None)
+            st = stats_of(leaf, count, span.num_nulls, extremes, bool(same[j]), nan)
+            rep_hist, def_hist = win.histograms(leaf, span, c) if nested else (None, None)
+            pages.append(EncodedPage(span, a[j], enc[j], sections, st, vbytes[j] if binary else None, rep_hist,
+                                     def_hist, header=blob[pos:pos + h], column=leaf.dotted))
+            pos += h + n
         out.append(EncodedChunk(dictionary, pages, None, blob=blob[start:pos]))
     return out
-
-
-def _page(leaf: Leaf, source: tuple[EncodedBatch, dict[str, np.ndarray], int], at: tuple[memoryview, int],
-          stats: np.ndarray | None, ctx: tuple[DeviceWindow, bool]) -> tuple[EncodedPage, int]:
-    """Page j of a batch as an EncodedPage whose header and body are views of the blob at `pos`; returns it and
-    the statistics bytes it used (byte kinds: its min then its max)."""
-    b, h, j = source
-    blob, pos = at
-    win, checksum = ctx
-    p = b.pages
-    span = PageSpan(int(p.a[j]), int(p.b[j]), int(p.ea[j]), int(p.eb[j]), int(p.va[j]), int(p.vb[j]))
-    hlen, blen = int(h["header_len"][j]), int(h["body_len"][j])
-    f = h["fields"][:, j]
-    crc = as_signed32(int(h["crc"][j])) if checksum else None
-    sections = PageSections(blob[pos + hlen:pos + hlen + blen], int(f[F_REP_LEN]), int(f[F_DEF_LEN]),
-                            int(f[F_UNCOMPRESSED] - f[F_REP_LEN] - f[F_DEF_LEN]), bool(f[F_COMPRESSED]), crc)
-    count = span.vb - span.va
-    used = 0
-    e = h["ext"][j]
-    extremes: tuple[Any, Any] = (int(e[0]), int(e[1]))
-    if stats is not None and count > 0:
-        used = int(e[1]) + int(e[3])
-        extremes = (stats[:int(e[1])].tobytes(), stats[int(e[1]):used].tobytes())
-    nan: tuple[int, int | None] = (0, None)
-    if leaf.kind in ("float", "double"):
-        nan = (int(e[2]), int(e[3]) if 0 < int(e[2]) < count else None)
-    st = stats_of(leaf, count, span.num_nulls, extremes, bool(h["same"][j]), nan)
-    byte_array = int(b.info[j, I_VALUE_BYTES]) if leaf.physical == BYTE_ARRAY else None
-    rep_hist, def_hist = win.histograms(leaf, span, int(p.col[j]))
-    page = EncodedPage(span, span.a, int(b.encoding[j]), sections, st, byte_array, rep_hist, def_hist,
-                       header=blob[pos:pos + hlen])
-    return page, used
