@@ -49,19 +49,26 @@ class _Where:
         return f"row {self.base + i} of the batch (row {self.written + self.base + i} of the file)"
 
 
-def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int) -> None:
+def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int,
+                on_device: Callable[[Leaf], bool] | None = None) -> None:
     """Raise a GpuwriteError naming the column (and row) if the writer must refuse `piece`; change nothing.
 
     `written` is the number of rows the file holds before this batch (for the row numbers in messages).
+    `on_device`: the leaves whose values the backend checks itself where they are converted (the GPU backend:
+    decimal precision and UTF-8 in `backends/device/checks.py`, timestamp and rebase refusals in its
+    conversion); only their names, types, nulls and value sizes are checked here, which reads no values.
     """
     _check_names_and_types(piece, schema)
     if piece.num_rows == 0:
         return
     for leaf in schema.leaves:
+        checks = _value_checks(leaf, opts)
+        if on_device is not None and on_device(leaf):
+            checks = [c for c in checks if c[0] is _first_too_long]
         for base, chunk in _chunks(piece.column(leaf.index)):
             where = _Where(written, base)
             values, lists = _present_values(chunk, leaf, where)
-            for find, describe in _value_checks(leaf, opts):
+            for find, describe in checks:
                 _run_check(values, lists, leaf, where, find, describe)
 
 
@@ -157,9 +164,9 @@ def _value_checks(leaf: Leaf, opts: WriteOptions) -> list[tuple[Finder, Describe
     if leaf.kind == "bytes":
         checks.append((_first_too_long, _describe_too_long))
     if opts.validate and leaf.is_decimal:
-        checks.append((_first_wide_decimal, _describe_wide_decimal))
+        checks.append((_first_wide_decimal, describe_wide_decimal))
     if opts.validate and (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t)):
-        checks.append((_first_bad_utf8, _describe_bad_utf8))
+        checks.append((_first_bad_utf8, describe_bad_utf8))
     if pa.types.is_timestamp(t):
         if t.unit == "ns":
             checks.append((_first_sub_micro, _describe_sub_micro))
@@ -218,12 +225,17 @@ def _first_wide_decimal(arr: pa.Array, start: int) -> int:
     """First value with more digits than the decimal type's precision."""
     width = arr.type.byte_width // 8
     words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=(arr.offset + len(arr)) * width)
-    bound = 10 ** arr.type.precision - 1
-    limits = np.array([bound >> 64, bound & _MASK64, (2 * bound) >> 64, (2 * bound) & _MASK64], dtype=np.uint64)
+    limits = decimal_bound(arr.type.precision)
     return int(decimal_first_outside(words[arr.offset * width:], width, _bits(arr), arr.offset, start, limits))
 
 
-def _describe_wide_decimal(arr: pa.Array, i: int) -> str:
+def decimal_bound(precision: int) -> np.ndarray:
+    """The bound B = 10**precision - 1 as kernels/checks.py reads it: uint64 [B_hi, B_lo, (2B)_hi, (2B)_lo]."""
+    bound = 10 ** precision - 1
+    return np.array([bound >> 64, bound & _MASK64, (2 * bound) >> 64, (2 * bound) & _MASK64], dtype=np.uint64)
+
+
+def describe_wide_decimal(arr: pa.Array, i: int) -> str:
     return (f"the decimal {arr[i].as_py()} has more digits than {arr.type} allows (precision "
             f"{arr.type.precision}), so readers would get a different number; fix the value or declare a wider "
             "decimal (validate=False skips this check)")
@@ -264,7 +276,7 @@ def _raw_bytes(arr: pa.Array, i: int) -> bytes:
     return bytes(arr[i].as_py())
 
 
-def _describe_bad_utf8(arr: pa.Array, i: int) -> str:
+def describe_bad_utf8(arr: pa.Array, i: int) -> str:
     raw = _raw_bytes(arr, i)
     shown = repr(raw[:40]) + ("..." if len(raw) > 40 else "")
     return (f"the string {shown} is not valid UTF-8 (readers such as DuckDB refuse the file); store it as binary "

@@ -81,7 +81,7 @@ class FileWriter:
         """
         self._check_open()
         piece = as_arrow_piece(data, self.schema.arrow)
-        check_batch(piece, self.schema, self.options, self._rows_in)
+        check_batch(piece, self.schema, self.options, self._rows_in, self._backend.checks_values)
         if piece.num_rows == 0:
             return
         try:

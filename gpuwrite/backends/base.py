@@ -8,6 +8,7 @@ from typing import Protocol
 
 from ..encode.chunk import EncodedChunk
 from ..leafdata import LeafData
+from ..schema import Leaf
 from ..window import Window
 
 PageRanges = Sequence[Sequence[tuple[int, int]]]
@@ -61,6 +62,10 @@ class Backend(Protocol):
 
     def row_group(self) -> RowGroupBuilder:
         """A builder for the file's next row group (parquet-java starts every row group afresh)."""
+
+    def checks_values(self, leaf: Leaf) -> bool:
+        """Whether the backend checks this leaf's values itself where it converts them (so the writer's batch
+        checks need not read them: see validate.check_batch)."""
 
     def close(self) -> None:
         """Release the resources (threads, device memory)."""

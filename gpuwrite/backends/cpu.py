@@ -72,6 +72,10 @@ class CpuBackend:
         self.leaves, self.opts, self.compress = leaves, opts, compress
         self.pool = page_pool(len(leaves))
 
+    def checks_values(self, leaf: Leaf) -> bool:
+        """No: the writer checks every batch's values before the CPU path converts them."""
+        return False
+
     def row_group(self) -> RowGroupBuilder:
         """A builder for the next row group."""
         return PlannedRowGroup(self.leaves, self.opts, CpuEncoders(self.leaves, self.opts, self.compress, self.pool))

@@ -159,6 +159,8 @@ KERNELS: list[Row] = [
     Row("convert_cuda", "scan_columns", (i64, C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C_i64), factory=True),
     Row("convert_cuda", "write_chunks", (C2_i64, C2_i64, C_u8, C_i64, C2_i64, C2_i64, C2_i64, C2_i64, C_u8, C_i64,
                                          C_u8, C_i32, C_i64, C_u8), shared=True),
+    # value checks over the conversion's chunks (kernels/value_checks.py, gpuwrite/backends/device/checks.py)
+    Row("value_checks", "check_chunk", (C2_i64, C2_i64, C_u8, C2_i64, C2_i64), per_item=True),
     # Iceberg partition transforms (kernels/transforms.py), one thread per row
     Row("transforms", "bucket_long_at", (A_i64, i64, A_i64), per_item=True),
     Row("transforms", "bucket_bytes_at", (A_i64, A_u8, i64, A_i64), tag="int64 offsets", per_item=True),

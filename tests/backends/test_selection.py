@@ -7,12 +7,12 @@ import pytest
 
 import gpuwrite
 from gpuwrite.backends import resolve_device
-from gpuwrite.backends.device import arrays
+from gpuwrite.backends.device import ops
 
 
 def test_gpu_without_device_names_the_problem(tmp_path, monkeypatch):
-    monkeypatch.setattr(arrays, "simulated", lambda: False)
-    problem = arrays.gpu_problem()
+    monkeypatch.setattr(ops, "simulated", lambda: False)
+    problem = ops.gpu_problem()
     assert problem is not None  # no GPU on the machines these tests run on
     with pytest.raises(gpuwrite.GpuwriteError, match="GPU backend cannot run here") as err:
         gpuwrite.write_table(pa.table({"a": [1]}), tmp_path / "x.parquet", device="gpu")
@@ -30,16 +30,16 @@ def test_missing_cupy_is_named(monkeypatch):
             raise ImportError("no cupy")
         return real_import(name, *args, **kwargs)
 
-    monkeypatch.setattr(arrays, "simulated", lambda: False)
+    monkeypatch.setattr(ops, "simulated", lambda: False)
     monkeypatch.setattr(builtins, "__import__", no_cupy)
-    assert "CuPy is not installed" in arrays.gpu_problem()
+    assert "CuPy is not installed" in ops.gpu_problem()
 
 
 def test_auto_and_cpu(monkeypatch):
-    monkeypatch.setattr(arrays, "simulated", lambda: False)
+    monkeypatch.setattr(ops, "simulated", lambda: False)
     assert resolve_device("cpu") == "cpu"
     assert resolve_device("auto") == "cpu"
-    monkeypatch.setattr(arrays, "gpu_problem", lambda: None)
+    monkeypatch.setattr(ops, "gpu_problem", lambda: None)
     assert resolve_device("auto") == "gpu"
 
 

@@ -23,6 +23,7 @@ from ...schema import Leaf
 from ...window import Window
 from ..base import RowGroupBuilder
 from . import steps
+from .checks import check_error, check_table, device_checked, launch_checks
 from .chunks import KeptPages, assemble_chunks
 from .codecs import PageCodec, page_codec
 from .dictionary import DeviceDictionary, build_dictionary
@@ -35,8 +36,12 @@ from .window import DeviceWindow, window_on_device
 class DeviceRowGroup:
     """One row group on the device (a `base.RowGroupBuilder`)."""
 
-    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, device: Device, codec: PageCodec | None) -> None:
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, device: Device, codec: PageCodec | None,
+                 first_row: int = 0) -> None:
         self.leaves, self.opts, self.device, self.codec = list(leaves), opts, device, codec
+        self.first_row = first_row  # the row group's first row in the file (error messages)
+        self.checks = check_table(self.leaves, opts)
+        self.rows_kept = 0
         self.window: Window | None = None
         self.win: DeviceWindow | None = None
         self.dic: DeviceDictionary | None = None
@@ -57,11 +62,17 @@ class DeviceRowGroup:
         goes on past the window (the window then grows and this starts over)."""
         self.window, self.batches = window, []
         d, opts = self.device, self.opts
-        self.win = window_on_device(d, window.arrow(), self.leaves, opts)
+        arrow = window.arrow()
+        self.win = window_on_device(d, arrow, self.leaves, opts)
+        self.win.bad = launch_checks(d, self.win.converted, self.checks)
         self.dic = build_dictionary(d, self.win.cols, self.win.dev_cols, self.win.arenas, opts.dictionary_page_size)
         sched = DeviceSchedule(d, self.win, opts)
         stop = min(available, opts.block_row_count_limit)
         planned, open_starts = sched.plan(stop)
+        if sched.bad is not None and self.checks is not None:
+            err = check_error(sched.bad, self.checks, self.leaves, (self.first_row, arrow))
+            if err is not None:
+                raise err
         n_planned = len(planned.table)
         extra = [(c, int(open_starts[c]), available) for c in range(len(self.leaves))
                  if final and stop == available and open_starts[c] < available]
@@ -77,6 +88,7 @@ class DeviceRowGroup:
         if int(status[0]) != k.REPLAY_CUT:
             return None
         cut, applied = int(block[k.B_CUT]), int(block[k.B_EVENTS])
+        self.rows_kept = cut
         kept = int(ev_end[applied - 1]) if applied > 0 else 0  # planned pages the row group keeps
         parts = [(table.col[:kept], 0, position[:kept])]
         ahead = {c: j for j, (c, a, _) in enumerate(extra, start=n_planned) if cut == available and starts[c] == a}
@@ -133,10 +145,19 @@ class DeviceBackend:
         self.leaves, self.opts = leaves, opts
         self.device = Device()
         self.codec = page_codec(opts.compression, opts.compression_level, self.device)
+        self.rows_done = 0  # rows of the row groups before the open one
+        self._last: DeviceRowGroup | None = None
+
+    def checks_values(self, leaf: Leaf) -> bool:
+        """Flat leaves' values are checked on the device, where they are converted (`checks.py`)."""
+        return device_checked(leaf)
 
     def row_group(self) -> RowGroupBuilder:
-        """A builder for the next row group."""
-        return DeviceRowGroup(self.leaves, self.opts, self.device, self.codec)
+        """A builder for the next row group (its first row in the file: the rows of those before)."""
+        if self._last is not None:
+            self.rows_done += self._last.rows_kept
+        self._last = DeviceRowGroup(self.leaves, self.opts, self.device, self.codec, self.rows_done)
+        return self._last
 
     def close(self) -> None:
         """Nothing to release beyond what CuPy's pool keeps."""

@@ -115,6 +115,7 @@ class DeviceSchedule:
         events = win.rows // spacing + self.ncols + 2
         self._arrays(events, 2 * events + self.ncols)
         self.status = device.empty(1, np.int64)
+        self.bad: np.ndarray | None = None  # host copy of win.bad, once read
         self.events = self.flushes = 0
         self.ordinals = np.zeros(self.ncols, dtype=np.int64)
 
@@ -145,8 +146,11 @@ class DeviceSchedule:
             d.launch(steps.PLAN, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, horizon,
                      self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start,
                      self.status)
-            sched, status, cursor, errs = d.download_many([self.sched, self.status, self.cursor[:, k.S_START],
-                                                           self._errs()])
+            got = d.download_many([self.sched, self.status, self.cursor[:, k.S_START], self._errs(),
+                                   *([self.win.bad] if self.win.bad is not None and self.bad is None else [])])
+            sched, status, cursor, errs = got[:4]
+            if len(got) > 4:
+                self.bad = got[4]  # the value checks' results (checks.py), read with the same sync
             self._refuse(errs)
             if int(status[0]) == k.PLAN_DONE:
                 break

@@ -73,6 +73,7 @@ class DeviceWindow:
     host: dict[int, LeafData] | None = None  # columns laid out from host data (nested columns)
     errs: Any = None  # device int64[C, ER_COUNT]: the conversion's refusals, read with the planner's first sync
     converted: Any = None  # the conversion's own window (its error messages, its inputs kept alive)
+    bad: Any = None  # device int64[K, 2]: the value checks' first failing row per chunk (checks.py), or None
 
     def histograms(self, leaf: Leaf, span: Any, column: int) -> tuple[list[int] | None, list[int] | None]:
         """SizeStatistics level histograms of a page of `column` (repetition when its max level > 0, definition
