@@ -4,10 +4,10 @@ strict UTF-8 decoder, and decimal bounds in Python integers."""
 from __future__ import annotations
 
 import numpy as np
+from gpuwrite.kernels.value_checks import CHK_COUNT, DECIMAL, decimal_outside_at, utf8_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.kernels.value_checks import CHK_COUNT, DECIMAL, decimal_outside_at, utf8_valid
 from gpuwrite.validate import decimal_bound
 
 # byte strings that hit every branch of a UTF-8 decoder: lead bytes of each length, boundary continuations,
