@@ -48,6 +48,9 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
             from gpuwrite.integrations.device_input import standin_device_table
 
             data = standin_device_table(table)  # placed on the stand-in device, untimed
+        # a fresh path: renaming over an existing file makes ext4 flush it (auto_da_alloc), a file-system
+        # cost of replacing a file that has nothing to do with the writer
+        Path(out).unlink(missing_ok=True)
         writer = gpuwrite.ParquetWriter(out, table.schema, device="gpu", compression=compression)
         start = time.perf_counter()
         writer.write(data)

@@ -83,7 +83,10 @@ def column_index(leaf: Leaf, pages: Sequence[EncodedPage], truncate_length: int)
         null_pages.append(False)
         mins.append(lo)
         maxs.append(hi)
-        keys.append((_sort_key(leaf, lo), _sort_key(leaf, hi)))
+        if leaf.physical in (INT32, INT64, BOOLEAN):  # the statistics' keys already are the comparator's
+            keys.append((st.min_key, st.max_key))
+        else:
+            keys.append((_sort_key(leaf, lo), _sort_key(leaf, hi)))
     if sum(len(v) for v in mins) + sum(len(v) for v in maxs) > len(pages) * MAX_STATS_SIZE:
         return None
     index = ColumnIndex(null_pages=null_pages, min_values=mins, max_values=maxs,

@@ -49,19 +49,15 @@ def assign_dictionary_fields(cols: np.ndarray) -> tuple[int, int]:
 def chunk_table(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(chunks int64[K, 3] of (column, first value, values), col_chunks int64[D, 2] of (first chunk, chunks),
     dictionary columns int64[D]): the work split of the dictionary launches."""
-    rows: list[tuple[int, int, int]] = []
-    spans: list[tuple[int, int]] = []
-    dcols: list[int] = []
-    for c in range(cols.shape[0]):
-        if not cols[c, CT_DICT]:
-            continue
-        n = int(cols[c, CT_VALUES])
-        starts = np.arange(0, n, CHUNK, dtype=np.int64)
-        spans.append((len(rows), len(starts)))
-        dcols.append(c)
-        rows.extend((c, int(s), int(min(CHUNK, n - s))) for s in starts)
-    chunks = np.array(rows, dtype=np.int64).reshape(-1, 3)
-    return chunks, np.array(spans, dtype=np.int64).reshape(-1, 2), np.array(dcols, dtype=np.int64)
+    dcols = np.flatnonzero(cols[:, CT_DICT] != 0).astype(np.int64)
+    n = cols[dcols, CT_VALUES].astype(np.int64)
+    per = -(-n // CHUNK)  # chunks per column
+    first = np.zeros(len(dcols), dtype=np.int64)
+    np.cumsum(per[:-1], out=first[1:])
+    col = np.repeat(dcols, per)
+    start = (np.arange(int(per.sum()), dtype=np.int64) - np.repeat(first, per)) * CHUNK
+    count = np.minimum(CHUNK, np.repeat(n, per) - start)
+    return np.stack([col, start, count], axis=1), np.stack([first, per], axis=1), dcols
 
 
 @dataclass
