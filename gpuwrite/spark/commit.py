@@ -30,6 +30,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from ..errors import GpuwriteError
 from .leftovers import recover_dead
 from .lock import TargetLock
 from .modes import should_write
@@ -141,8 +142,12 @@ class JobStage:
     @classmethod
     def open(cls, fs: pafs.FileSystem, paths: JobPaths) -> JobStage:
         """Create the job's directory (and the table's, if missing) before any task writes into it."""
-        fs.create_dir(paths.job_dir, recursive=True)
-        return cls(paths, hold_owner(paths.job_dir) if is_local(fs) else -1)
+        try:
+            fs.create_dir(paths.job_dir, recursive=True)
+            return cls(paths, hold_owner(paths.job_dir) if is_local(fs) else -1)
+        except OSError as e:
+            raise GpuwriteError(f"cannot stage a Spark job at {paths.root!r}: cannot create {paths.job_dir!r}: "
+                                f"{e.strerror or e}") from e
 
     def close(self) -> None:
         """Let go: from now on the directory, if still there, counts as a dead job's."""

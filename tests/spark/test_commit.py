@@ -23,7 +23,6 @@ import pytest
 from test_dataset_commit import snapshot
 
 import gpuwrite
-from gpuwrite import GpuwriteError
 from gpuwrite.cli import main
 from gpuwrite.spark import commit, job, publish
 from gpuwrite.spark.publish import CommitError
@@ -448,3 +447,15 @@ def test_write_parquet_overwrite_failing_at_commit_keeps_the_table(tmp_path, spa
     monkeypatch.undo()
     assert state(path) == before and spark.read.parquet(path).count() == 300
     assert not os.path.exists(os.path.join(path, commit.TEMPORARY))
+
+
+def test_job_directory_that_cannot_be_made_is_a_named_error(tmp_path):
+    """A job that cannot create its directory (here its parent is a file) fails with a GpuwriteError naming
+    the path, before any task runs."""
+    from gpuwrite import GpuwriteError
+
+    (tmp_path / "f").write_bytes(b"x")
+    fs, root = commit.resolve(str(tmp_path / "f" / "t"))
+    with pytest.raises(GpuwriteError, match="cannot stage a Spark job") as info:
+        commit.JobStage.open(fs, commit.JobPaths(root, str(uuid.uuid4())))
+    assert root in str(info.value) and os.listdir(tmp_path) == ["f"]
