@@ -150,7 +150,8 @@ def _parser() -> argparse.ArgumentParser:
     cl = sub.add_parser("clean", help="list, or with --force remove, what interrupted writes left at PATH",
                        description="Find what killed or failed gpuwrite writes left at PATH (a dataset directory or "
                                    "a file path) and below it: staging directories of jobs that are no longer "
-                                   "running (an overwrite interrupted half-way is undone: the old table comes back), "
+                                   "running, write_dataset's beside a table and Spark jobs' in its _temporary (an "
+                                   "overwrite interrupted half-way is undone: the old table comes back), "
                                    "lock files no one holds, and temp files of single-file writes untouched for "
                                    "--older-than seconds. Running jobs' files are never touched. Without --force "
                                    "it only lists what it would do.")
@@ -357,7 +358,7 @@ def _cmd_clean(args: argparse.Namespace) -> int:
         if not item.stale:
             print(f"keep     {item.kind:7} {item.path}  ({item.why})")
             continue
-        action = "restore" if item.kind == "staging" and interrupted(item.path) else "remove"
+        action = "restore" if item.kind in ("staging", "job") and interrupted(item.path) else "remove"
         if args.force:
             outcome = clean(item, older_than)
             print(f"{outcome:8} {item.kind:7} {item.path}  ({item.why})")

@@ -3,34 +3,68 @@ over any pyarrow filesystem: tasks write into attempt directories, a finished at
 directory (so a retried task leaves one copy), and the driver moves committed files into place, writes
 `_SUCCESS` and removes the job's temporary directory, or removes only that directory when the job fails.
 
+    <path>/_temporary/<job>/owner                           flock-held by the driver while the job lives (local)
     <path>/_temporary/<job>/_attempt_<task>_<attempt>/...   written by a running attempt
     <path>/_temporary/<job>/task_<task>/...                 a committed task (`_ATTEMPT` names its attempt)
+    <path>/_temporary/<job>/old/..., journal.json, committed   the job commit's journal (`publish.execute`)
+
+The job commit never deletes before it has moved: it runs the same journal as write_dataset (`publish`): the
+entries it replaces (the whole table but `_temporary` for an overwrite, the partition directories written for
+a dynamic partition overwrite) are moved aside into the job's directory, the new files moved in, `_SUCCESS`
+last, the commit marked done, and only then is the job's directory (old files included) deleted. A failure
+before the mark moves everything back; a killed driver leaves the journal, from which the next write to the
+path or `gpuwrite clean` (`leftovers`) restores the old table. Everything staged is under `_temporary`, which
+Spark and pyarrow readers skip (names starting with `_` or `.` are hidden). On the local disk the commit runs
+under the target's lock (`lock.TargetLock`, the one write_dataset takes), so concurrent jobs and dataset writes
+on one path commit one at a time; other filesystems have no lock (as with Spark itself).
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.fs as pafs
 
-SUCCESS = "_SUCCESS"
-TEMPORARY = "_temporary"
+from ..errors import GpuwriteError
+from .leftovers import recover_dead
+from .lock import TargetLock
+from .modes import should_write
+from .moves import COMMITTED, JOURNAL, ArrowFiles, Files, Journal
+from .publish import LOCAL, execute, missing_dirs, table_entries
+from .staging import SUCCESS, TEMPORARY, hold_owner
+
+__all__ = ["ATTEMPT_MARKER", "SUCCESS", "TEMPORARY", "JobPaths", "JobStage", "commit_job", "publish_job",
+           "resolve"]
+
 ATTEMPT_MARKER = "_ATTEMPT"
 
 
 def resolve(path: str, filesystem: Any = None) -> tuple[pafs.FileSystem, str]:
-    """A pyarrow FileSystem and the path on it: a given pyarrow or fsspec filesystem, or from the URI."""
+    """A pyarrow FileSystem and the path on it: a given pyarrow or fsspec filesystem, or from the URI. A local
+    path is its real path (`.`, `..` and symlinks resolved, as write_dataset's target)."""
     if filesystem is None:
         fs, base = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
         if isinstance(fs, pafs.LocalFileSystem):
-            base = os.path.abspath(base)
-        return fs, base.rstrip("/")
+            base = os.path.realpath(base)
+        return fs, base.rstrip("/") or "/"
     if not isinstance(filesystem, pafs.FileSystem):
         filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
     return filesystem, path.rstrip("/")
+
+
+def is_local(fs: pafs.FileSystem) -> bool:
+    """Whether `fs` is the local disk through pyarrow's own filesystem (locks and os renames apply)."""
+    return isinstance(fs, pafs.LocalFileSystem)
+
+
+def files_of(fs: pafs.FileSystem) -> Files:
+    """The journal's file operations on `fs`."""
+    return LOCAL if is_local(fs) else ArrowFiles(fs)
 
 
 @dataclass(frozen=True)
@@ -97,63 +131,136 @@ def committed_tasks(fs: pafs.FileSystem, paths: JobPaths) -> dict[int, int]:
     return out
 
 
-def _clear(fs: pafs.FileSystem, root: str) -> None:
-    """Static overwrite: remove what the output path held (a file, or a directory's entries but the staging
-    area). SPEC: InsertIntoHadoopFsRelationCommand.deleteMatchingPartitions deletes the path before the job;
-    gpuwrite deletes at job commit so a failed job leaves the old data."""
-    info = fs.get_file_info(root)
-    if info.type == pafs.FileType.File:
-        fs.delete_file(root)
+@dataclass
+class JobStage:
+    """The driver's hold on its job directory: on the local disk an `owner` file it keeps flock-held, so that
+    `leftovers` tells a running job from a dead one's leftovers (whatever pid the dead one had)."""
+
+    paths: JobPaths
+    owner_fd: int = -1
+
+    @classmethod
+    def open(cls, fs: pafs.FileSystem, paths: JobPaths) -> JobStage:
+        """Create the job's directory (and the table's, if missing) before any task writes into it."""
+        try:
+            fs.create_dir(paths.job_dir, recursive=True)
+            return cls(paths, hold_owner(paths.job_dir) if is_local(fs) else -1)
+        except OSError as e:
+            raise GpuwriteError(f"cannot stage a Spark job at {paths.root!r}: cannot create {paths.job_dir!r}: "
+                                f"{e.strerror or e}") from e
+
+    def close(self) -> None:
+        """Let go: from now on the directory, if still there, counts as a dead job's."""
+        if self.owner_fd >= 0:
+            os.close(self.owner_fd)
+            self.owner_fd = -1
+
+
+@contextmanager
+def target_lock(fs: pafs.FileSystem, root: str) -> Iterator[None]:
+    """Hold `root`'s lock for a job commit (local disk only), after cleaning what dead jobs and dead
+    write_dataset calls left there, as write_dataset does before its commit."""
+    if not is_local(fs):
+        yield
         return
-    if info.type != pafs.FileType.Directory:
-        return
-    for entry in fs.get_file_info(pafs.FileSelector(root)):
-        if posixpath.basename(entry.path) == TEMPORARY:
-            continue
-        if entry.type == pafs.FileType.Directory:
-            fs.delete_dir(entry.path)
-        else:
-            fs.delete_file(entry.path)
+    os.makedirs(os.path.dirname(root), exist_ok=True)
+    with TargetLock(root):
+        recover_dead(root)
+        yield
+
+
+def holds_table(fs: pafs.FileSystem, root: str) -> bool:
+    """Whether `root` exists with something besides Spark jobs' staging area (a table, as save modes see it
+    once this job has created the directory)."""
+    kind = fs.get_file_info(root).type
+    if kind != pafs.FileType.Directory:
+        return kind != pafs.FileType.NotFound
+    return any(posixpath.basename(i.path) != TEMPORARY for i in fs.get_file_info(pafs.FileSelector(root)))
+
+
+def plan_job(fs: pafs.FileSystem, paths: JobPaths, files: list[tuple[int, str]], overwrite: bool,
+             dynamic: bool = False) -> Journal:
+    """The journal of a job commit: old entries to move aside, directories to make, new files to move in
+    (each from its task's directory), `_SUCCESS` (staged in the job's directory) last."""
+    root = paths.root
+
+    def kind_of(rel: str) -> pafs.FileType:
+        return fs.get_file_info(posixpath.join(root, rel)).type
+
+    new: list[list[str]] = [[posixpath.join(posixpath.basename(paths.task_dir(task)), rel), rel]
+                            for task, rel in files]
+    rels = [rel for _, rel in files]
+    if dynamic:
+        kind = "dynamic"
+        old = [p for p in sorted({posixpath.dirname(r) for r in rels} - {""})
+               if kind_of(p) != pafs.FileType.NotFound]
+    elif overwrite:
+        kind = "overwrite"
+        old = table_entries([posixpath.basename(i.path) for i in fs.get_file_info(pafs.FileSelector(root))])
+    else:
+        kind, old = "append", []
+    if not dynamic and not (kind == "append" and kind_of(SUCCESS) != pafs.FileType.NotFound):
+        new.append([SUCCESS, SUCCESS])  # an append keeps the table's own marker
+
+    def present(d: str) -> bool:
+        if any(d == o or d.startswith(o + "/") for o in old):
+            return False  # moved aside before the new files go in
+        return kind_of(d) == pafs.FileType.Directory
+
+    return {"kind": kind, "old": old, "new": new, "dirs": missing_dirs(rels, present)}
 
 
 def commit_job(fs: pafs.FileSystem, paths: JobPaths, files: list[tuple[int, str]], overwrite: bool,
                dynamic: bool = False) -> list[str]:
-    """Move every committed (task, relative path) file into the table directory, write `_SUCCESS`, clean up.
+    """Move every committed (task, relative path) file into the table directory, write `_SUCCESS`, clean up;
+    the caller holds `target_lock`. Returns the files' final paths.
 
-    `overwrite`: what the path held before (except the staging area) is deleted first. `dynamic`: dynamic
-    partition overwrite instead: only the partition directories this job wrote are replaced, and no `_SUCCESS`
-    appears (SPEC: HadoopMapReduceCommitProtocol.commitJob with dynamicPartitionOverwrite: the committer's
-    output is the staging directory, its `_SUCCESS` goes away with it, each written partition directory is
-    deleted and the staged one renamed into place).
+    `overwrite`: what the path held (but `_temporary`) is replaced. SPEC: InsertIntoHadoopFsRelationCommand.
+    deleteMatchingPartitions deletes the path before the job; gpuwrite replaces it at job commit, so a failed
+    job leaves the old data. `dynamic`: dynamic partition overwrite instead: only the partition directories
+    this job wrote are replaced, and no `_SUCCESS` appears (SPEC: HadoopMapReduceCommitProtocol.commitJob with
+    dynamicPartitionOverwrite: the committer's output is the staging directory, its `_SUCCESS` goes away with
+    it, each written partition directory is deleted and the staged one renamed into place). On failure the
+    table is as it was (CommitError), or the job's directory is kept with the old files (see `publish.execute`).
     """
-    root = paths.root
-    if dynamic:
-        for part in sorted({posixpath.dirname(rel) for _, rel in files}):
-            final = posixpath.join(root, part)
-            if _exists(fs, final):
-                fs.delete_dir(final)
-    elif overwrite:
-        _clear(fs, root)
-    moved = []
-    for task, rel in files:
-        final = posixpath.join(root, rel)
-        parent = posixpath.dirname(final)
-        if parent:
-            fs.create_dir(parent, recursive=True)
-        fs.move(posixpath.join(paths.task_dir(task), rel), final)
-        moved.append(final)
-    fs.create_dir(root, recursive=True)
+    io = files_of(fs)
     if not dynamic:
-        with fs.open_output_stream(posixpath.join(root, SUCCESS)):
-            pass
+        io.touch(posixpath.join(paths.job_dir, SUCCESS))
+    journal = plan_job(fs, paths, files, overwrite, dynamic)
+    execute(paths.job_dir, paths.root, journal, io, what="the Spark job's output at")
     cleanup(fs, paths)
-    return moved
+    return [posixpath.join(paths.root, rel) for _, rel in files]
+
+
+def publish_job(fs: pafs.FileSystem, paths: JobPaths, files: list[tuple[int, str]], mode: str,
+                dynamic: bool = False) -> list[str] | None:
+    """The driver's job commit as a whole: under the path's lock (dead jobs' leftovers cleaned first), the
+    save mode checked again, since another job may have written the path while this one ran (error modes
+    raise naming the path; ignore returns None), then `commit_job`."""
+    with target_lock(fs, paths.root):
+        if not should_write(paths.root, mode, holds_table(fs, paths.root)):
+            return None
+        return commit_job(fs, paths, files, mode == "overwrite", dynamic)
+
+
+def interrupted(fs: pafs.FileSystem, paths: JobPaths) -> bool:
+    """Whether the job's directory holds a commit that stopped half-way (the old table's files)."""
+    io = files_of(fs)
+    return io.exists(posixpath.join(paths.job_dir, JOURNAL)) and \
+        not io.exists(posixpath.join(paths.job_dir, COMMITTED))
 
 
 def cleanup(fs: pafs.FileSystem, paths: JobPaths) -> None:
-    """Remove the job's staging directory (and `_temporary` when nothing else is staged there)."""
+    """Remove the job's staging directory (and `_temporary` when nothing else is staged there), unless it holds
+    a commit that stopped half-way: those are the old table's files, kept for `gpuwrite clean`."""
+    if interrupted(fs, paths):
+        return
     if _exists(fs, paths.job_dir):
         fs.delete_dir(paths.job_dir)
-    temporary = posixpath.join(paths.root, TEMPORARY)
-    if _exists(fs, temporary) and not fs.get_file_info(pafs.FileSelector(temporary)):
-        fs.delete_dir(temporary)
+    files_of(fs).remove_dir_if_empty(posixpath.join(paths.root, TEMPORARY))
+
+
+def remove_if_empty(fs: pafs.FileSystem, root: str) -> None:
+    """Remove the table directory a failed job created, if nothing (another job's staging area included) is in
+    it."""
+    files_of(fs).remove_dir_if_empty(root)

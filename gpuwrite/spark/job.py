@@ -2,8 +2,9 @@
 
 The write is planned as Spark's V1Writes plans it (rows sorted within each task by the partition columns, then
 by bucket id, then the bucket sort columns), runs one `mapInArrow` task per partition of the DataFrame
-(`task.run_task`), and commits like HadoopMapReduceCommitProtocol (`commit`), with the save modes of
-InsertIntoHadoopFsRelationCommand (the path's existence decides; static or dynamic partition overwrite).
+(`task.run_task`), and commits like HadoopMapReduceCommitProtocol (`commit`: under the path's lock, old files
+moved aside and deleted only once the new ones are in), with the save modes of InsertIntoHadoopFsRelationCommand
+(the path's existence decides; static or dynamic partition overwrite).
 Writes gpuwrite cannot do (Parquet v1 pages, types it does not support) go through Spark's own writer, with
 the reason logged, or raise with `fallback="error"`; so do writes Spark refuses (an existing path with mode
 error), so the user gets Spark's own exception.
@@ -34,7 +35,9 @@ from .conf import (
     writer_conf,
 )
 from .modes import ERROR_MODES, check_mode
+from .publish import CommitError
 from .sql_keys import TIME_ZONE_KEY
+from .target import DatasetPathError, resolve_target
 from .task import STATS_DDL, TaskPlan, run_task
 
 log = logging.getLogger("gpuwrite.spark")
@@ -152,15 +155,24 @@ def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list
         return _spark_write(df, request, "the path exists and mode is error: Spark's writer raises its error")
     if exists and mode == "ignore":
         return SparkWriteResult(path, "", writer="none")
-    if info.type == pafs.FileType.File:
-        if mode != "overwrite":
-            return _spark_write(df, request, "the path is a file: Spark's writer decides what happens")
-        fs.delete_file(root)  # Spark deletes the output path before the job
-        exists = False
+    if info.type == pafs.FileType.File and mode == "append":
+        return _spark_write(df, request, "the path is a file: Spark's writer decides what happens")
+    check_path(fs, path, root, mode)
     result = run_job(df, request, conf, fs, root, filesystem=filesystem, device=device)
-    if table:
+    if table and result.writer != "none":
         register_table(spark, request, df.schema)
     return result
+
+
+def check_path(fs: pafs.FileSystem, path: str, root: str, mode: str) -> None:
+    """Refuse, before anything is written, what write_dataset refuses (`target.resolve_target`): a file (Spark
+    would delete it before the job: gone if the job fails), an overwrite of the working directory or of a
+    directory containing it, a path inside a gpuwrite staging area or named as gpuwrite's own files, a
+    directory the user cannot write; a missing parent is created, as Spark's writer creates it."""
+    if commit.is_local(fs):
+        resolve_target(root if "://" in path else path, mode, parents=True)
+    elif fs.get_file_info(root).type == pafs.FileType.File:
+        raise DatasetPathError(f"cannot write a dataset at {path!r}: it is a file")
 
 
 def dynamic_overwrite(mode: str, partition_by: Any, session: Mapping[str, str],
@@ -177,9 +189,10 @@ def dynamic_overwrite(mode: str, partition_by: Any, session: Mapping[str, str],
 
 def run_job(df: Any, request: WriteRequest, conf: dict[str, str], fs: pafs.FileSystem, root: str, *,
             filesystem: Any = None, device: str = "auto") -> SparkWriteResult:
-    """The Spark job proper: tasks write and commit their files, the driver commits the job (files into place,
-    `_SUCCESS`), then Spark's cached data over the path is refreshed. Any failure removes the job's staging
-    area (and the directory when the job created it)."""
+    """The Spark job proper: the driver makes the job's directory (holding its owner file), tasks write and
+    commit their files, the driver commits the job (files into place, `_SUCCESS`), then Spark's cached data
+    over the path is refreshed. Any failure removes the job's staging area (and the directory when the job
+    created it and nothing else is in it), but for the old files of a commit that could not be undone."""
     existed = fs.get_file_info(root).type != pafs.FileType.NotFound
     job = str(uuid.uuid4())
     paths = commit.JobPaths(root, job)
@@ -187,15 +200,18 @@ def run_job(df: Any, request: WriteRequest, conf: dict[str, str], fs: pafs.FileS
                     partition_by=request.partition_by, bucket_by=request.bucket,
                     max_records_per_file=request.max_records, device=device, faults=FAULTS,
                     arrow_schema=_arrow_schema(df))
+    stage = commit.JobStage.open(fs, paths)
     try:
         planned = _plan(df, request)
         stats = planned.mapInArrow(partial(run_task, plan), STATS_DDL).toArrow()
         result = _commit(fs, paths, stats, request, df, conf)
-    except BaseException:
-        commit.cleanup(fs, paths)
-        if not existed and fs.get_file_info(root).type == pafs.FileType.Directory and not _has_data(fs, root):
-            fs.delete_dir(root)
-        raise
+    finally:
+        try:
+            commit.cleanup(fs, paths)  # nothing left after a commit; an interrupted commit's old files are kept
+            if not existed:
+                commit.remove_if_empty(fs, root)
+        finally:
+            stage.close()
     _refresh_path(df.sparkSession, request.path)
     return result
 
@@ -206,11 +222,6 @@ def _refresh_path(spark: Any, path: str) -> None:
         spark.catalog.refreshByPath(path)
     except Exception as err:  # a path Spark cannot qualify (another filesystem): nothing of it is cached
         log.debug("refreshByPath(%s) failed: %s", path, err)
-
-
-def _has_data(fs: pafs.FileSystem, root: str) -> bool:
-    """Whether a directory holds anything besides a staging area."""
-    return any(posixpath.basename(i.path) != commit.TEMPORARY for i in fs.get_file_info(pafs.FileSelector(root)))
 
 
 def _plan(df: Any, request: WriteRequest) -> Any:
@@ -234,9 +245,14 @@ def _plan(df: Any, request: WriteRequest) -> Any:
 
 def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, request: WriteRequest, df: Any,
             conf: dict[str, str]) -> SparkWriteResult:
-    """Driver-side job commit: committed tasks' files into place, `_SUCCESS`, staging removed."""
+    """Driver-side job commit: committed tasks' files into place, `_SUCCESS`, staging removed; under the path's
+    lock, where the save mode is checked again (another job may have written the path meanwhile)."""
     committed = commit.committed_tasks(fs, paths)
     rows = stats.to_pylist()
+    lost = sorted({r["task"] for r in rows} - set(committed))
+    if lost:  # never report success with files missing
+        raise CommitError(f"the committed files of task(s) {lost} are gone from {paths.job_dir!r}; nothing was "
+                          f"committed to {request.path!r}")
     files: list[tuple[int, str]] = []
     total_rows = total_bytes = 0
     for task, attempt in sorted(committed.items()):
@@ -249,7 +265,9 @@ def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, request: Wr
             total_bytes += r["bytes"]
     if not committed and not request.partitioned:  # no task ran at all (a DataFrame of no partitions)
         files.append(_empty_file(fs, paths, df, conf))
-    moved = commit.commit_job(fs, paths, files, overwrite=request.mode == "overwrite", dynamic=request.dynamic)
+    moved = commit.publish_job(fs, paths, files, request.mode, request.dynamic)
+    if moved is None:  # mode ignore, and another job wrote the path meanwhile
+        return SparkWriteResult(request.path, "", writer="none")
     rel = [posixpath.relpath(m, paths.root) for m in moved]
     parts = {posixpath.dirname(r) for r in rel} - {""}
     seconds = {r["task"]: (r["receive_s"], r["tail_s"]) for r in rows if r["task"] in committed

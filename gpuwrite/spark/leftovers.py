@@ -5,12 +5,16 @@ Staging directories (`.<name>.gpuwrite-staging-<job>`): dead when their owner fi
 gpuwrite, or a job killed within microseconds of starting), when untouched for `older_than` seconds. Cleaning
 one undoes its commit if it stopped half-way (`publish.recover`), under its target's lock. Lock files
 (`.<name>.gpuwrite-lock`): stale when not held. Temp files of single-file writes (`.<name>.<hex>.gpuwrite-tmp`):
-stale when no one holds a lock on them and they are untouched for `older_than` seconds.
+stale when no one holds a lock on them and they are untouched for `older_than` seconds. A Spark job's directory
+(`<table>/_temporary/<job uuid>`, see `commit`) is judged as a staging directory by its `owner` file; the next
+write cleans it only when that file shows its job dead (a job on a non-native filesystem has none, and may run
+for longer than any age), `gpuwrite clean` also by age.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,9 +23,18 @@ from ..assemble.sink import TEMP_NAME
 from ..errors import GpuwriteError
 from .lock import TargetLock
 from .publish import recover
-from .staging import LOCK_NAME, OWNER, STAGING_NAME, describe_owner, is_locked, staging_prefix
+from .staging import (
+    LOCK_NAME,
+    OWNER,
+    STAGING_NAME,
+    TEMPORARY,
+    describe_owner,
+    is_locked,
+    staging_prefix,
+)
 
 STALE_AGE_S = 3600.0  # a leftover with no owner to ask is taken as dead after an hour untouched
+JOB_NAME = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")  # gpuwrite's job ids
 
 
 @dataclass(frozen=True)
@@ -63,18 +76,29 @@ def _owner(root: str) -> str:
         return "unknown owner"
 
 
+def _job_state(path: str, older_than: float) -> tuple[bool, str]:
+    """Whether the job that owns the staging directory `path` is gone, and why we think so."""
+    held = is_locked(os.path.join(path, OWNER))
+    if held:
+        return False, f"its job is running ({_owner(path)})"
+    if held is False:
+        return True, f"its job ({_owner(path)}) is gone"
+    return _by_age(path, older_than, "no owner record")
+
+
+def is_job_dir(path: str) -> bool:
+    """Whether `path` is named as a gpuwrite Spark job's directory in a table's `_temporary`."""
+    folder, name = os.path.split(path)
+    return os.path.basename(folder) == TEMPORARY and bool(JOB_NAME.match(name))
+
+
 def classify(path: str, older_than: float = STALE_AGE_S) -> Leftover | None:
     """The leftover at `path`, judged now; None when the name is not one of gpuwrite's."""
     folder, name = os.path.split(path)
     if m := STAGING_NAME.match(name):
-        held = is_locked(os.path.join(path, OWNER))
-        if held:
-            stale, why = False, f"its job is running ({_owner(path)})"
-        elif held is False:
-            stale, why = True, f"its job ({_owner(path)}) is gone"
-        else:
-            stale, why = _by_age(path, older_than, "no owner record")
-        return Leftover(path, "staging", os.path.join(folder, m.group("target")), stale, why)
+        return Leftover(path, "staging", os.path.join(folder, m.group("target")), *_job_state(path, older_than))
+    if is_job_dir(path) and os.path.isdir(path) and not os.path.islink(path):
+        return Leftover(path, "job", os.path.dirname(folder), *_job_state(path, older_than))
     if m := LOCK_NAME.match(name):
         held = is_locked(path)
         return Leftover(path, "lock", os.path.join(folder, m.group("target")), held is False,
@@ -104,14 +128,26 @@ def of_target(target: str, older_than: float = STALE_AGE_S) -> list[Leftover]:
     return found
 
 
+def jobs_of(target: str, older_than: float = STALE_AGE_S) -> list[Leftover]:
+    """The gpuwrite Spark jobs' directories in `target`'s `_temporary`."""
+    temporary = os.path.join(target, TEMPORARY)
+    try:
+        names = sorted(os.listdir(temporary))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [item for n in names if (item := classify(os.path.join(temporary, n), older_than)) is not None]
+
+
 def under(directory: str, older_than: float = STALE_AGE_S) -> Iterator[Leftover]:
     """Every leftover anywhere below `directory` (symlinks not followed, staging directories not entered)."""
     for folder, dirs, files in os.walk(directory):
+        in_temporary = os.path.basename(folder) == TEMPORARY
         for name in sorted(files + dirs):
-            item = classify(os.path.join(folder, name), older_than) if name.startswith(".") else None
+            item = classify(os.path.join(folder, name), older_than) if name.startswith(".") or in_temporary \
+                else None
             if item is not None:
                 yield item
-        dirs[:] = sorted(d for d in dirs if not STAGING_NAME.match(d))
+        dirs[:] = sorted(d for d in dirs if not STAGING_NAME.match(d) and not (in_temporary and JOB_NAME.match(d)))
 
 
 def find(path: str, older_than: float = STALE_AGE_S) -> list[Leftover]:
@@ -138,21 +174,39 @@ def clean(item: Leftover, older_than: float = STALE_AGE_S) -> str:
         now = classify(item.path, older_than)
         if now is None or not now.stale:
             return f"kept: {now.why if now else 'gone meanwhile'}"
-        return recover(item.path, item.target)
+        return _recover(now)
     finally:
         lock.release()
 
 
+def _recover(item: Leftover) -> str:
+    """Undo a dead job's half-done commit and remove its directory (for a Spark job's, `_temporary` too when
+    nothing else is staged there); the caller holds the target's lock."""
+    done = recover(item.path, item.target)
+    if item.kind == "job":
+        try:
+            os.rmdir(os.path.dirname(item.path))
+        except OSError:  # another job's directory is in it
+            pass
+    return done
+
+
+def _dead_job(item: Leftover) -> bool:
+    """A Spark job's directory whose owner file shows its driver dead (not merely old: see the module)."""
+    return item.stale and os.path.exists(os.path.join(item.path, OWNER))
+
+
 def recover_dead(target: str) -> list[str]:
-    """Clean every dead staging directory of `target` (the caller holds its lock): undo an interrupted
-    commit, remove the files; the paths cleaned."""
+    """Clean every dead staging directory of `target` and dead Spark job directory in it (the caller holds its
+    lock): undo an interrupted commit, remove the files; the paths cleaned."""
     cleaned = []
     prefix = staging_prefix(target)
-    for item in of_target(target):
-        if item.kind != "staging" or not item.stale or not os.path.basename(item.path).startswith(prefix):
-            continue
+    found = [i for i in of_target(target) if i.kind == "staging" and i.stale
+             and os.path.basename(i.path).startswith(prefix)]
+    found += [i for i in jobs_of(target) if _dead_job(i)]
+    for item in found:
         try:
-            recover(item.path, target)
+            _recover(item)
         except OSError as e:
             raise GpuwriteError(f"cannot clean up the interrupted write {item.path!r} of {target!r} "
                                 f"({e.strerror}: {e.filename!r}); see `gpuwrite clean {target}`") from e

@@ -299,7 +299,7 @@ def _path_problem(df: Any, path: str, mode: str) -> str | None:
         return "the path exists and mode is error: Spark's writer raises"
     if exists and mode == "ignore":
         return "ignore"
-    if os.path.isfile(local) and mode == "append":
+    if os.path.isfile(local) and mode in ("append", "overwrite"):  # gpuwrite's own API refuses to replace a file
         return "the path is a file: Spark's writer decides what happens"
     if exists and mode == "overwrite" and _reads_path(df, local):
         return "the DataFrame reads the path it overwrites: Spark's writer raises"

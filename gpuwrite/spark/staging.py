@@ -26,6 +26,8 @@ LOCK_SUFFIX = ".gpuwrite-lock"
 STAGING_NAME = re.compile(r"^\.(?P<target>.+)\.gpuwrite-staging-[0-9a-f]+$")
 LOCK_NAME = re.compile(r"^\.(?P<target>.+)\.gpuwrite-lock$")
 OWNER, NEW, OLD = "owner", "new", "old"
+SUCCESS = "_SUCCESS"  # SPEC: FileOutputCommitter.SUCCEEDED_FILE_NAME: a complete table's marker
+TEMPORARY = "_temporary"  # SPEC: FileOutputCommitter.PENDING_DIR_NAME: a Spark job's staging area in the table
 
 
 def staging_prefix(target: str) -> str:
@@ -63,6 +65,21 @@ def is_locked(path: str) -> bool | None:
     return False
 
 
+def hold_owner(root: str) -> int:
+    """Create `root/owner` flock-held by this process and return its descriptor (closing it lets go). The file
+    appears under its name already locked, so no one sees it unlocked while we live."""
+    tmp = os.path.join(root, OWNER + ".tmp")
+    fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(fd, owner_record())
+        os.rename(tmp, os.path.join(root, OWNER))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 @dataclass
 class Staging:
     """One job's staging directory; the job holds its owner file locked until `discard` or `close`."""
@@ -91,12 +108,8 @@ class Staging:
         except OSError as e:
             raise GpuwriteError(f"cannot stage a write to {target!r}: cannot create {root!r}: {e.strerror}") from e
         stage = cls(root, target)
-        try:  # the owner file appears under its name already locked: never seen unlocked while we live
-            tmp = os.path.join(root, OWNER + ".tmp")
-            stage.owner_fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-            fcntl.flock(stage.owner_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            os.write(stage.owner_fd, owner_record())
-            os.rename(tmp, os.path.join(root, OWNER))
+        try:
+            stage.owner_fd = hold_owner(root)
             os.mkdir(stage.new)
         except BaseException as e:
             stage.discard()

@@ -4,7 +4,8 @@ The path is resolved to its real path: `.` and `..` components and symlinks are 
 directory is written through (the table lands in the directory it points to and the link stays a link), as a
 symlinked single file is. Refused: an overwrite of the working directory or of a directory that contains it
 (which includes `/`), a path inside a gpuwrite staging area, a name that is one of gpuwrite's lock or temp
-files, a file, a missing parent, and a table directory the user may not write into.
+files, a file, a missing parent (but for a Spark job), and a table directory the user may not write into.
+`write_dataset` and `spark.write_parquet` check their local paths here.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ def _working_directory() -> str | None:
         return None
 
 
-def resolve_target(path: str, mode: str) -> Target:
-    """Check `path` for a write in `mode` and resolve it; raises DatasetPathError naming the path."""
+def resolve_target(path: str, mode: str, parents: bool = False) -> Target:
+    """Check `path` for a write in `mode` and resolve it; raises DatasetPathError naming the path. `parents`:
+    a missing parent directory is fine (a Spark job creates it, as Spark's writer does)."""
     check_mode(mode)
     if not path or "\x00" in path:
         raise DatasetPathError(f"{path!r} is not a usable dataset path")
@@ -55,7 +57,7 @@ def resolve_target(path: str, mode: str) -> Target:
     if os.path.lexists(real) and not os.path.isdir(real):
         raise DatasetPathError(f"cannot write a dataset at {shown!r}: it is a file")
     parent = os.path.dirname(real)
-    if not os.path.isdir(parent):
+    if not parents and not os.path.isdir(parent):
         raise DatasetPathError(f"cannot write {shown!r}: directory {parent!r} does not exist")
     parts = real.split(os.sep)
     if any(STAGING_NAME.match(p) for p in parts):

@@ -279,10 +279,10 @@ def test_task_device_follows_spark_gpu_resources(monkeypatch):
     with pytest.raises(RuntimeError, match="no GPU resource"):
         task_device(_Context({}), "gpu")
     chosen = []
-    from gpuwrite.backends.device import arrays
+    from gpuwrite.backends.device import ops
     from gpuwrite.spark import task as task_module
 
-    monkeypatch.setattr(arrays, "gpu_problem", lambda: None)
+    monkeypatch.setattr(ops, "gpu_problem", lambda: None)
     monkeypatch.setattr(task_module, "_select_gpu", chosen.append)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert task_device(_Context({"gpu": _Resource(["3"])}), "auto") == "gpu"
