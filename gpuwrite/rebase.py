@@ -27,6 +27,7 @@ from gpuwrite.kernels.rebase import (
 )
 
 from .errors import GpuwriteError
+from .option_values import JAVA_SHORT_IDS
 
 # java.util.TimeZone's custom IDs: GMT+h, GMT+hh, GMT+hh:mm, GMT+hhmm.
 _JAVA_CUSTOM_ZONE = re.compile(r"^GMT([+-])(\d{1,2})(?::?(\d{2}))?$")
@@ -87,10 +88,18 @@ def rebase_timestamps(micros: np.ndarray, mode: str, time_zone: str, column: str
     return out
 
 
+def java_region(name: str) -> str:
+    """The tz database region Java's `TimeZone.getTimeZone(name)` uses for an old three-letter ID (PST, IST,
+    CST...), which Python's tz database lacks; other names as they are (EST, MST and HST are tzdb's own fixed
+    zones, as in Java). SPEC: java.time.ZoneId.SHORT_IDS, the same table TimeZone's old IDs follow."""
+    region = JAVA_SHORT_IDS.get(name, name)
+    return name if region[:1] in ("+", "-") else region
+
+
 def _zone(name: str, column: str) -> ZoneInfo:
     """The session time zone, or an error naming it."""
     try:
-        return ZoneInfo(name)
+        return ZoneInfo(java_region(name))
     except (ZoneInfoNotFoundError, ValueError):
         raise unknown_zone_error(column, name) from None
 
@@ -118,7 +127,7 @@ def zone_history(time_zone: str) -> tuple[np.ndarray, np.ndarray, int] | None:
     """A region zone as `rebase_timestamps` rebases in it: (start instants, tzdb offsets before 1900, raw
     offset now), all micros; None for a zone id tzdb does not know. The device rebase uploads these."""
     try:
-        zone = ZoneInfo(time_zone)
+        zone = ZoneInfo(java_region(time_zone))
     except (ZoneInfoNotFoundError, ValueError):
         return None
     starts, offsets = _offset_history(zone)

@@ -27,7 +27,7 @@ from .checks import check_error, check_table, device_checked, launch_checks
 from .chunks import KeptPages, assemble_chunks
 from .codecs import PageCodec, page_codec
 from .dictionary import DeviceDictionary, build_dictionary
-from .encode import BatchSetup, EncodedBatch, PageTable, encode_planned, page_info
+from .encode import BatchSetup, EncodedBatch, PageTable, encode_planned, spans_and_info
 from .ops import Device
 from .schedule import DeviceSchedule
 from .window import DeviceWindow, window_on_device
@@ -49,9 +49,9 @@ class DeviceRowGroup:
         self.kept = KeptPages.of([])
 
     def _batch(self, table: PageTable, fell_back: np.ndarray) -> tuple[EncodedBatch, np.ndarray]:
-        """Encode the pages of `table` (entries and values known) as the next batch."""
+        """Encode the pages of `table` (column and rows; entries and values are found first) as the next batch."""
         assert self.win is not None and self.dic is not None
-        info = page_info(self.device, self.win, self.dic, table)
+        table, info = spans_and_info(self.device, self.win, self.dic, table)
         batch, fell = encode_planned(self.device, (self.win, self.dic), table, info,
                                      BatchSetup(self.codec, self.opts.page_checksum, fell_back))
         self.batches.append(batch)
@@ -77,7 +77,7 @@ class DeviceRowGroup:
         extra = [(c, int(open_starts[c]), available) for c in range(len(self.leaves))
                  if final and stop == available and open_starts[c] < available]
         table = PageTable.concat([planned.table, _pages(extra)])
-        batch, fell = self._batch(sched.spans(table), np.zeros(len(self.leaves), dtype=bool))
+        batch, fell = self._batch(table, np.zeros(len(self.leaves), dtype=bool))
         assert batch.order is not None
         position = np.empty(len(table), dtype=np.int64)
         position[batch.order] = np.arange(len(table))
@@ -101,7 +101,7 @@ class DeviceRowGroup:
         if reopen:
             fell = fell.copy()
             fell[[c for c, a, _ in reopen if a == 0]] = False  # a chunk cut inside its first page tests it again
-            again, _ = self._batch(sched.spans(_pages(reopen)), fell)
+            again, _ = self._batch(_pages(reopen), fell)
             again.fetch(d)
             assert again.order is not None
             where = np.empty(len(reopen), dtype=np.int64)

@@ -191,20 +191,21 @@ class _Args:
         return self.dev[a:b + 1]
 
 
-def page_info(device: Device, win: DeviceWindow, dic: DeviceDictionary, pages: PageTable) -> np.ndarray:
-    """Every page's dictionary state (`kernels/page_layout.page_info`), read back (one sync)."""
+def spans_and_info(device: Device, win: DeviceWindow, dic: DeviceDictionary, pages: PageTable
+                   ) -> tuple[PageTable, np.ndarray]:
+    """The pages' level entries and values (`pages` gives column and rows), then their dictionary state, both
+    found on the device and read back in one sync: the spans step's output feeds the info step there."""
     n_pages = len(pages)
-    table = device.upload(np.stack([pages.col, pages.a, pages.va, pages.vb]))
+    if n_pages == 0:
+        return pages, np.zeros((0, I_COUNT), dtype=np.int64)
+    table = device.upload(np.stack([pages.col, pages.a, pages.b]))
+    spans = device.empty(4 * n_pages, np.int64).reshape(4, n_pages)  # ea, eb, va, vb
+    device.launch(steps.SPANS, n_pages, table, win.dev_cols, win.arenas.idx, spans)
     info = device.empty(n_pages * I_COUNT, np.int64).reshape(n_pages, I_COUNT)
-    device.launch(steps.PAGE_INFO, n_pages, table[0], table[1], table[2], table[3], win.dev_cols, win.arenas.idx,
+    device.launch(steps.PAGE_INFO, n_pages, table[0], table[1], spans[2], spans[3], win.dev_cols, win.arenas.idx,
                   dic.ids, dic.ecum, dic.bcum, dic.overflow, info)
-    return device.download(info)
-
-
-def encode_batch(device: Device, win: DeviceWindow, dic: DeviceDictionary, pages: PageTable,
-                 setup: BatchSetup) -> tuple[EncodedBatch, np.ndarray]:
-    """Encode `pages`; returns the batch and the columns whose chunk fell back on its first page."""
-    return encode_planned(device, (win, dic), pages, page_info(device, win, dic, pages), setup)
+    got, info_host = device.download_many([spans, info])
+    return PageTable(pages.col, pages.a, pages.b, *(row for row in got)), info_host
 
 
 def encode_planned(device: Device, state: tuple[DeviceWindow, DeviceDictionary], pages: PageTable, info: np.ndarray,

@@ -185,17 +185,6 @@ class DeviceSchedule:
         if err is not None:
             raise err
 
-    def spans(self, table: PageTable) -> PageTable:
-        """The pages' level entries and values (filled in on the device)."""
-        d = self.device
-        n = len(table)
-        if n == 0:
-            return table
-        pages = d.upload(np.stack([table.col, table.a, table.b]))
-        out = d.empty(4 * n, np.int64).reshape(4, n)
-        d.launch(steps.SPANS, n, pages, self.win.dev_cols, self.win.arenas.idx, out)
-        return PageTable(table.col, table.a, table.b, *(o for o in d.download(out)))
-
     def replay(self, sizes: Any, available: int, final: bool) -> tuple[int, Any]:
         """Replay the memory checks with the stored sizes of every planned page (device array, planner order);
         launched, not waited for: (the status array, the replay state) for the caller to read with its next
