@@ -47,6 +47,21 @@ def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None) -> np.nd
     return raw[valid].astype(dtype, copy=False)
 
 
+def widen_decimal(arr: pa.Array) -> pa.Array:
+    """A decimal32 / decimal64 array as decimal128 of the same precision and scale (values sign-extended,
+    nothing checked); other arrays as they are."""
+    t = arr.type
+    if not (pa.types.is_decimal32(t) or pa.types.is_decimal64(t)):
+        return arr
+    raw = np.frombuffer(arr.buffers()[1], dtype=np.int32 if t.byte_width == 4 else np.int64,
+                        count=arr.offset + len(arr)).astype(np.int64)
+    words = np.empty((len(raw), 2), dtype=np.int64)
+    words[:, 0] = raw
+    words[:, 1] = raw >> 63
+    return pa.Array.from_buffers(pa.decimal128(t.precision, t.scale), len(arr),
+                                 [arr.buffers()[0], pa.py_buffer(words)], arr.null_count, arr.offset)
+
+
 def _decimal_words(arr: pa.Array, valid: np.ndarray | None, count: int) -> np.ndarray:
     """Non-null decimal128/256 values as their `count` low little-endian 64-bit words, shape (n, count)."""
     width = arr.type.byte_width // 8
@@ -169,8 +184,10 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
     elif kind in ("float", "double"):
         out.values = _fixed_values(arr, np.float32 if kind == "float" else np.float64, out.valid)
     elif leaf.is_decimal and kind in ("int32", "int64"):
+        arr = widen_decimal(arr)
         out.values = _decimal_words(arr, out.valid, 1)[:, 0].astype(np.int32 if kind == "int32" else np.int64)
     elif leaf.is_decimal:
+        arr = widen_decimal(arr)
         out.offsets, out.data = _fixed_bytes(_decimal_big_endian(_decimal_words(arr, out.valid, 2), leaf.type_length))
     elif pa.types.is_timestamp(arr.type):
         micros = _timestamp_micros(arr, leaf, out.valid)

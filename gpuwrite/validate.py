@@ -21,8 +21,10 @@ import pyarrow.compute as pc
 from gpuwrite.kernels.checks import decimal_first_outside, first_longer
 from gpuwrite.kernels.rebase import LAST_SWITCH_GREGORIAN_DAY
 
+from .columns import widen_decimal
 from .errors import GpuwriteError, SchemaMismatchError, ValueCheckError
 from .integrations.arrow import ArrowPiece
+from .integrations.device_data import DeviceTable
 from .options import INT_MAX, WriteOptions
 from .rebase import LAST_SWITCH_GREGORIAN_MICROS, rebase_dates, rebase_timestamps
 from .schema import FileSchema, Leaf
@@ -61,7 +63,11 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writt
     _check_names_and_types(piece, schema)
     if piece.num_rows == 0:
         return
+    if isinstance(piece, DeviceTable):
+        piece = _device_batch_checks(piece, schema, written, on_device)
     for leaf in schema.leaves:
+        if isinstance(piece, DeviceTable):
+            continue
         checks = _value_checks(leaf, opts)
         if on_device is not None and on_device(leaf):
             checks = [c for c in checks if c[0] is _first_too_long]
@@ -70,6 +76,30 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writt
             values, lists = _present_values(chunk, leaf, where)
             for find, describe in checks:
                 _run_check(values, lists, leaf, where, find, describe)
+
+
+def _device_batch_checks(piece: DeviceTable, schema: FileSchema, written: int,
+                         on_device: Callable[[Leaf], bool] | None) -> pa.Table | DeviceTable:
+    """Checks of a batch on the device reading no values: nulls in non-nullable flat columns from the null
+    counts, values too long from the data buffer's size (an upper bound of any value's). A batch with a leaf
+    the device does not check (nested, or the CPU backend's) is checked on a host copy of its columns."""
+    if any(on_device is None or not on_device(leaf) for leaf in schema.leaves):
+        return piece.to_host()
+    for leaf in schema.leaves:
+        column = piece.column(leaf.index)
+        base = 0
+        for chunk in column.chunks:
+            if not leaf.nullable and chunk.null_count:
+                host = chunk.to_host(piece.device)
+                raise SchemaMismatchError(f"column {leaf.name!r} is declared non-nullable but the batch holds "
+                                          f"{chunk.null_count} null(s), the first at "
+                                          f"{_Where(written, base).row(_first_null(host))}")
+            bufs = chunk.buffers()
+            if len(bufs) == 3 and bufs[2] is not None and len(bufs[2]) > MAX_VALUE_BYTES:
+                host = chunk.to_host(piece.device)
+                _run_check(host, [], leaf, _Where(written, base), _first_too_long, _describe_too_long)
+            base += len(chunk)
+    return piece
 
 
 def _check_names_and_types(piece: ArrowPiece, schema: FileSchema) -> None:
@@ -223,6 +253,7 @@ def _first_true(mask: pa.Array, start: int) -> int:
 
 def _first_wide_decimal(arr: pa.Array, start: int) -> int:
     """First value with more digits than the decimal type's precision."""
+    arr = widen_decimal(arr)
     width = arr.type.byte_width // 8
     words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=(arr.offset + len(arr)) * width)
     limits = decimal_bound(arr.type.precision)

@@ -27,6 +27,7 @@ import pyarrow as pa
 
 from .columns import leaf_data
 from .integrations.arrow import ArrowPiece
+from .integrations.device_data import DeviceTable
 from .leafdata import LeafBuffer, LeafData
 from .options import WriteOptions
 from .schema import FileSchema
@@ -71,8 +72,13 @@ class LeafWindow:
         return self.data
 
 
-def concat_pieces(pieces: list[ArrowPiece]) -> pa.Table:
-    """Pieces as one table without copying column data."""
+def concat_pieces(pieces: list[ArrowPiece]) -> pa.Table | DeviceTable:
+    """Pieces as one table without copying column data (device pieces stay on the device; mixed with host
+    pieces, they are copied to the host)."""
+    if any(isinstance(p, DeviceTable) for p in pieces):
+        if all(isinstance(p, DeviceTable) for p in pieces):
+            return DeviceTable.concat(pieces)  # type: ignore[arg-type]
+        pieces = [p.to_host() if isinstance(p, DeviceTable) else p for p in pieces]
     tables = [p if isinstance(p, pa.Table) else pa.Table.from_batches([p]) for p in pieces]
     return tables[0] if len(tables) == 1 else pa.concat_tables(tables)
 
@@ -201,14 +207,16 @@ class ArrowWindow:
         self.rows = max(self.rows, min(self.target, self.pending_rows))
         return self
 
-    def arrow(self) -> pa.Table:
-        """The window's rows as Arrow (no copy of column data)."""
+    def arrow(self) -> pa.Table | DeviceTable:
+        """The window's rows as Arrow (no copy of column data; device input stays on the device)."""
         return concat_pieces(self.pending).slice(0, self.rows)
 
     def leaves(self) -> list[LeafData]:
         """The window's rows converted on the host; rows added since the last call are converted and joined."""
         if self.converted < self.rows:
             table = concat_pieces(self.pending).slice(self.converted, self.rows - self.converted)
+            if isinstance(table, DeviceTable):  # converted on the host: copied there (counted)
+                table = table.to_host()
             fresh = [leaf_data(table.column(leaf.index), leaf, self.opts) for leaf in self.schema.leaves]
             if not self.data:
                 self.data = fresh

@@ -21,6 +21,7 @@ from .backends import RowGroupBuilder, open_backend, resolve_device
 from .encode.compress import CODEC_IDS
 from .errors import GpuwriteError, UnsupportedTypeError
 from .integrations.arrow import as_arrow_piece
+from .integrations.device_data import DeviceTable
 from .options import WriteOptions
 from .result import FileResult, summarize
 from .schema import FileSchema
@@ -80,7 +81,13 @@ class FileWriter:
         usable and the rows written so far stay. Only a failure while encoding or writing aborts the file.
         """
         self._check_open()
-        piece = as_arrow_piece(data, self.schema.arrow)
+        device = getattr(self._backend, "device", None)
+        piece = as_arrow_piece(data, self.schema.arrow, device)
+        if isinstance(piece, DeviceTable):
+            if self._backend.converts_on_host:  # the CPU backend reads host memory: one copy of the batch
+                piece = piece.to_host()
+            else:
+                piece.adopt(device)  # reads and their counts on the writer's device
         check_batch(piece, self.schema, self.options, self._rows_in, self._backend.checks_values)
         if piece.num_rows == 0:
             return

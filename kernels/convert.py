@@ -241,10 +241,10 @@ def plain_value(p: tuple, src: np.ndarray, i: int) -> np.int64:
     vals = p[ST_VALUES]
     if conv == CV_BOOL:
         return bit_at(src, vals, p[ST_VBITOFF] + i)
+    w = p[ST_WIDTH]
     if conv == CV_INT:
-        w = p[ST_WIDTH]
         return load_le(src, vals + i * w, w)
-    return load_le(src, vals + i * p[ST_WIDTH], 8)
+    return load_le(src, vals + i * w, w if w < 8 else 8)  # a decimal's low word (decimal32: sign-extended)
 
 
 @jit
@@ -278,10 +278,13 @@ def put_int96(dat: np.ndarray, pos: int, micros: np.int64) -> None:
 
 
 @jit_inline
-def put_flba(dat: np.ndarray, pos: int, src: np.ndarray, at: int, length: int) -> None:
-    """A decimal's big-endian two's-complement bytes, its low `length` (<= 16) bytes (little-endian at src[at])."""
+def put_flba(dat: np.ndarray, pos: int, src: np.ndarray, at: int, length: int, width: int) -> None:
+    """A decimal's big-endian two's-complement bytes, its low `length` (<= 16) bytes (little-endian at src[at],
+    `width` bytes wide: narrower values are sign-extended)."""
+    fill = 255 if src[at + width - 1] >= 128 else 0
     for j in range(length):
-        dat[pos + j] = src[at + length - 1 - j]
+        b = length - 1 - j
+        dat[pos + j] = src[at + b] if b < width else fill
 
 
 @jit_inline
@@ -316,7 +319,7 @@ def put_value(p: tuple, src: np.ndarray, i: int, zones: np.ndarray, active: bool
     if conv == CV_INT96:
         put_int96(dat, d, fixed_value(p, src, i, zones, active))
     else:
-        put_flba(dat, d, src, p[ST_VALUES] + i * p[ST_WIDTH], p[ST_OUTW])
+        put_flba(dat, d, src, p[ST_VALUES] + i * p[ST_WIDTH], p[ST_OUTW], p[ST_WIDTH])
     return np.int64(d + p[ST_OUTW])
 
 

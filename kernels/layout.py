@@ -69,7 +69,7 @@ PT_COUNT = 8
 
 # Arrow type codes (ST_TYPE).
 (A_BOOL, A_INT8, A_INT16, A_INT32, A_INT64, A_FLOAT, A_DOUBLE, A_DATE32, A_TIMESTAMP, A_DECIMAL128,
- A_DECIMAL256, A_BINARY, A_LARGE_BINARY) = range(13)
+ A_DECIMAL256, A_BINARY, A_LARGE_BINARY, A_DECIMAL32, A_DECIMAL64) = range(15)
 
 # Conversions (ST_CONV): what becomes of a present value.
 (CV_BOOL,  # a bit of the values bitmap -> v8 0 / 1

@@ -66,12 +66,14 @@ def utf8_valid(data: np.ndarray, a: int, b: int) -> bool:
 
 
 @jit
-def decimal_outside_at(src: np.ndarray, at: int, words: int, row: np.ndarray) -> bool:
-    """Whether the decimal128 / decimal256 (`words` 64-bit little-endian words at src[at]) lies outside
-    [-B, B] for the bound in `row` (a row of `checks`): v + B, as an unsigned 128-bit number, exceeds 2B, or a
+def decimal_outside_at(src: np.ndarray, at: int, width: int, row: np.ndarray) -> bool:
+    """Whether the decimal32 / 64 / 128 / 256 (`width` bytes little-endian at src[at]) lies outside [-B, B] for
+    the bound in `row` (a row of `checks`): v + B, as an unsigned 128-bit number, exceeds 2B, or a
     decimal256's upper words do not extend the sign."""
-    lo = np.uint64(load_le(src, at, 8))
-    hi_signed = load_le(src, at + 8, 8)
+    lo_signed = load_le(src, at, width if width < 8 else 8)
+    lo = np.uint64(lo_signed)
+    hi_signed = load_le(src, at + 8, 8) if width >= 16 else lo_signed >> np.int64(63)
+    words = width // 8
     hi = np.uint64(hi_signed)
     b_hi, b_lo = np.uint64(row[CHK_B_HI]), np.uint64(row[CHK_B_LO])
     s_hi, s_lo = np.uint64(row[CHK_S_HI]), np.uint64(row[CHK_S_LO])
@@ -104,7 +106,7 @@ def check_chunk(k: int, chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, c
         if not row_valid(p, src, i):
             continue
         if code == DECIMAL:
-            fails = decimal_outside_at(src, p[ST_VALUES] + i * width, width // 8, checks[c])
+            fails = decimal_outside_at(src, p[ST_VALUES] + i * width, width, checks[c])
         else:
             x, n = byte_span(p, src, i)
             fails = not utf8_valid(src, int(x), int(x + n))

@@ -8,8 +8,9 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 
 from ..errors import UnsupportedTypeError
+from .device_data import DeviceTable
 
-ArrowPiece: TypeAlias = "pa.Table | pa.RecordBatch"
+ArrowPiece: TypeAlias = "pa.Table | pa.RecordBatch | DeviceTable"
 
 
 def _from_pandas(df: Any, schema: pa.Schema | None = None) -> pa.Table:
@@ -38,8 +39,9 @@ def is_pandas(data: Any) -> bool:
 def open_input(data: Any) -> tuple[pa.Schema, Iterator[ArrowPiece]]:
     """The schema of `data` and its rows as Arrow pieces, in order.
 
-    Accepts pyarrow Table / RecordBatch / RecordBatchReader, pandas DataFrames, and any object with
-    `__arrow_c_stream__` (polars DataFrames, DuckDB relations, ...). Streams are read lazily.
+    Accepts pyarrow Table / RecordBatch / RecordBatchReader, pandas DataFrames, any object with
+    `__arrow_c_stream__` (polars DataFrames, DuckDB relations, ...), and device data (`device_input.py`: the
+    Arrow C Device interface, cudf, CUDA arrays), which stays on the device. Streams are read lazily.
     """
     if isinstance(data, pa.Table | pa.RecordBatch):
         return data.schema, iter([data])
@@ -48,6 +50,10 @@ def open_input(data: Any) -> tuple[pa.Schema, Iterator[ArrowPiece]]:
     if is_pandas(data):
         table = _from_pandas(data)
         return table.schema, iter([table])
+    from .device_input import is_device_input, open_device_input
+
+    if is_device_input(data):
+        return open_device_input(data)
     if hasattr(data, "__arrow_c_stream__"):
         reader = pa.RecordBatchReader.from_stream(data)
         return reader.schema, iter(reader)
@@ -55,16 +61,22 @@ def open_input(data: Any) -> tuple[pa.Schema, Iterator[ArrowPiece]]:
         batch = pa.record_batch(data)
         return batch.schema, iter([batch])
     raise UnsupportedTypeError(f"cannot write {type(data).__name__}: expected a pyarrow Table, RecordBatch or "
-                    "RecordBatchReader, a pandas DataFrame, or an object with __arrow_c_stream__")
+                    "RecordBatchReader, a pandas DataFrame, an object with __arrow_c_stream__, or device data "
+                    "(__arrow_c_device_array__ / __arrow_c_device_stream__, cudf, CUDA arrays by column name)")
 
 
-def as_arrow_piece(data: Any, schema: pa.Schema | None = None) -> ArrowPiece:
-    """One batch for ParquetWriter.write: an Arrow table/batch, a pandas frame, or an Arrow C stream
-    (`schema`: the writer's, which decides whether a frame's index is kept; see _from_pandas)."""
+def as_arrow_piece(data: Any, schema: pa.Schema | None = None, device: Any = None) -> ArrowPiece:
+    """One batch for ParquetWriter.write: an Arrow table/batch, a pandas frame, an Arrow C stream, or device
+    data (read through `device`, the GPU backend's, when it has one) (`schema`: the writer's, which decides
+    whether a frame's index is kept; see _from_pandas)."""
     if isinstance(data, pa.Table | pa.RecordBatch):
         return data
     if is_pandas(data):
         return _from_pandas(data, schema)
+    from .device_input import as_device_piece, is_device_input
+
+    if is_device_input(data):
+        return as_device_piece(data, device)
     if hasattr(data, "__arrow_c_stream__"):
         return pa.RecordBatchReader.from_stream(data).read_all()
     if hasattr(data, "__arrow_c_array__"):

@@ -34,19 +34,17 @@ def test_utf8_matches_pythons_strict_decoder(parts, pad):
     assert utf8_valid(data, len(pad), len(pad) + len(raw)) == _python_valid(raw)
 
 
-def _words(value: int, width: int) -> np.ndarray:
-    return np.frombuffer(value.to_bytes(8 * width, "little", signed=True), dtype=np.uint8)
-
-
 @settings(max_examples=300, deadline=None)
-@given(precision=st.integers(1, 38), width=st.sampled_from([2, 4]), data=st.data())
+@given(precision=st.integers(1, 38), width=st.sampled_from([4, 8, 16, 32]), data=st.data())
 def test_decimal_bound_matches_python_integers(precision, width, data):
+    """decimal32 / 64 / 128 / 256 (width in bytes)."""
     bound = 10 ** precision - 1
-    top = (1 << (64 * width - 1)) - 1
+    top = (1 << (8 * width - 1)) - 1
     value = data.draw(st.one_of(st.integers(-bound - 2, bound + 2), st.integers(-top - 1, top),
                                 st.sampled_from([bound, -bound, bound + 1, -bound - 1, 0])))
     row = np.zeros(CHK_COUNT, dtype=np.int64)
     row[0] = DECIMAL
     row[1:] = decimal_bound(precision).view(np.int64)
-    src = np.concatenate([np.zeros(3, np.uint8), _words(value, width)])
+    src = np.concatenate([np.zeros(3, np.uint8), np.frombuffer(value.to_bytes(width, "little", signed=True),
+                                                                  dtype=np.uint8)])
     assert decimal_outside_at(src, 3, width, row) == (abs(value) > bound)

@@ -50,7 +50,7 @@ def check_table(leaves: Sequence[Leaf], opts: WriteOptions) -> np.ndarray | None
             continue
         if pa.types.is_dictionary(t):
             t = t.value_type
-        if pa.types.is_decimal(t) and t.byte_width >= 16:
+        if pa.types.is_decimal(t):
             table[c, K.CHK_CODE] = K.DECIMAL
             table[c, K.CHK_B_HI:] = decimal_bound(t.precision).view(np.int64)
         elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):

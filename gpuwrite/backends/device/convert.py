@@ -57,12 +57,13 @@ from gpuwrite.kernels.layout import (
 
 from ...columns import leaf_data, micros_range_error, ns_loss_error
 from ...errors import GpuwriteError
+from ...integrations.device_data import DeviceColumn, DeviceTable
 from ...leafdata import LeafData
 from ...options import WriteOptions
 from ...rebase import date_switch_error, timestamp_switch_error, unknown_zone_error
 from ...schema import Leaf
 from .ops import Device, Kernel
-from .sources import Sources, conversion, flat_chunks, source_type
+from .sources import Sources, conversion, device_readable, flat_chunks, prepare_device, source_type
 
 ARENAS = ("lev", "idx", "v8", "v32", "v64", "dat")
 _DTYPES = {"lev": np.uint8, "idx": np.int64, "v8": np.uint8, "v32": np.int32, "v64": np.int64, "dat": np.uint8}
@@ -220,11 +221,28 @@ def _views(device: Device, tables: list[np.ndarray]) -> list[Any]:
     return out
 
 
-def build_window(device: Device, table: pa.Table | Sequence[pa.ChunkedArray | pa.Array], leaves: Sequence[Leaf],
+def _device_columns(device: Device, columns: list[Any], leaves: Sequence[Leaf]) -> list[Any]:
+    """The window's columns with device columns the conversion does not read copied to the host (nested
+    leaves, dictionaries, other types: counted D2H), and the device pieces prepared (`prepare_device`)."""
+    out = list(columns)
+    readable: dict[int, bool] = {}
+    for leaf in leaves:
+        col = columns[leaf.index]
+        if isinstance(col, DeviceColumn):
+            readable[leaf.index] = readable.get(leaf.index, True) and device_readable(col, leaf)
+    for i, ok in readable.items():
+        if not ok:
+            out[i] = columns[i].to_host(device)
+    prepare_device(device, [a for i, ok in readable.items() if ok for a in columns[i].chunks if len(a)])
+    return out
+
+
+def build_window(device: Device, table: pa.Table | DeviceTable | Sequence[Any], leaves: Sequence[Leaf],
                  opts: WriteOptions, *, chunk_rows: int = K.CHUNK_ROWS) -> DeviceWindow:
     """The window's leaves on the device (columns of `table` by leaf.index): H2D copies of the Arrow buffers
     and the tables, three launches; nothing waits for the device."""
-    columns = table.columns if isinstance(table, pa.Table) else list(table)
+    columns = table.columns if isinstance(table, pa.Table | DeviceTable) else list(table)
+    columns = _device_columns(device, columns, leaves)
     plan = _Plan(leaves, opts)
     for c, leaf in enumerate(leaves):
         plan.column(c, leaf, columns[leaf.index])
@@ -234,8 +252,11 @@ def build_window(device: Device, table: pa.Table | Sequence[pa.ChunkedArray | pa
     srct = plan.sources.table()
     chunks, ranges = plan.chunks(srct, chunk_rows)
     src = device.empty(max(plan.sources.size, 8), np.uint8)
-    for pos, view in plan.sources.parts:
-        device.upload_into(src, pos, view)
+    for pos, view, on_device in plan.sources.parts:
+        if on_device:
+            device.copy_into(src, pos, view)
+        else:
+            device.upload_into(src, pos, view)
     arenas = {name: device.empty(max(plan.sizes[name], 1), _DTYPES[name]) for name in ARENAS}
     for name, pos, host in plan.uploads:
         device.upload_into(arenas[name], pos, host)

@@ -101,6 +101,9 @@ class Counters:
     d2h_bytes: int = 0
     h2d_copies: int = 0
     d2h_copies: int = 0
+    d2d_bytes: int = 0  # device-to-device copies (input buffers taken on the device into the window's arena)
+    d2d_copies: int = 0
+    waits: int = 0  # device-side waits on a producer's event or stream (no host wait)
     standin_s: float = 0.0  # stand-in mode: seconds inside twins and copies
     by_kernel: dict[str, int] = field(default_factory=dict)
 
@@ -108,7 +111,19 @@ class Counters:
         """The counters as plain numbers."""
         return {"launches": self.launches, "syncs": self.syncs, "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "h2d_copies": self.h2d_copies, "d2h_copies": self.d2h_copies,
+                "d2d_bytes": self.d2d_bytes, "d2d_copies": self.d2d_copies, "waits": self.waits,
                 "standin_s": self.standin_s, "by_kernel": dict(self.by_kernel)}
+
+
+    def absorb(self, other: Counters) -> None:
+        """Add `other`'s counts to these and zero them (work done for this write on another Device object)."""
+        for name in ("launches", "syncs", "h2d_bytes", "d2h_bytes", "h2d_copies", "d2h_copies", "d2d_bytes",
+                     "d2d_copies", "waits", "standin_s"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+            setattr(other, name, type(getattr(other, name))())
+        for name, n in other.by_kernel.items():
+            self.by_kernel[name] = self.by_kernel.get(name, 0) + n
+        other.by_kernel.clear()
 
 
 class Device:
@@ -218,6 +233,83 @@ class Device:
             out.append(dev.get() if self.mode == "cuda" else np.array(dev, copy=True))
         if self.mode == "standin":
             c.standin_s += time.perf_counter() - t
+        return out
+
+    # -- data that is already on the device (device input) ---------------------------------------------
+
+    def device_id(self) -> int:
+        """The CUDA device this Device runs on (0 for the simulator and the stand-in device)."""
+        if self.mode == "cuda":
+            return int(self.xp.cuda.runtime.getDevice())
+        return 0
+
+    def wrap(self, ptr: int, nbytes: int, owner: Any) -> Any:
+        """A uint8 device array over `nbytes` of device memory at `ptr` that `owner` keeps alive (no copy).
+        In the simulator and stand-in modes device memory is host memory, so this is a NumPy view."""
+        if nbytes <= 0 or not ptr:
+            return self.xp.zeros(0, dtype=np.uint8)
+        if self.mode == "cuda":
+            cp = self.xp
+            mem = cp.cuda.UnownedMemory(int(ptr), int(nbytes), owner, self.device_id())
+            return cp.ndarray((int(nbytes),), dtype=cp.uint8, memptr=cp.cuda.MemoryPointer(mem, 0))
+        import ctypes
+
+        raw = (ctypes.c_uint8 * int(nbytes)).from_address(int(ptr))
+        raw._owner = owner  # type: ignore[attr-defined]  # the view keeps the producer's memory alive
+        return np.ctypeslib.as_array(raw)
+
+    def wait_event(self, event_ptr: int) -> None:
+        """Make the writer's stream wait on the producer's CUDA event (`cudaEvent_t*` of the Arrow C Device
+        interface): a device-side wait, the host goes on."""
+        self.counters.waits += 1
+        if self.mode == "cuda":
+            import ctypes
+
+            event = ctypes.c_void_p.from_address(int(event_ptr)).value or 0
+            self.xp.cuda.runtime.streamWaitEvent(self.xp.cuda.get_current_stream().ptr, event)
+
+    def wait_stream(self, stream: int) -> None:
+        """Make the writer's stream wait for work queued on the producer's stream (`__cuda_array_interface__`
+        "stream"): an event recorded there, waited on by ours; the host goes on."""
+        self.counters.waits += 1
+        if self.mode == "cuda" and stream not in (0, None):
+            cp = self.xp
+            event = cp.cuda.Event(disable_timing=True)
+            event.record(cp.cuda.ExternalStream(int(stream)))
+            cp.cuda.get_current_stream().wait_event(event)
+
+    def copy_into(self, dst: Any, offset: int, src: Any) -> None:
+        """Copy device array `src` (uint8) into device array `dst` at element `offset`: a device-to-device copy,
+        no host transfer."""
+        n = int(src.size)
+        c = self.counters
+        c.d2d_bytes += int(src.nbytes)
+        c.d2d_copies += 1
+        t = time.perf_counter()
+        dst[offset:offset + n] = src
+        if self.mode == "standin":
+            c.standin_s += time.perf_counter() - t
+
+    def valid_counts(self, bitmaps: list[tuple[Any, int, int]]) -> Any:
+        """Set bits of each (device bitmap, first bit, bits), as a device int64 array (one launch)."""
+        self._count_launch("count_valid")
+        t = time.perf_counter()
+        xp = self.xp
+        out = xp.empty(max(1, len(bitmaps)), dtype=np.int64)
+        for j, (bits, first, n) in enumerate(bitmaps):
+            out[j] = xp.unpackbits(bits[first >> 3:(first + n + 7) >> 3], bitorder="little")[
+                first & 7:(first & 7) + n].sum()
+        if self.mode == "standin":
+            self.counters.standin_s += time.perf_counter() - t
+        return out
+
+    def pack_mask(self, mask: Any) -> Any:
+        """A byte mask (nonzero: valid) as an Arrow validity bitmap on the device (one launch)."""
+        self._count_launch("pack_mask")
+        t = time.perf_counter()
+        out = self.xp.packbits(mask.astype(bool), bitorder="little")
+        if self.mode == "standin":
+            self.counters.standin_s += time.perf_counter() - t
         return out
 
     # -- launches ------------------------------------------------------------------------------------

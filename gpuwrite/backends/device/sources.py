@@ -9,6 +9,7 @@ and string / binary VIEW chunks cast to large_string / large_binary on the host 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -17,6 +18,8 @@ from gpuwrite.kernels.layout import (
     A_BINARY,
     A_BOOL,
     A_DATE32,
+    A_DECIMAL32,
+    A_DECIMAL64,
     A_DECIMAL128,
     A_DECIMAL256,
     A_DOUBLE,
@@ -64,6 +67,7 @@ from gpuwrite.kernels.layout import (
 )
 
 from ...errors import GpuwriteError
+from ...integrations.device_data import DeviceArray, DeviceColumn
 from ...options import WriteOptions
 from ...rebase import fixed_offset_micros, zone_history
 from ...schema import Leaf, value_type
@@ -73,7 +77,8 @@ _UNIT = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": -1_000}  # micros per unit;
 _FIXED_TYPES = ((pa.types.is_int8, A_INT8, 1), (pa.types.is_int16, A_INT16, 2), (pa.types.is_int32, A_INT32, 4),
                 (pa.types.is_int64, A_INT64, 8), (pa.types.is_float32, A_FLOAT, 4),
                 (pa.types.is_float64, A_DOUBLE, 8), (pa.types.is_date32, A_DATE32, 4),
-                (pa.types.is_timestamp, A_TIMESTAMP, 8), (pa.types.is_decimal128, A_DECIMAL128, 16),
+                (pa.types.is_timestamp, A_TIMESTAMP, 8), (pa.types.is_decimal32, A_DECIMAL32, 4),
+                (pa.types.is_decimal64, A_DECIMAL64, 8), (pa.types.is_decimal128, A_DECIMAL128, 16),
                 (pa.types.is_decimal256, A_DECIMAL256, 32), (pa.types.is_boolean, A_BOOL, 0),
                 (pa.types.is_string, A_BINARY, 4), (pa.types.is_binary, A_BINARY, 4),
                 (pa.types.is_large_string, A_LARGE_BINARY, 8), (pa.types.is_large_binary, A_LARGE_BINARY, 8))
@@ -95,7 +100,7 @@ def conversion(leaf: Leaf, t: pa.DataType) -> int | None:
     if kind in ("float", "double"):
         return CV_INT
     if leaf.is_decimal:
-        if not (pa.types.is_decimal128(t) or pa.types.is_decimal256(t)):
+        if not pa.types.is_decimal(t):
             return None
         return CV_DECIMAL if kind in ("int32", "int64") else CV_FLBA
     if pa.types.is_timestamp(t):
@@ -109,9 +114,40 @@ def conversion(leaf: Leaf, t: pa.DataType) -> int | None:
     return CV_BYTES if kind == "bytes" else None
 
 
-def flat_chunks(column: pa.ChunkedArray | pa.Array, leaf: Leaf) -> list[pa.Array]:
+def device_readable(column: DeviceColumn, leaf: Leaf) -> bool:
+    """Whether a device column is converted where it lies (a flat leaf of a type the conversion reads);
+    the rest is copied to the host and converted there, as host input is."""
+    return not leaf.nested and source_type(column.type) is not None and \
+        conversion(leaf, column.type) is not None and column.type == value_type(leaf.arrow_type)
+
+
+def prepare_device(device: Any, arrays: list[DeviceArray]) -> None:
+    """What the plan needs of device pieces and cannot know from metadata, read in one sync: null counts the
+    producer did not give (one launch) and the first / end offsets of string pieces cut by the window."""
+    counts = [a for a in arrays if not a.null_count_known]
+    strings = [a for a in arrays if len(a.bufs) == 3 and a.bounds is None]
+    if not counts and not strings:
+        return
+    views = [device.valid_counts([(a.bufs[0], a.offset, a.length) for a in counts])] if counts else []
+    for a in strings:
+        w = 4 if pa.types.is_string(a.type) or pa.types.is_binary(a.type) else 8
+        views += [a.bufs[1][a.offset * w:(a.offset + 1) * w], a.bufs[1][(a.offset + a.length) * w:
+                                                                        (a.offset + a.length + 1) * w]]
+    got = device.download_many(views)
+    if counts:
+        for a, valid in zip(counts, got.pop(0), strict=False):
+            a.set_null_count(a.length - int(valid))
+    for j, a in enumerate(strings):
+        dtype = np.int32 if len(got[2 * j]) == 4 else np.int64
+        a.bounds = (int(np.frombuffer(got[2 * j].tobytes(), dtype)[0]),
+                    int(np.frombuffer(got[2 * j + 1].tobytes(), dtype)[0]))
+
+
+def flat_chunks(column: pa.ChunkedArray | pa.Array | DeviceColumn, leaf: Leaf) -> list[Any]:
     """The window's non-empty chunks of a flat column as the device reads them (dictionaries decoded, VIEW
     types cast); refuses a chunk of the wrong type as columns.leaf_data does."""
+    if isinstance(column, DeviceColumn):
+        return [a for a in column.chunks if len(a)]
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     out = []
     for arr in chunks:
@@ -134,20 +170,21 @@ class Sources:
 
     opts: WriteOptions
     rows: list[list[int]] = field(default_factory=list)  # srct rows
-    parts: list[tuple[int, np.ndarray]] = field(default_factory=list)  # (src position, uint8 host view)
+    parts: list[tuple[int, Any, bool]] = field(default_factory=list)  # (src position, uint8 view, on device)
     size: int = 0  # bytes of src
     zones: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     _zone: tuple[int, int] | None = None
 
-    def place(self, view: np.ndarray) -> int:
-        """Reserve an 8-byte-aligned position in src for `view` (uint8) and remember the copy."""
+    def place(self, view: Any, on_device: bool = False) -> int:
+        """Reserve an 8-byte-aligned position in src for `view` (uint8, a host view or, `on_device`, a device
+        one) and remember the copy."""
         pos = (self.size + 7) & ~7
         if view.size:
-            self.parts.append((pos, view))
+            self.parts.append((pos, view, on_device))
         self.size = pos + view.size
         return pos
 
-    def add_column(self, col: int, leaf: Leaf, chunks: list[pa.Array], conv: int) -> int:
+    def add_column(self, col: int, leaf: Leaf, chunks: list[Any], conv: int) -> int:
         """Pieces for the chunks of column `col`; returns the string bytes they span (an upper bound of the
         present values' bytes: null slots may hold bytes)."""
         span = 0
@@ -159,7 +196,8 @@ class Sources:
             st[ST_WIDTH], st[ST_VBITOFF], st[ST_OFF0], st[ST_UNIT] = width, 0, 0, 1
             st[ST_OUTW] = 12 if conv == CV_INT96 else leaf.type_length if conv == CV_FLBA else 0
             self._time_params(st, leaf, arr.type, conv)
-            span += self._buffers(st, arr, code, width)
+            span += self._device_buffers(st, arr, code, width) if isinstance(arr, DeviceArray) \
+                else self._buffers(st, arr, code, width)
             self.rows.append(st)
             first += len(arr)
         return span
@@ -215,6 +253,25 @@ class Sources:
         st[ST_OFFSETS] = self.place(np.frombuffer(bufs[1], dtype=np.uint8)[off * width:(off + n + 1) * width])
         data = np.frombuffer(bufs[2], dtype=np.uint8)[o0:o1] if bufs[2] is not None else np.zeros(0, np.uint8)
         st[ST_DATA], st[ST_OFF0] = self.place(data), o0
+        return o1 - o0
+
+    def _device_buffers(self, st: list[int], arr: DeviceArray, code: int, width: int) -> int:
+        """Place a device piece's buffers (device-to-device copies later); returns the string bytes it spans."""
+        off, n = arr.offset, len(arr)
+        bufs = arr.bufs
+        st[ST_BITMAP] = -1
+        if arr.null_count:
+            st[ST_BITMAP], st[ST_BITOFF] = self.place(bufs[0][off >> 3:(off + n + 7) >> 3], True), off & 7
+        if code == A_BOOL:
+            st[ST_VALUES], st[ST_VBITOFF] = self.place(bufs[1][off >> 3:(off + n + 7) >> 3], True), off & 7
+            return 0
+        if code not in (A_BINARY, A_LARGE_BINARY):
+            st[ST_VALUES] = self.place(bufs[1][off * width:(off + n) * width], True)
+            return 0
+        assert arr.bounds is not None, "prepare_device reads the bounds first"
+        o0, o1 = arr.bounds
+        st[ST_OFFSETS] = self.place(bufs[1][off * width:(off + n + 1) * width], True)
+        st[ST_DATA], st[ST_OFF0] = self.place(bufs[2][o0:o1], True), o0
         return o1 - o0
 
     def table(self) -> np.ndarray:
