@@ -44,10 +44,10 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
     """Write `table` through the GPU backend on the stand-in device; the report."""
     with standin():
         data: Any = table
-        if device_input:
-            from gpuwrite.integrations.device_input import standin_device_table
+        if device_input:  # placed on the stand-in device once, untimed, and exported as pylibcudf exports
+            from gpuwrite.integrations.device_export import DeviceExport
 
-            data = standin_device_table(table)  # placed on the stand-in device, untimed
+            data = DeviceExport(table)
         # a fresh path: renaming over an existing file makes ext4 flush it (auto_da_alloc), a file-system
         # cost of replacing a file that has nothing to do with the writer
         Path(out).unlink(missing_ok=True)
@@ -62,6 +62,7 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
               "output_bytes": result.size, "wall_s": wall, "host_s": wall - counters.standin_s,
               "standin_s": counters.standin_s, "launches": counters.launches, "syncs": counters.syncs,
               "h2d_bytes": counters.h2d_bytes, "d2h_bytes": counters.d2h_bytes, "h2d_copies": counters.h2d_copies,
+              "d2d_bytes": counters.d2d_bytes, "d2d_copies": counters.d2d_copies, "device_input": device_input,
               "d2h_copies": counters.d2h_copies, "launches_per_row_group": counters.launches / max(1, groups),
               "syncs_per_row_group": counters.syncs / max(1, groups),
               "h2d_over_input": counters.h2d_bytes / max(1, table.nbytes),
@@ -87,6 +88,7 @@ def format_report(r: dict[str, Any]) -> str:
              f"{'syncs':24s} {r['syncs']} ({r['syncs_per_row_group']:.1f} per row group)",
              f"{'H2D bytes':24s} {r['h2d_bytes']:,} ({r['h2d_over_input']:.3f}x the input)",
              f"{'D2H bytes':24s} {r['d2h_bytes']:,} ({r['d2h_over_output']:.3f}x the file)",
+             f"{'D2D bytes (input)':24s} {r.get('d2d_bytes', 0):,} ({r.get('d2d_copies', 0)} copies)",
              f"{'identical to CPU path':24s} {r.get('identical_to_cpu')}"]
     kernels = ", ".join(f"{k} {v}" for k, v in sorted(r["by_kernel"].items(), key=lambda kv: -kv[1]))
     return "\n".join(lines + [f"{'launches by step':24s} {kernels}"])

@@ -18,10 +18,13 @@ class GpuwriteAccessor:
         self._frame = frame
 
     def _data(self) -> Any:
-        """What the writers take: pandas as is; cudf through Arrow (one device-to-host copy)."""
+        """What the writers take: pandas as is; cudf columns where they lie, on the device (pylibcudf's Arrow C
+        Device export, `device_input.from_cudf`: no copy to the host; the index is not written)."""
         frame = self._frame
         if type(frame).__module__.startswith("cudf"):
-            return frame.to_arrow(preserve_index=False)
+            from .device_input import from_cudf
+
+            return from_cudf(frame)
         return frame
 
     def to_parquet(self, path: str | os.PathLike[str], **options: Any) -> Any:

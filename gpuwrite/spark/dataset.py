@@ -19,6 +19,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..integrations.device_data import DeviceTable
+
 from ..errors import GpuwriteError
 from ..integrations.arrow import ArrowPiece, open_input
 from ..options import WriteOptions, resolve_options
@@ -103,5 +105,7 @@ def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, 
     as V1Writes sorts them, so they are streamed instead of gathered and sorted."""
     os.makedirs(directory, exist_ok=True)
     if layout.partitioned:
+        # partition and bucket ids are found on the host: device input is copied there (not yet on the device)
+        pieces = (p.to_host() if isinstance(p, DeviceTable) else p for p in pieces)
         return write_partitioned(schema, pieces, directory, layout, presorted=presorted)
     return write_files(schema, pieces, directory, layout, empty_file=empty_file)

@@ -18,6 +18,7 @@ import pyarrow as pa
 from gpuwrite.kernels import value_checks as K
 
 from ...errors import GpuwriteError, ValueCheckError
+from ...integrations.device_data import DeviceColumn
 from ...options import WriteOptions
 from ...schema import Leaf
 from ...validate import decimal_bound, describe_bad_utf8, describe_wide_decimal
@@ -84,7 +85,8 @@ def check_error(bad: np.ndarray, checks: np.ndarray, leaves: Sequence[Leaf], row
     row = int(bad[hits[bad[hits, 1] == c], 0].min())
     first_row, table = rows
     leaf = leaves[c]
-    one = table.column(leaf.index).slice(row, 1).combine_chunks()
+    one = table.column(leaf.index).slice(row, 1)
+    one = one.to_host(table.device).combine_chunks() if isinstance(one, DeviceColumn) else one.combine_chunks()
     describe = describe_wide_decimal if int(checks[c, K.CHK_CODE]) == K.DECIMAL else describe_bad_utf8
     what = describe(one, 0)
     return ValueCheckError(f"column {leaf.dotted!r}, row {first_row + row} of the file: {what}")
