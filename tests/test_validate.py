@@ -199,3 +199,19 @@ def test_page_over_2_gib_names_the_column():
     page = EncodedPage(span, 0, 0, sections, None, None, column="blob")  # type: ignore[arg-type]
     with pytest.raises(ValueCheckError, match=r"column 'blob': the page of rows 0\.\.2.*2,147,483,648 bytes"):
         data_page_header(page)
+
+
+@pytest.mark.parametrize("narrow,wide", [(pa.decimal32(7, 2), pa.decimal128(7, 2)),
+                                         (pa.decimal64(15, 3), pa.decimal128(15, 3)),
+                                         (pa.decimal32(5, 0), pa.decimal128(5, 0))])
+def test_decimal32_and_64_write_as_decimal128(tmp_path, narrow, wide):
+    """cudf's native decimal widths: the same file as decimal128 of the same precision and scale; a value
+    wider than the precision is refused with its column and row."""
+    values = [Decimal(-12345) / 10 ** narrow.scale, None, Decimal(99) / 10 ** narrow.scale]
+    gpuwrite.write_table(pa.table({"d": pa.array(values, narrow)}), tmp_path / "n.parquet", device="cpu")
+    gpuwrite.write_table(pa.table({"d": pa.array(values, wide)}), tmp_path / "w.parquet", device="cpu")
+    assert (tmp_path / "n.parquet").read_bytes() == (tmp_path / "w.parquet").read_bytes()
+    raw = np.array([1, 10 ** narrow.precision], dtype=np.int32 if narrow.byte_width == 4 else np.int64)
+    bad = pa.Array.from_buffers(narrow, 2, [None, pa.py_buffer(raw)])
+    with pytest.raises(ValueCheckError, match=r"column 'd', row 1 of the batch"):
+        gpuwrite.write_table(pa.table({"d": bad}), tmp_path / "bad.parquet", device="cpu")

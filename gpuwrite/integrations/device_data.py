@@ -21,7 +21,7 @@ class DeviceArray:
     """One Arrow array on the device (Arrow C Device layout): buffers as the C interface orders them."""
 
     def __init__(self, type: pa.DataType, length: int, offset: int, null_count: int, buffers: Sequence[Any],
-                 children: Sequence[DeviceArray] = (), dictionary: DeviceArray | None = None,
+                 *, children: Sequence[DeviceArray] = (), dictionary: DeviceArray | None = None,
                  device: Any = None) -> None:
         self.type = type
         self.device = device  # the backends.device.ops.Device that reads it (counts its launches and copies)
@@ -66,8 +66,8 @@ class DeviceArray:
         start = max(0, min(int(start), self.length))
         n = self.length - start if length is None else max(0, min(int(length), self.length - start))
         known = self._null_count if (start == 0 and n == self.length) or self._null_count == 0 else -1
-        out = DeviceArray(self.type, n, self.offset + start, known, self.bufs, self.children, self.dictionary,
-                          self.device)
+        out = DeviceArray(self.type, n, self.offset + start, known, self.bufs, children=self.children,
+                          dictionary=self.dictionary, device=self.device)
         if out.null_count_known and out._null_count < 0:
             out._null_count = 0
         out.bufs = self.bufs  # shared: string data is sized once for every slice

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np

@@ -75,7 +75,8 @@ def open_device_input(data: Any, device: Any = None) -> tuple[pa.Schema, Iterato
     if hasattr(data, "__arrow_c_device_stream__"):
         return open_device_stream(data.__arrow_c_device_stream__(), device)
     if hasattr(data, "__arrow_c_device_array__"):
-        piece = import_device_array(*data.__arrow_c_device_array__(), device=device)
+        schema_capsule, array_capsule = data.__arrow_c_device_array__()
+        piece = import_device_array(schema_capsule, array_capsule, device)
         return piece.schema, iter([piece])
     if isinstance(data, Mapping):
         table = from_device_vectors(data, device)
@@ -195,7 +196,8 @@ class _Reader:
         else:
             raise UnsupportedTypeError(f"column {name!r}: Arrow type {t} is not read from device memory; cast it "
                                        f"on the device first (e.g. to a string or integer type)")
-        out = DeviceArray(t, length, offset, int(arr.null_count), bufs, children, dictionary, self.device)
+        out = DeviceArray(t, length, offset, int(arr.null_count), bufs, children=children, dictionary=dictionary,
+                          device=self.device)
         if len(bufs) == 3 and bufs[1] is not None:
             w = 4 if pa.types.is_string(t) or pa.types.is_binary(t) else 8
             self.ends.append((out, bufs[1][offset * w:(offset + 1) * w], bufs[1][n * w:(n + 1) * w],
@@ -272,7 +274,8 @@ def from_cudf(frame: Any, device: Any = None) -> DeviceTable:
     tables = []
     for name, col in zip(names, columns, strict=True):
         plc = col.to_pylibcudf(mode="read")
-        piece = import_device_array(*plc.__arrow_c_device_array__(), device=device)
+        schema_capsule, array_capsule = plc.__arrow_c_device_array__()
+        piece = import_device_array(schema_capsule, array_capsule, device)
         if not isinstance(piece, DeviceTable):
             raise GpuwriteError(f"column {name!r}: pylibcudf exported host memory")
         tables.append(piece.rename([name]))

@@ -19,10 +19,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..integrations.device_data import DeviceTable
-
 from ..errors import GpuwriteError
 from ..integrations.arrow import ArrowPiece, open_input
+from ..integrations.device_data import DeviceTable
 from ..options import WriteOptions, resolve_options
 from ..result import FileResult
 from . import publish

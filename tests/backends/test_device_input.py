@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from device_input_cases import flat_table, nested_table, write_both
 
 import gpuwrite
-from device_input_cases import flat_table, nested_table, write_both
 from gpuwrite.backends.device.ops import standin
 from gpuwrite.errors import GpuwriteError
 from gpuwrite.integrations.device_data import DeviceTable

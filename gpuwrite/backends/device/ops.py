@@ -105,6 +105,7 @@ class Counters:
     d2d_copies: int = 0
     waits: int = 0  # device-side waits on a producer's event or stream (no host wait)
     standin_s: float = 0.0  # stand-in mode: seconds inside twins and copies
+    standin_cpu_s: float = 0.0  # stand-in mode: CPU seconds of this process inside twins and copies
     by_kernel: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -112,18 +113,29 @@ class Counters:
         return {"launches": self.launches, "syncs": self.syncs, "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "h2d_copies": self.h2d_copies, "d2h_copies": self.d2h_copies,
                 "d2d_bytes": self.d2d_bytes, "d2d_copies": self.d2d_copies, "waits": self.waits,
-                "standin_s": self.standin_s, "by_kernel": dict(self.by_kernel)}
+                "standin_s": self.standin_s, "standin_cpu_s": self.standin_cpu_s, "by_kernel": dict(self.by_kernel)}
 
 
     def absorb(self, other: Counters) -> None:
         """Add `other`'s counts to these and zero them (work done for this write on another Device object)."""
         for name in ("launches", "syncs", "h2d_bytes", "d2h_bytes", "h2d_copies", "d2h_copies", "d2d_bytes",
-                     "d2d_copies", "waits", "standin_s"):
+                     "d2d_copies", "waits", "standin_s", "standin_cpu_s"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
             setattr(other, name, type(getattr(other, name))())
         for name, n in other.by_kernel.items():
             self.by_kernel[name] = self.by_kernel.get(name, 0) + n
         other.by_kernel.clear()
+
+
+def _clock() -> tuple[float, float]:
+    """(wall, process CPU) seconds now."""
+    return time.perf_counter(), time.process_time()
+
+
+def _add_standin(c: Counters, t: tuple[float, float]) -> None:
+    """Add the wall and CPU time since `t` (a _clock()) to the stand-in's."""
+    c.standin_s += time.perf_counter() - t[0]
+    c.standin_cpu_s += time.process_time() - t[1]
 
 
 class Device:
@@ -153,28 +165,28 @@ class Device:
     def full(self, n: int, value: int, dtype: Any) -> Any:
         """A device array filled with `value` (a fill launch on the device)."""
         self._count_launch("fill")
-        t = time.perf_counter()
+        t = _clock()
         out = self.xp.full(int(n), value, dtype=dtype)
         if self.mode == "standin":
-            self.counters.standin_s += time.perf_counter() - t
+            _add_standin(self.counters, t)
         return out
 
     def fill_range(self, dev: Any, start: int, n: int, value: int) -> None:
         """dev[start:start + n] = value (a fill launch on the device)."""
         self._count_launch("fill")
-        t = time.perf_counter()
+        t = _clock()
         dev[start:start + n] = value
         if self.mode == "standin":
-            self.counters.standin_s += time.perf_counter() - t
+            _add_standin(self.counters, t)
 
     def grown(self, dev: Any, size: int) -> Any:
         """A larger device array holding `dev`'s contents first (zeros after): one device copy."""
         self._count_launch("copy")
-        t = time.perf_counter()
+        t = _clock()
         out = self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype)
         out[:len(dev)] = dev
         if self.mode == "standin":
-            self.counters.standin_s += time.perf_counter() - t
+            _add_standin(self.counters, t)
         return out
 
     def upload(self, host: Any) -> Any:
@@ -185,10 +197,10 @@ class Device:
         c.h2d_copies += 1
         if self.mode == "cuda":
             return self.xp.asarray(host)
-        t = time.perf_counter()
+        t = _clock()
         out = host.copy()
         if self.mode == "standin":
-            c.standin_s += time.perf_counter() - t
+            _add_standin(c, t)
         return out
 
     def upload_into(self, dst: Any, offset: int, host: Any) -> None:
@@ -202,10 +214,10 @@ class Device:
         if self.mode == "cuda":
             dst[offset:offset + n].set(host)
             return
-        t = time.perf_counter()
+        t = _clock()
         dst[offset:offset + n] = host
         if self.mode == "standin":
-            c.standin_s += time.perf_counter() - t
+            _add_standin(c, t)
 
     def download(self, dev: Any) -> np.ndarray:
         """A host copy of device array `dev` (device -> host); the host waits for it: a sync."""
@@ -215,10 +227,10 @@ class Device:
         c.d2h_bytes += int(dev.nbytes)
         if self.mode == "cuda":
             return dev.get()  # type: ignore[no-any-return]
-        t = time.perf_counter()
+        t = _clock()
         out = np.array(dev, copy=True)
         if self.mode == "standin":
-            c.standin_s += time.perf_counter() - t
+            _add_standin(c, t)
         return out
 
     def download_many(self, devs: list[Any]) -> list[np.ndarray]:
@@ -226,13 +238,13 @@ class Device:
         c = self.counters
         c.syncs += 1
         out = []
-        t = time.perf_counter()
+        t = _clock()
         for dev in devs:
             c.d2h_copies += 1
             c.d2h_bytes += int(dev.nbytes)
             out.append(dev.get() if self.mode == "cuda" else np.array(dev, copy=True))
         if self.mode == "standin":
-            c.standin_s += time.perf_counter() - t
+            _add_standin(c, t)
         return out
 
     # -- data that is already on the device (device input) ---------------------------------------------
@@ -285,31 +297,31 @@ class Device:
         c = self.counters
         c.d2d_bytes += int(src.nbytes)
         c.d2d_copies += 1
-        t = time.perf_counter()
+        t = _clock()
         dst[offset:offset + n] = src
         if self.mode == "standin":
-            c.standin_s += time.perf_counter() - t
+            _add_standin(c, t)
 
     def valid_counts(self, bitmaps: list[tuple[Any, int, int]]) -> Any:
         """Set bits of each (device bitmap, first bit, bits), as a device int64 array (one launch)."""
         self._count_launch("count_valid")
-        t = time.perf_counter()
+        t = _clock()
         xp = self.xp
         out = xp.empty(max(1, len(bitmaps)), dtype=np.int64)
         for j, (bits, first, n) in enumerate(bitmaps):
             out[j] = xp.unpackbits(bits[first >> 3:(first + n + 7) >> 3], bitorder="little")[
                 first & 7:(first & 7) + n].sum()
         if self.mode == "standin":
-            self.counters.standin_s += time.perf_counter() - t
+            _add_standin(self.counters, t)
         return out
 
     def pack_mask(self, mask: Any) -> Any:
         """A byte mask (nonzero: valid) as an Arrow validity bitmap on the device (one launch)."""
         self._count_launch("pack_mask")
-        t = time.perf_counter()
+        t = _clock()
         out = self.xp.packbits(mask.astype(bool), bitorder="little")
         if self.mode == "standin":
-            self.counters.standin_s += time.perf_counter() - t
+            _add_standin(self.counters, t)
         return out
 
     # -- launches ------------------------------------------------------------------------------------
@@ -325,9 +337,9 @@ class Device:
             return
         self._count_launch(kernel.name)
         if self.mode == "standin":
-            t = time.perf_counter()
+            t = _clock()
             kernel.twin(items, *args)
-            self.counters.standin_s += time.perf_counter() - t
+            _add_standin(self.counters, t)
             return
         compiled = kernel.cuda()
         if kernel.geometry == "block":
@@ -340,10 +352,10 @@ class Device:
         """A step that is device work on a GPU but runs as host code in the stand-in / simulator modes (the
         page codec): counted as a launch, timed as stand-in work."""
         self._count_launch(name)
-        t = time.perf_counter()
+        t = _clock()
         out = fn(*args)
         if self.mode == "standin":
-            self.counters.standin_s += time.perf_counter() - t
+            _add_standin(self.counters, t)
         return out
 
     def _gauge(self) -> None:
