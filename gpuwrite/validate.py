@@ -64,9 +64,17 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writt
     if piece.num_rows == 0:
         return
     if isinstance(piece, DeviceTable):
-        piece = _device_batch_checks(piece, schema, written, on_device)
+        _device_batch_checks(piece, schema, written, on_device)
     for leaf in schema.leaves:
-        if isinstance(piece, DeviceTable):
+        if isinstance(piece, DeviceTable) and on_device is not None and on_device(leaf):
+            continue  # checked on the device (above, and where it is converted)
+        if isinstance(piece, DeviceTable):  # a leaf checked on the host: its column copied there, once
+            column = piece.column(leaf.index).to_host(piece.device)
+            for base, chunk in _chunks(column):
+                where = _Where(written, base)
+                values, lists = _present_values(chunk, leaf, where)
+                for find, describe in _value_checks(leaf, opts):
+                    _run_check(values, lists, leaf, where, find, describe)
             continue
         checks = _value_checks(leaf, opts)
         if on_device is not None and on_device(leaf):
@@ -79,13 +87,13 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writt
 
 
 def _device_batch_checks(piece: DeviceTable, schema: FileSchema, written: int,
-                         on_device: Callable[[Leaf], bool] | None) -> pa.Table | DeviceTable:
-    """Checks of a batch on the device reading no values: nulls in non-nullable flat columns from the null
-    counts, values too long from the data buffer's size (an upper bound of any value's). A batch with a leaf
-    the device does not check (nested, or the CPU backend's) is checked on a host copy of its columns."""
-    if any(on_device is None or not on_device(leaf) for leaf in schema.leaves):
-        return piece.to_host()
+                         on_device: Callable[[Leaf], bool] | None) -> None:
+    """Checks of device leaves reading no values: nulls in non-nullable flat columns from the null counts,
+    values too long from the data buffer's size (an upper bound of any value's). Leaves the device does not
+    check (nested) are checked on a host copy of their column (check_batch)."""
     for leaf in schema.leaves:
+        if on_device is None or not on_device(leaf):
+            continue
         column = piece.column(leaf.index)
         base = 0
         for chunk in column.chunks:
@@ -99,7 +107,6 @@ def _device_batch_checks(piece: DeviceTable, schema: FileSchema, written: int,
                 host = chunk.to_host(piece.device)
                 _run_check(host, [], leaf, _Where(written, base), _first_too_long, _describe_too_long)
             base += len(chunk)
-    return piece
 
 
 def _check_names_and_types(piece: ArrowPiece, schema: FileSchema) -> None:

@@ -32,6 +32,7 @@ class DeviceArray:
         self.children = list(children)
         self.dictionary = dictionary
         self.bounds: tuple[int, int] | None = None  # string / binary: first and end offset of the rows
+        self.host: pa.Array | None = None  # a host copy already made (slices share it: copied once)
 
     def __len__(self) -> int:
         return self.length
@@ -73,6 +74,8 @@ class DeviceArray:
         out.bufs = self.bufs  # shared: string data is sized once for every slice
         if start == 0 and n == self.length:
             out.bounds = self.bounds
+        if self.host is not None:
+            out.host = self.host.slice(start, n)
         return out
 
     def host_buffers(self) -> list[Any]:
@@ -97,8 +100,10 @@ class DeviceArray:
                                      children=children)
 
     def to_host(self, device: Any) -> pa.Array:
-        """The array copied to the host (one sync on `device`, a backends.device.ops.Device)."""
-        return self.build_host(device.download_many(self.host_buffers()) if self.host_buffers() else [])
+        """The array copied to the host (one sync on `device`, a backends.device.ops.Device; once)."""
+        if self.host is None:
+            self.host = self.build_host(device.download_many(self.host_buffers()) if self.host_buffers() else [])
+        return self.host
 
     def nbytes(self) -> int:
         """Arrow bytes of the rows (as pyarrow counts a slice: whole bitmaps' bytes, values of the rows)."""
@@ -128,6 +133,15 @@ class DeviceArray:
             child.rebind(device)
         if self.dictionary is not None:
             self.dictionary.rebind(device)
+
+
+def _copy_chunks(device: Any, chunks: list[DeviceArray]) -> None:
+    """Host copies of the chunks that have none yet, after one sync (`DeviceArray.host`)."""
+    todo = [c for c in chunks if c.host is None]
+    lists = [c.host_buffers() for c in todo]
+    copies = device.download_many([b for bl in lists for b in bl]) if any(lists) else []
+    for c in todo:
+        c.host = c.build_host(copies)
 
 
 class DeviceColumn:
@@ -164,10 +178,9 @@ class DeviceColumn:
         return DeviceColumn(self.type, out)
 
     def to_host(self, device: Any) -> pa.ChunkedArray:
-        """The column copied to the host (one sync)."""
-        lists = [c.host_buffers() for c in self.chunks]
-        copies = device.download_many([b for bl in lists for b in bl]) if any(lists) else []
-        return pa.chunked_array([c.build_host(copies) for c in self.chunks], type=self.type)
+        """The column copied to the host (one sync for the chunks not copied before)."""
+        _copy_chunks(device, self.chunks)
+        return pa.chunked_array([c.host for c in self.chunks], type=self.type)
 
 
 class DeviceTable:
@@ -231,10 +244,8 @@ class DeviceTable:
     def to_host(self, device: Any = None) -> pa.Table:
         """The table copied to the host (one sync, counted on `device`, else the importing device)."""
         device = device if device is not None else self.device
-        lists = [[c.host_buffers() for c in col.chunks] for col in self.columns]
-        flat = [b for col in lists for bl in col for b in bl]
-        copies = device.download_many(flat) if flat else []
-        arrays = [pa.chunked_array([c.build_host(copies) for c in col.chunks], type=f.type)
+        _copy_chunks(device, [c for col in self.columns for c in col.chunks])
+        arrays = [pa.chunked_array([c.host for c in col.chunks], type=f.type)
                   for col, f in zip(self.columns, self.schema, strict=True)]
         return pa.Table.from_arrays(arrays, schema=self.schema)
 
