@@ -6,7 +6,9 @@
 2. Timing of the store_sales-shaped table (`--rows`, default 10M rows, about 2.4 GB in Arrow) through gpuwrite on
    the GPU, gpuwrite on the CPU, cudf's `to_parquet` when cudf is importable in this environment (cudf pins
    numba < 0.65 and an older nvCOMP, so it usually needs its own environment: pass `--cudf-python` pointing at
-   that environment's python), and pyarrow. Medians of `--repeats` runs after a warm-up.
+   that environment's python), gpuwrite's cudf hook (`df.gpuwrite.to_parquet`) on the frame cudf wrote (in
+   cudf's environment, gpuwrite imported from this checkout), gpuwrite from input already on the device (the
+   Arrow C Device interface over CuPy buffers), and pyarrow. Medians of `--repeats` runs after a warm-up.
 
 Prints a table and writes JSON (`--out`). Under 8 minutes on an H200 at the default size.
 
@@ -36,12 +38,25 @@ import sys, time, statistics, json
 import cudf, pyarrow.parquet as pq
 table = pq.read_table(sys.argv[1])
 df = cudf.DataFrame.from_arrow(table)
-times = []
-for _ in range(int(sys.argv[4]) + 1):
-    t = time.perf_counter()
-    df.to_parquet(sys.argv[2], compression=sys.argv[3], header_version="2.0")
-    times.append(time.perf_counter() - t)
-print(json.dumps({"seconds": statistics.median(times[1:]), "version": cudf.__version__}))
+
+def median(fn):
+    times = []
+    for _ in range(int(sys.argv[4]) + 1):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times[1:])
+
+got = {"seconds": median(lambda: df.to_parquet(sys.argv[2], compression=sys.argv[3], header_version="2.0")),
+       "version": cudf.__version__}
+try:  # gpuwrite's cudf hook on the same frame: the columns are read where they lie (no to_arrow)
+    sys.path.insert(0, sys.argv[5])
+    import gpuwrite
+    got["hook_seconds"] = median(lambda: df.gpuwrite.to_parquet(sys.argv[6], compression=sys.argv[3],
+                                                                device="gpu"))
+except Exception as exc:
+    got["hook_error"] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(got))
 """
 
 
@@ -138,6 +153,16 @@ def time_writers(tmp: Path, rows: int, codec: str, repeats: int, cudf_python: st
 
     record("gpuwrite gpu", _median_time(gpu_write, repeats), out, max(arrays_peak, default=None),
            f"codec via {'nvCOMP' if _uses_nvcomp(codec) else 'host'}")
+    out = tmp / "gw_device_input.parquet"
+    exported = _on_device(table)  # placed on the GPU once, untimed, exported as pylibcudf exports
+
+    def device_input_write() -> None:
+        writer = gpuwrite.ParquetWriter(out, table.schema, device="gpu", compression=codec)
+        writer.write(exported)
+        writer.close()
+
+    record("gpuwrite device-input", _median_time(device_input_write, repeats), out, None,
+           "input already on the device (Arrow C Device interface)")
     out = tmp / "gw_cpu.parquet"
     record("gpuwrite cpu", _median_time(lambda: gpuwrite.write_table(table, out, device="cpu", compression=codec),
                                         repeats), out, None)
@@ -146,6 +171,20 @@ def time_writers(tmp: Path, rows: int, codec: str, repeats: int, cudf_python: st
                                    repeats), out, None)
     results.extend(_time_cudf(tmp, table, codec, repeats, cudf_python, gb))
     return results
+
+
+def _on_device(table: pa.Table) -> Any:
+    """The table's buffers on the device (CuPy arrays on a GPU, simulated memory otherwise), exported through
+    the Arrow C Device interface."""
+    from gpuwrite.backends.device import Device
+    from gpuwrite.integrations.device_export import DeviceExport, StandinBuffer
+
+    if Device().mode != "cuda":
+        return DeviceExport(table, place=StandinBuffer)
+    import cupy
+    import numpy as np
+
+    return DeviceExport(table, place=lambda buf: cupy.asarray(np.frombuffer(buf, dtype=np.uint8)))
 
 
 def _uses_nvcomp(codec: str) -> bool:
@@ -169,8 +208,9 @@ def _time_cudf(tmp: Path, table: pa.Table, codec: str, repeats: int, cudf_python
     source = tmp / "input.parquet"
     pq.write_table(table, source, compression="none")
     out = tmp / "cudf.parquet"
-    done = subprocess.run([python, "-c", CUDF_SNIPPET, str(source), str(out), codec, str(repeats)],
-                          capture_output=True, text=True, timeout=600)
+    hook_out = tmp / "cudf_hook.parquet"
+    done = subprocess.run([python, "-c", CUDF_SNIPPET, str(source), str(out), codec, str(repeats), str(REPO_ROOT),
+                           str(hook_out)], capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         print(f"time      cudf                   failed: {done.stderr[-500:]}", flush=True)
         return [{"writer": "cudf", "seconds": None, "note": done.stderr[-500:]}]
@@ -178,8 +218,19 @@ def _time_cudf(tmp: Path, table: pa.Table, codec: str, repeats: int, cudf_python
     size = out.stat().st_size
     print(f"time      cudf {got['version']:17s} {got['seconds']:8.3f} s  {gb / got['seconds']:7.2f} GB/s  "
           f"{size / 1e6:9.1f} MB  (found with {python})", flush=True)
-    return [{"writer": f"cudf {got['version']}", "seconds": got["seconds"], "input_gb_per_s": gb / got["seconds"],
+    rows = [{"writer": f"cudf {got['version']}", "seconds": got["seconds"], "input_gb_per_s": gb / got["seconds"],
              "output_bytes": size, "peak_device_bytes": None, "note": f"python {python}"}]
+    if "hook_seconds" in got:
+        hook_size = hook_out.stat().st_size
+        print(f"time      gpuwrite cudf hook     {got['hook_seconds']:8.3f} s  {gb / got['hook_seconds']:7.2f} GB/s  "
+              f"{hook_size / 1e6:9.1f} MB  (df.gpuwrite.to_parquet, same frame)", flush=True)
+        rows.append({"writer": "gpuwrite cudf-hook", "seconds": got["hook_seconds"],
+                     "input_gb_per_s": gb / got["hook_seconds"], "output_bytes": hook_size, "peak_device_bytes": None,
+                     "note": "df.gpuwrite.to_parquet on the frame cudf wrote"})
+    else:
+        print(f"time      gpuwrite cudf hook     failed: {got.get('hook_error')}", flush=True)
+        rows.append({"writer": "gpuwrite cudf-hook", "seconds": None, "note": got.get("hook_error")})
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:

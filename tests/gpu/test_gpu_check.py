@@ -22,7 +22,7 @@ def test_gpu_check_small(tmp_path, capsys):
     assert len(report["identity"]) == 10 and all(r["ok"] for r in report["identity"])
     assert all(r["identical_bytes"] for r in report["identity"] if r["codec"] == "uncompressed")
     writers = {r["writer"].split()[0] + " " + (r["writer"].split() + [""])[1] for r in report["timings"]}
-    assert {"gpuwrite gpu", "gpuwrite cpu", "pyarrow "} <= writers
+    assert {"gpuwrite gpu", "gpuwrite cpu", "gpuwrite device-input", "pyarrow "} <= writers
     assert any(r["writer"].startswith("cudf") for r in report["timings"])
     printed = capsys.readouterr().out
     assert "identity" in printed and "GB/s" in printed
