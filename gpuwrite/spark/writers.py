@@ -24,7 +24,10 @@ from ..schema import is_nested_type
 from .buckets import BucketSpec
 from .naming import data_file_name, hive_bucket_prefix
 from .ordering import Key, partition_runs, row_keys
+from .partition_limit import DEFAULT_MAX_PARTITIONS, PartitionBudget, check_partition_count
 from .partitions import check_partition_column
+
+__all__ = ["DEFAULT_MAX_PARTITIONS", "FileLayout", "write_files", "write_partitioned"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +42,7 @@ class FileLayout:
     max_records_per_file: int = 0
     options: WriteOptions = field(default_factory=WriteOptions)
     max_open_files: int = 0
+    max_partitions: int = 0  # partition directories at most (write_dataset: 1024, as pyarrow); 0: no limit
     streaming: bool = False  # batches arrive while the task waits for more: encode pages as they come
 
     @property
@@ -111,6 +115,7 @@ class _OpenFiles:
         self.schema, self.root, self.layout = schema, root, layout
         self.limit = layout.max_records_per_file
         self.hive_prefix = bool(layout.buckets and layout.buckets.hive_compatible)
+        self.budget = PartitionBudget(layout.partition_by, layout.max_partitions if layout.partition_by else 0)
         self.open: dict[Key, list[Any]] = {}  # key -> [writer, records in file, counter]
         self.next_counter: dict[Key, int] = {}  # counters of keys already closed
         self.results: list[FileResult] = []
@@ -130,6 +135,7 @@ class _OpenFiles:
     def write(self, key: Key, rows: pa.Table) -> None:
         """Append rows to key's file, rolling to the next file every `limit` records."""
         if key not in self.open:
+            self.budget.add(key[0])
             counter = self.next_counter.get(key, 0)
             self.open[key] = [self._new(key, counter), 0, counter]
         state = self.open[key]
@@ -209,7 +215,10 @@ def write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], root: str
             return files.close_all()
         rest = _write_concurrent(files, pieces, columns, layout.max_open_files)
         if rest:
-            for directory, bucket, rows in partition_runs(_gather(schema, iter(rest)), columns, buckets, time_zone):
+            table = _gather(schema, iter(rest))
+            if not files.open and not files.results:  # nothing written yet: count before the first file
+                check_partition_count(table, columns, layout.max_partitions)
+            for directory, bucket, rows in partition_runs(table, columns, buckets, time_zone):
                 files.write((directory, bucket), rows)
                 files.close((directory, bucket))
         return files.close_all()
