@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from .errors import GpuwriteError
+from .errors import FileWriteError, GpuwriteError
 
 # fsspec protocols whose files are published only by commit() when opened with autocommit=False
 # (fsspec's memory filesystem publishes at open outside a transaction: it takes the rename path)
@@ -74,6 +74,8 @@ def _from_uri(uri: str) -> tuple[Any, str]:
     """(filesystem, path) of a URI: pyarrow's filesystem when pyarrow knows the scheme, else fsspec's."""
     try:
         return pafs.FileSystem.from_uri(uri)
+    except OSError as e:  # the store answered (or could not be reached): no bucket, no network, no credentials
+        raise FileWriteError(f"cannot write {uri!r}: {e}") from e
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as e:
         scheme = uri.partition("://")[0]
         try:

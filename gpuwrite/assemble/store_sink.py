@@ -114,7 +114,8 @@ def _abandon(cleanup: Any, shown: str) -> None:
 
 class RenameSink(_StoreSink):
     """A temporary name in the target's directory (hidden, as `FileSink` names it), moved over the target at
-    commit: one rename on filesystems that have it (HDFS replaces the target in one step)."""
+    commit: one rename for a new file. Replacing a file is the filesystem's `move`: pyarrow's HDFS deletes the
+    old file then renames (a moment with neither); fsspec's memory filesystem copies then deletes."""
 
     def __init__(self, fs: pafs.FileSystem, path: str, shown: str) -> None:
         super().__init__(shown)
@@ -235,7 +236,10 @@ def _discard(f: Any) -> None:
 class SpoolSink(_StoreSink):
     """The file written whole to an unnamed local temporary file (gone even if the process is killed), then
     streamed to the store at commit: pyarrow's S3, GCS and Azure streams cannot be aborted (one dropped
-    completes its upload), so only complete bytes ever reach one. Needs local disk space for one file."""
+    completes its upload), so only complete bytes ever reach one: a failure while encoding never reaches the
+    store. Needs local disk space for one file. A failure of the upload itself (the network, the store) is
+    pyarrow's to handle: its stream is closed without every byte, and S3 completes a multipart upload only if
+    every part arrived."""
 
     def __init__(self, fs: pafs.FileSystem, path: str, shown: str) -> None:
         super().__init__(shown)
