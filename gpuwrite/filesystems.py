@@ -5,9 +5,9 @@
 
     local        the local disk (a plain path, `file://`, pyarrow's LocalFileSystem or a SubTreeFileSystem over
                  it, fsspec's local filesystem): temporary file beside the target, then rename (`FileSink`)
-    rename       a filesystem that renames (HDFS, fsspec's memory and sftp, pyarrow's mock...): temporary
-                 name in the target's directory, then move
-    transaction  an fsspec object store whose files honour `autocommit=False` (s3fs, gcsfs, adlfs): written
+    rename       any other filesystem (HDFS, fsspec's memory, sftp and adlfs, pyarrow's mock...): temporary
+                 name in the target's directory, then move (a copy then a delete where there is no rename)
+    transaction  an fsspec object store whose files honour `autocommit=False` (s3fs, gcsfs): written
                  at the final key, published only by `commit()` (S3 completes the multipart upload there),
                  `discard()` on failure
     spool        pyarrow's object stores (S3, GCS, Azure): pyarrow cannot abort an output stream (dropping it
@@ -31,8 +31,9 @@ import pyarrow.fs as pafs
 from .errors import FileWriteError, GpuwriteError
 
 # fsspec protocols whose files are published only by commit() when opened with autocommit=False
-# (fsspec's memory filesystem publishes at open outside a transaction: it takes the rename path)
-TRANSACTIONAL = frozenset({"s3", "s3a", "gs", "gcs", "abfs", "abfss", "az", "adl"})
+# Not here, so they take the rename path: fsspec's memory filesystem (publishes at open outside a transaction)
+# and adlfs (deletes the old blob when an upload starts and commits its block list at close either way).
+TRANSACTIONAL = frozenset({"s3", "s3a", "gs", "gcs"})
 OBJECT_STORES = tuple(getattr(pafs, n) for n in ("S3FileSystem", "GcsFileSystem", "AzureFileSystem")
                       if hasattr(pafs, n))
 

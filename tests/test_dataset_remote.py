@@ -79,15 +79,39 @@ def test_fsspec_filesystem_passed_in(memfs: Any) -> None:
         assert _read(memfs, f"/lake/{name}").equals(TABLE.select(["v"]))
 
 
-def test_failed_input_leaves_nothing(memfs: Any) -> None:
-    """Input failing half-way: no table, no `_temporary`, not even the directory."""
-    def batches() -> Iterator[pa.RecordBatch]:
-        yield TABLE.to_batches()[0]
-        raise RuntimeError("injected input failure")
+def _batches(check: Any) -> pa.RecordBatchReader:
+    """TABLE in batches of 10 rows, calling `check(i)` before batch i."""
+    def gen() -> Iterator[pa.RecordBatch]:
+        for i, batch in enumerate(TABLE.to_batches(max_chunksize=10)):
+            check(i)
+            yield batch
+    return pa.RecordBatchReader.from_batches(TABLE.schema, gen())
 
-    reader = pa.RecordBatchReader.from_batches(TABLE.schema, batches())
+
+def test_files_are_staged_hidden_under_the_table(memfs: Any) -> None:
+    """While the write runs, finished files sit under `_temporary/<job>/` only; the table shows nothing."""
+    seen: list[tuple[list[str], list[str]]] = []
+
+    def look(i: int) -> None:
+        names = _files(memfs, "/lake/t") if memfs.exists("/lake/t") else []
+        seen.append(([n for n in names if not n.startswith("_temporary/")],
+                     [n for n in names if n.startswith("_temporary/") and n.endswith(".parquet")]))
+
+    result = gpuwrite.write_dataset(_batches(look), "memory://lake/t", max_records_per_file=10)
+    assert len(result.files) == 6 and all(visible == [] for visible, _ in seen)
+    assert len(seen[-1][1]) == 4  # files 0-3 closed before the last batch came (file 4 closes when it starts)
+    assert all(f"/_temporary/{result.job_uuid}/task_00000/part-" in "/" + n for n in seen[-1][1])
+    assert not any(n.startswith("_temporary") for n in _files(memfs, "/lake/t"))
+
+
+def test_failed_input_leaves_nothing(memfs: Any) -> None:
+    """Input failing after files were staged: no table, no `_temporary`, not even the directory."""
+    def fail(i: int) -> None:
+        if i == 4:
+            raise RuntimeError("injected input failure")
+
     with pytest.raises(RuntimeError, match="injected"):
-        gpuwrite.write_dataset(reader, "memory://lake/t")
+        gpuwrite.write_dataset(_batches(fail), "memory://lake/t", max_records_per_file=10)
     assert not memfs.exists("/lake/t")
 
 

@@ -358,3 +358,12 @@ def test_sinks_refuse_use_after_close(store: FakeObjectStore, memfs: Any) -> Non
                 sink.commit()
         sink.abort()
     assert store.cat_file("b/x") == b"abc" and memfs.cat_file("b/y") == b"abc"
+
+
+@pytest.mark.parametrize(("protocol", "kind"), [("s3", "transaction"), ("gs", "transaction"),
+                                                ("abfs", "rename"), ("sftp", "rename"), ("file", "local")])
+def test_fsspec_protocol_decides(protocol: str, kind: str) -> None:
+    """fsspec stores known to publish only at commit() take the transaction; adlfs (commits at close either way),
+    sftp and others a temporary name and a move; fsspec's local filesystem the local sink."""
+    fake = type(f"Fake_{protocol}", (MemoryFileSystem,), {"protocol": (protocol,), "cachable": False})()
+    assert locate("bucket/x.parquet", fake).kind == kind

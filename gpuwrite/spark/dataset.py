@@ -81,8 +81,8 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
     if local is None:
         from .remote_dataset import write_remote
 
-        return write_remote(data, os.fspath(path), filesystem, mode, lambda job: FileLayout(
-            job=job, partition_by=tuple(partition_by or ()), buckets=buckets,
+        return write_remote(data, os.fspath(path), filesystem, mode, lambda job, fs: FileLayout(
+            job=job, partition_by=tuple(partition_by or ()), buckets=buckets, filesystem=fs,
             max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files))
     target = resolve_target(local, mode)
     if not _begin(target, mode):
@@ -112,7 +112,7 @@ def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, 
     `directory` (partition directories below it), exactly as `write_dataset` lays out a whole write.
     `empty_file`: no rows still give one footer-only file (unpartitioned). `presorted`: the rows arrive sorted
     as V1Writes sorts them, so they are streamed instead of gathered and sorted."""
-    os.makedirs(directory, exist_ok=True)
+    layout.make_dirs(directory)
     if layout.partitioned:
         return write_partitioned(schema, pieces, directory, layout, presorted=presorted)
     return write_files(schema, pieces, directory, layout, empty_file=empty_file)
