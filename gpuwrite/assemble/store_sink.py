@@ -1,8 +1,8 @@
 """Output files on filesystems other than the local disk, each published only when complete (`Sink`).
 
 `open_sink` picks the sink for a path or URI (`filesystems.locate`): the local disk's `FileSink` (temporary
-file, rename); `RenameSink` for filesystems that rename in one step (temporary name beside the target, move at
-commit); `TransactionSink` for fsspec stores whose files take `autocommit=False` (written at the final key,
+file, rename); `RenameSink` for other filesystems (temporary name beside the target, moved at commit: a rename
+where the filesystem has one, else its copy-and-delete); `TransactionSink` for fsspec stores whose files take `autocommit=False` (written at the final key,
 made visible by `commit()`: s3fs completes the multipart upload there, `discard()` aborts it); `SpoolSink` for
 pyarrow's object stores, which cannot abort an output stream (pyarrow completes the upload when a stream is
 dropped), so the file is written whole to an unnamed local temporary file and streamed to the store at commit.
