@@ -367,3 +367,22 @@ def test_fsspec_protocol_decides(protocol: str, kind: str) -> None:
     sftp and others a temporary name and a move; fsspec's local filesystem the local sink."""
     fake = type(f"Fake_{protocol}", (MemoryFileSystem,), {"protocol": (protocol,), "cachable": False})()
     assert locate("bucket/x.parquet", fake).kind == kind
+
+
+def test_every_sink_writes_the_local_bytes(tmp_path: Path, store: FakeObjectStore, memfs: Any,
+                                           objects: tuple[RecordingHandler, pafs.PyFileSystem]) -> None:
+    """The sink changes where bytes go, never the bytes: each store holds exactly what a local write holds."""
+    gpuwrite.write_table(TABLE, tmp_path / "local.parquet")
+    expected = (tmp_path / "local.parquet").read_bytes()
+    gpuwrite.write_table(TABLE, "bucket/t.parquet", filesystem=store)
+    gpuwrite.write_table(TABLE, "memory://bucket/t.parquet")
+    handler, spooled = objects
+    gpuwrite.write_table(TABLE, "b/t.parquet", filesystem=spooled)
+    mock = pafs._MockFileSystem()
+    mock.create_dir("d")
+    gpuwrite.write_table(TABLE, "d/t.parquet", filesystem=mock)
+    with mock.open_input_stream("d/t.parquet") as f:
+        from_mock = f.read()
+    assert store.cat_file("bucket/t.parquet") == expected
+    assert memfs.cat_file("/bucket/t.parquet") == expected
+    assert handler.objects["b/t.parquet"] == expected and from_mock == expected
