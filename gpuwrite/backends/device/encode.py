@@ -145,7 +145,7 @@ def _rle_bounds(n: np.ndarray, width: np.ndarray) -> np.ndarray:
 def _value_bounds(kind: np.ndarray, dict_page: np.ndarray, n: np.ndarray, nbytes: np.ndarray,
                   width: np.ndarray) -> np.ndarray:
     """Upper bound of each page's values section in its chosen encoding."""
-    delta = np.array([delta_max_size(int(v)) for v in n], dtype=np.int64) if len(n) else n
+    delta = delta_max_size(n)  # type: ignore[arg-type]  # integer arithmetic: works on arrays too
     bound = np.select(
         [kind == K_BOOL, (kind == K_INT32) | (kind == K_INT64), kind == K_FLOAT, kind == K_DOUBLE, kind == K_INT96],
         [(n + 7) // 8, delta, 4 * n, 8 * n, nbytes], 2 * delta + nbytes)
