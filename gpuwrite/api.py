@@ -28,12 +28,13 @@ class ParquetWriter(FileWriter):
     """Writes one Parquet v2 file from a stream of Arrow batches; row groups are flushed as they fill.
 
     Nothing appears at `path` until close() succeeds; on an exception inside a `with` block, or abort(),
-    the temporary file is removed.
+    the temporary file is removed. `path` may be a URI or a path on `filesystem` (pyarrow or fsspec).
     """
 
     @public_writer
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
                  options: WriteOptions | Mapping[str, Any] | None = None, streaming: bool = False,
+                 filesystem: Any = None,
                  compression: str | None | Unset = UNSET, compression_level: int | None = None,
                  row_group_size: int | None = None, block_size: int | None = None,
                  block_row_count_limit: int | None = None, data_page_size: int | None = None,
@@ -54,7 +55,8 @@ class ParquetWriter(FileWriter):
                  bloom_filter_adaptive: bool | None = None, bloom_filter_candidates: int | None = None) -> None:
         """Open a writer for `schema` at `path`.
 
-        path: the file to write (a temporary file beside it until close()). schema: the pyarrow.Schema every
+        path: the file to write (a temporary file beside it until close()): a local path, a URI (`s3://`,
+        `memory://`...) or a path on `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem). schema: the pyarrow.Schema every
         batch must have. options: a WriteOptions, or a mapping of Spark / parquet-java keys
         ({"parquet.page.size": "262144"}); the keywords below win over it. streaming: the batches arrive while
         the caller waits for more (encode pages as rows come; same bytes either way).
@@ -66,7 +68,7 @@ class ParquetWriter(FileWriter):
         file_schema = FileSchema.from_arrow(written, opts)
         key_value = spark_footer_metadata(file_schema.spark_row_metadata(), opts.spark_version,
                                           opts.datetime_rebase, opts.int96_rebase, opts.time_zone)
-        super().__init__(path, file_schema, opts, key_value, streaming=streaming)
+        super().__init__(path, file_schema, opts, key_value, streaming=streaming, filesystem=filesystem)
 
     def write(self, data: Any) -> None:
         """Append rows (an Arrow table/batch, pandas DataFrame or Arrow C stream) with the writer's schema;
@@ -82,7 +84,7 @@ class ParquetWriter(FileWriter):
 
 @public_writer
 def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOptions | Mapping[str, Any] | None = None,
-                progress: bool | Callable[[int], None] | None = None,
+                progress: bool | Callable[[int], None] | None = None, filesystem: Any = None,
                 compression: str | None | Unset = UNSET, compression_level: int | None = None,
                 row_group_size: int | None = None, block_size: int | None = None,
                 block_row_count_limit: int | None = None, data_page_size: int | None = None,
@@ -104,14 +106,15 @@ def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOption
     """Write `data` (Arrow, pandas, or any Arrow C stream such as polars or DuckDB) to one Parquet v2 file.
 
     data: a pyarrow Table / RecordBatch / RecordBatchReader, a pandas DataFrame, or anything with
-    __arrow_c_stream__ (polars, DuckDB); streams are read batch by batch. path: the file; nothing appears
-    there until the whole file is written. options: a WriteOptions, or a mapping of Spark / parquet-java keys;
+    __arrow_c_stream__ (polars, DuckDB); streams are read batch by batch. path: the file, a local path or a
+    URI (`s3://`, `gs://`, `abfs://`, `file://`, `memory://`...), or a path on `filesystem` (a
+    pyarrow.fs.FileSystem or an fsspec filesystem); nothing appears there until the whole file is written. options: a WriteOptions, or a mapping of Spark / parquet-java keys;
     the keywords below win over it. progress: True draws a bar of rows encoded on stderr; a callable gets each
     input piece's row count. Returns a FileResult (path, num_rows, size, footer).
     """
     keywords = given(locals())
     schema, pieces = open_input(data)
-    writer = ParquetWriter(path, schema, options=options, **keywords)
+    writer = ParquetWriter(path, schema, options=options, filesystem=filesystem, **keywords)
     with reporter(progress, writer, data) as report:
         try:
             for piece in pieces:

@@ -101,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Stream IN (Parquet, Arrow IPC/Feather or CSV, chosen by extension, else by its "
                                    "magic bytes) into a Parquet v2 file at OUT. Flags win over --option keys.")
     w.add_argument("input", metavar="IN", help="input file: .parquet, .arrow/.feather/.ipc or .csv")
-    w.add_argument("output", metavar="OUT", help="Parquet file to write (appears only when complete)")
+    w.add_argument("output", metavar="OUT", help="Parquet file to write, a path or a URI (s3://, gs://, abfs://, "
+                   "file://, memory://...); it appears only when complete")
     w.add_argument("--compression", metavar="C",
                    help="uncompressed (or none), snappy (default), gzip, zstd or lz4_raw")
     w.add_argument("--compression-level", metavar="N", type=int, help="zstd (default 3) or gzip (default 6) level")

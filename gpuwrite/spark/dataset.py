@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import GpuwriteError
+from ..filesystems import local_path
 from ..integrations.arrow import ArrowPiece, open_input
 from ..keywords import given, public_writer
 from ..option_aliases import UNSET, Unset, column_list
@@ -68,7 +69,7 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
                   partition_cols: str | Sequence[str] | None = None,
                   bucket_by: tuple[int, str | Sequence[str]] | None = None, max_open_files: int = 0,
                   max_partitions: int = DEFAULT_MAX_PARTITIONS, hive_compatible_buckets: bool = False,
-                  options: WriteOptions | Mapping[str, Any] | None = None,
+                  options: WriteOptions | Mapping[str, Any] | None = None, filesystem: Any = None,
                   compression: str | None | Unset = UNSET, compression_level: int | None = None,
                   row_group_size: int | None = None, block_size: int | None = None,
                   block_row_count_limit: int | None = None, data_page_size: int | None = None,
@@ -90,7 +91,8 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
     """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded, and
     whatever fails, the table that was there stays as it was (see `publish`).
 
-    data: what write_table takes. path: the table directory. mode: "error" (default: refuse an existing
+    data: what write_table takes. path: the table directory, a local path, a URI (`s3://`, `memory://`...) or a
+    path on `filesystem` (pyarrow or fsspec): see `remote_dataset` for what is atomic there. mode: "error" (default: refuse an existing
     table), "overwrite", "append" or "ignore", as Spark's DataFrameWriter.mode. partition_by (or pyarrow's
     name partition_cols): a column name or a list of them; Hive directories col=value, the columns left out
     of the files. bucket_by: (number of buckets, column or columns), Spark's Murmur3 buckets
@@ -111,7 +113,15 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
     if not isinstance(max_partitions, int) or isinstance(max_partitions, bool) or max_partitions <= 0:
         raise GpuwriteError(f"max_partitions must be a positive integer, got {max_partitions!r}")
     opts = resolve_options(options, keywords)
-    target = resolve_target(os.fspath(path), mode)
+    local = local_path(path, filesystem)
+    if local is None:
+        from .remote_dataset import write_remote
+
+        return write_remote(data, os.fspath(path), filesystem, mode, lambda job, fs: FileLayout(
+            job=job, partition_by=tuple(partition_by), buckets=buckets, filesystem=fs,
+            max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
+            max_partitions=max_partitions))
+    target = resolve_target(local, mode)
     if not _begin(target, mode):
         return DatasetResult(target.given, "")
     schema, pieces = open_input(data)
@@ -149,7 +159,7 @@ def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, 
     `directory` (partition directories below it), exactly as `write_dataset` lays out a whole write.
     `empty_file`: no rows still give one footer-only file (unpartitioned). `presorted`: the rows arrive sorted
     as V1Writes sorts them, so they are streamed instead of gathered and sorted."""
-    os.makedirs(directory, exist_ok=True)
+    layout.make_dirs(directory)
     if layout.partitioned:
         return write_partitioned(schema, pieces, directory, layout, presorted=presorted)
     return write_files(schema, pieces, directory, layout, empty_file=empty_file)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -103,12 +104,14 @@ class Counters:
     d2h_copies: int = 0
     standin_s: float = 0.0  # stand-in mode: seconds inside twins and copies
     by_kernel: dict[str, int] = field(default_factory=dict)
+    waits: dict[str, int] = field(default_factory=dict)  # syncs that read no array, by what they wait for
 
     def as_dict(self) -> dict[str, Any]:
         """The counters as plain numbers."""
         return {"launches": self.launches, "syncs": self.syncs, "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "h2d_copies": self.h2d_copies, "d2h_copies": self.d2h_copies,
-                "standin_s": self.standin_s, "by_kernel": dict(self.by_kernel)}
+                "standin_s": self.standin_s, "by_kernel": dict(self.by_kernel),
+                "waits": dict(self.waits)}
 
 
 class Device:
@@ -119,7 +122,9 @@ class Device:
             mode = "standin" if standin_active() else "sim" if simulated() else "cuda"
         self.mode: Mode = mode
         self.counters = Counters()
-        self.peak_bytes = 0
+        self.peak_bytes = 0  # most bytes of device arrays held at once (`_track`)
+        self.live_bytes = 0
+        self.pool_peak_bytes = 0  # CuPy's memory pool high-water mark (cuda mode)
         if mode == "cuda":
             import cupy
 
@@ -131,15 +136,27 @@ class Device:
 
     # -- memory --------------------------------------------------------------------------------------
 
+    def _track(self, arr: Any) -> Any:
+        """Count `arr`'s bytes as held until it is freed; keep the high-water mark (`peak_bytes`): the device
+        memory the backend holds at once, in every mode, so the bound per row group is measured."""
+        n = int(arr.nbytes)
+        self.live_bytes += n
+        self.peak_bytes = max(self.peak_bytes, self.live_bytes)
+        weakref.finalize(arr, self._release, n)
+        return arr
+
+    def _release(self, n: int) -> None:
+        self.live_bytes -= n
+
     def empty(self, n: int, dtype: Any) -> Any:
         """An uninitialised device array."""
-        return self.xp.empty(int(n), dtype=dtype)
+        return self._track(self.xp.empty(int(n), dtype=dtype))
 
     def full(self, n: int, value: int, dtype: Any) -> Any:
         """A device array filled with `value` (a fill launch on the device)."""
         self._count_launch("fill")
         t = time.perf_counter()
-        out = self.xp.full(int(n), value, dtype=dtype)
+        out = self._track(self.xp.full(int(n), value, dtype=dtype))
         if self.mode == "standin":
             self.counters.standin_s += time.perf_counter() - t
         return out
@@ -156,7 +173,7 @@ class Device:
         """A larger device array holding `dev`'s contents first (zeros after): one device copy."""
         self._count_launch("copy")
         t = time.perf_counter()
-        out = self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype)
+        out = self._track(self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype))
         out[:len(dev)] = dev
         if self.mode == "standin":
             self.counters.standin_s += time.perf_counter() - t
@@ -169,9 +186,9 @@ class Device:
         c.h2d_bytes += host.nbytes
         c.h2d_copies += 1
         if self.mode == "cuda":
-            return self.xp.asarray(host)
+            return self._track(self.xp.asarray(host))
         t = time.perf_counter()
-        out = host.copy()
+        out = self._track(host.copy())
         if self.mode == "standin":
             c.standin_s += time.perf_counter() - t
         return out
@@ -220,6 +237,15 @@ class Device:
             c.standin_s += time.perf_counter() - t
         return out
 
+    def wait(self, name: str, read: Callable[[], Any] | None = None) -> Any:
+        """The host waits for the device's work so far (a sync), then `read()`s what it produced (a library's
+        result that lives on the host, such as nvCOMP's compressed sizes). `name` says what is waited for."""
+        self.counters.syncs += 1
+        self.counters.waits[name] = self.counters.waits.get(name, 0) + 1
+        if self.mode == "cuda":
+            self.xp.cuda.get_current_stream().synchronize()
+        return read() if read is not None else None
+
     # -- launches ------------------------------------------------------------------------------------
 
     def _count_launch(self, name: str) -> None:
@@ -258,4 +284,4 @@ class Device:
         """Track the device memory pool's high-water mark (CuPy only)."""
         if self.mode == "cuda":
             used = int(self.xp.get_default_memory_pool().total_bytes())
-            self.peak_bytes = max(self.peak_bytes, used)
+            self.pool_peak_bytes = max(self.pool_peak_bytes, used)
