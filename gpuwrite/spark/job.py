@@ -341,11 +341,55 @@ def _spark_write(df: Any, request: WriteRequest, reason: str) -> SparkWriteResul
         writer = writer.bucketBy(request.bucket[0], *request.bucket[1])
         if request.sort_by:
             writer = writer.sortBy(*request.sort_by)
+    before = _data_files(request.path)
     if request.table:
         writer.option("path", request.path).saveAsTable(request.table)
     else:
         writer.save(request.path)
-    return SparkWriteResult(request.path, "", writer="spark", fallback_reason=reason)
+    result = SparkWriteResult(request.path, "", writer="spark", fallback_reason=reason)
+    _count_spark_files(result, before)
+    return result
+
+
+def _data_files(path: str) -> dict[str, tuple[int, int | None]]:
+    """The table's data files under `path` (relative path -> (size, mtime in ns)); empty when there is none
+    or the filesystem cannot be listed. Readers skip names starting with `_` or `.` in any directory."""
+    import pyarrow.fs as pafs
+
+    from ..filesystems import resolve
+
+    try:
+        fs, base = resolve(path)
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for info in infos:
+        rel = info.path[len(base):].lstrip("/")
+        if info.type == pafs.FileType.File and not any(part[:1] in "_." for part in rel.split("/")):
+            out[rel] = (int(info.size or 0), info.mtime_ns)
+    return out
+
+
+def _count_spark_files(result: SparkWriteResult, before: dict[str, tuple[int, int | None]]) -> None:
+    """Fill a fallback result with the files Spark's writer wrote (new or rewritten since `before`), their rows
+    (from their footers) and bytes, as a gpuwrite result reports its own."""
+    import pyarrow.parquet as pq
+
+    from ..filesystems import resolve
+
+    after = _data_files(result.path)
+    fs, base = resolve(result.path)
+    for rel, (size, mtime) in sorted(after.items()):
+        if before.get(rel) == (size, mtime):
+            continue
+        try:
+            with fs.open_input_file(f"{base}/{rel}") as f:
+                result.rows += pq.ParquetFile(f).metadata.num_rows
+        except (OSError, ValueError):
+            continue  # not a Parquet file Spark wrote (a stray file in the table directory)
+        result.files.append(rel)
+        result.bytes += size
 
 
 def _ddl(schema: Any) -> str:
