@@ -255,3 +255,50 @@ def test_table_codec_property(catalog: SqlCatalog, codec: str) -> None:
     (f,) = data_files(table)
     assert pq.read_metadata(local(f.file_path)).row_group(0).column(0).compression == codec.upper().replace(
         "UNCOMPRESSED", "UNCOMPRESSED")
+
+
+DELTA = {"DELTA_BINARY_PACKED", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY"}
+
+
+def _file_encodings(path: str) -> set[str]:
+    """Every encoding a file's chunks list (ColumnMetaData.encodings and encoding_stats) or a data page uses."""
+    from pages import pages_of
+
+    from gpuwrite.format.footer_reader import named
+
+    found: set[str] = set()
+    for rg in read_footer(path)[4]:
+        for cc in rg[1]:
+            meta = named("ColumnMetaData", cc[3], enum_names=True)
+            found |= set(meta["encodings"]) | {s["encoding"] for s in meta.get("encoding_stats", [])}
+    for rg in pages_of(path):
+        for chunk in rg:
+            found |= {p["data_page_header_v2"]["encoding"] for p in chunk if p["type"] == "DATA_PAGE_V2"}
+    return found
+
+
+def test_plain_fallback_for_iceberg_readers_before_1_11(catalog: SqlCatalog) -> None:
+    """The table property `gpuwrite.fallback-encoding=plain` (or the keyword): values stay PLAIN or dictionary-
+    encoded, never DELTA_*; the metrics are still pyiceberg's and the table reads back equal everywhere."""
+    rows = every_type_rows(1500, seed=8)
+    small = {"write.parquet.dict-size-bytes": "2048", "write.parquet.page-size-bytes": "4096"}
+    ours, _ = _same_metrics_as_pyiceberg(catalog, EVERY_TYPE, rows,
+                                         properties={**small, "gpuwrite.fallback-encoding": "plain"})
+    (f,) = data_files(ours)
+    found = _file_encodings(local(f.file_path))
+    assert not found & DELTA
+    assert {"PLAIN", "RLE_DICTIONARY"} <= found  # dictionaries that overflowed fell back to PLAIN
+    expected = canonical_rows(rows, "id")
+    assert canonical_rows(ours.scan().to_arrow(), "id") == expected
+    assert canonical_rows(pq.read_table(local(f.file_path)), "id") == expected
+    assert canonical_rows(polars_read(ours), "id") == expected
+    assert canonical_rows(duckdb_read(ours), "id") == expected
+    # Without the property the same write falls back to DELTA_*; the keyword sets and overrides it.
+    plain_kw = catalog.create_table("db.keyword", EVERY_TYPE, properties=small)
+    default = catalog.create_table("db.default", EVERY_TYPE, properties=small)
+    gi.append(plain_kw, rows, fallback_encoding="plain")
+    gi.append(default, rows)
+    assert not _file_encodings(local(data_files(plain_kw)[0].file_path)) & DELTA
+    assert _file_encodings(local(data_files(default)[0].file_path)) & DELTA
+    gi.overwrite(ours, rows, fallback_encoding="delta")
+    assert _file_encodings(local(data_files(ours)[0].file_path)) & DELTA
