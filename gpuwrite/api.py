@@ -25,30 +25,33 @@ class ParquetWriter(FileWriter):
     """Writes one Parquet v2 file from a stream of Arrow batches; row groups are flushed as they fill.
 
     Nothing appears at `path` until close() succeeds; on an exception inside a `with` block, or abort(),
-    the temporary file is removed.
+    the temporary file is removed. `path` may be a URI or a path on `filesystem` (pyarrow or fsspec).
     """
 
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
                  options: WriteOptions | dict[str, Any] | None = None, streaming: bool = False,
-                 **keywords: Any) -> None:
+                 filesystem: Any = None, **keywords: Any) -> None:
         opts = resolve_options(options, keywords)
         file_schema = FileSchema.from_arrow(check_arrow_schema(schema), opts)
         key_value = spark_footer_metadata(file_schema.spark_row_metadata(), opts.spark_version,
                                           opts.datetime_rebase, opts.int96_rebase, opts.time_zone)
-        super().__init__(path, file_schema, opts, key_value, streaming=streaming)
+        super().__init__(path, file_schema, opts, key_value, streaming=streaming, filesystem=filesystem)
 
     def __enter__(self) -> ParquetWriter:
         return self
 
 
 def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOptions | dict[str, Any] | None = None,
-                progress: bool | Callable[[int], None] | None = None, **keywords: Any) -> FileResult:
+                progress: bool | Callable[[int], None] | None = None, filesystem: Any = None,
+                **keywords: Any) -> FileResult:
     """Write `data` (Arrow, pandas, or any Arrow C stream such as polars or DuckDB) to one Parquet v2 file.
 
     `progress=True` draws a bar of rows encoded on stderr; a callable gets each input piece's row count.
+    `path` is a local path or a URI (`s3://`, `gs://`, `abfs://`, `file://`, `memory://`...), or a path on
+    `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem); the file appears only once complete.
     """
     schema, pieces = open_input(data)
-    writer = ParquetWriter(path, schema, options=options, **keywords)
+    writer = ParquetWriter(path, schema, options=options, filesystem=filesystem, **keywords)
     with reporter(progress, writer, data) as report:
         try:
             for piece in pieces:

@@ -87,7 +87,8 @@ def _parser() -> argparse.ArgumentParser:
                        description="Stream IN (Parquet, Arrow IPC/Feather or CSV, chosen by extension, else by its "
                                    "magic bytes) into a Parquet v2 file at OUT. Flags win over --option keys.")
     w.add_argument("input", metavar="IN", help="input file: .parquet, .arrow/.feather/.ipc or .csv")
-    w.add_argument("output", metavar="OUT", help="Parquet file to write (appears only when complete)")
+    w.add_argument("output", metavar="OUT", help="Parquet file to write, a path or a URI (s3://, gs://, abfs://, "
+                   "file://, memory://...); it appears only when complete")
     w.add_argument("--compression", metavar="C", help="uncompressed, snappy (default), gzip, zstd or lz4_raw")
     w.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
                    help="a Spark / parquet-java key such as parquet.page.size=1048576 (repeatable)")

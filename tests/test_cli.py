@@ -56,6 +56,26 @@ def test_write_from_arrow_ipc(tmp_path: Path, table: pa.Table, stream: bool,
     assert last.endswith("done")
 
 
+def test_write_to_uris(tmp_path: Path, table: pa.Table, capsys: pytest.CaptureFixture[str]) -> None:
+    """The output may be a URI: `file://` (the local path, nothing else left in the directory) and fsspec's
+    `memory://`."""
+    fsspec = pytest.importorskip("fsspec")
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["write", str(src), f"file://{out}/t.parquet"]) == 0
+    assert pq.read_table(out / "t.parquet").equals(table) and _files(out) == {"t.parquet"}
+    assert f"to file://{out}/t.parquet" in capsys.readouterr().out
+    memory = fsspec.filesystem("memory")
+    try:
+        assert main(["write", str(src), "memory://cli-test/t.parquet"]) == 0
+        assert memory.find("/cli-test") == ["/cli-test/t.parquet"]
+        assert pq.read_table("/cli-test/t.parquet", filesystem=memory).equals(table)
+    finally:
+        memory.rm("/cli-test", recursive=True)
+
+
 def test_write_sniffs_magic_without_extension(tmp_path: Path, table: pa.Table) -> None:
     """With no known extension the input's magic bytes decide: PAR1 is Parquet, ARROW1 is IPC."""
     parquet_src, ipc_src = tmp_path / "parquet.bin", tmp_path / "ipc.bin"

@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 
 from ..errors import GpuwriteError
+from ..filesystems import local_path
 from ..integrations.arrow import ArrowPiece, open_input
 from ..options import WriteOptions, resolve_options
 from ..result import FileResult
@@ -64,16 +65,26 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
                   max_records_per_file: int = 0, partition_by: list[str] | None = None,
                   bucket_by: tuple[int, list[str]] | None = None, max_open_files: int = 0,
                   hive_compatible_buckets: bool = False,
-                  options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> DatasetResult:
+                  options: WriteOptions | dict[str, Any] | None = None, filesystem: Any = None,
+                  **keywords: Any) -> DatasetResult:
     """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded, and
-    whatever fails, the table that was there stays as it was (see `publish`)."""
+    whatever fails, the table that was there stays as it was (see `publish`). `path` may be a URI (`s3://`,
+    `memory://`...) or a path on `filesystem` (pyarrow or fsspec): see `remote_dataset` for what is atomic
+    there."""
     buckets = parse_bucket_by(bucket_by, partition_by or [], hive_compatible_buckets)
     if not isinstance(max_records_per_file, int) or max_records_per_file < 0:
         raise GpuwriteError(f"max_records_per_file must be an integer >= 0, got {max_records_per_file!r}")
     if not isinstance(max_open_files, int) or max_open_files < 0:
         raise GpuwriteError(f"max_open_files must be an integer >= 0, got {max_open_files!r}")
     opts = resolve_options(options, keywords)
-    target = resolve_target(os.fspath(path), mode)
+    local = local_path(path, filesystem)
+    if local is None:
+        from .remote_dataset import write_remote
+
+        return write_remote(data, os.fspath(path), filesystem, mode, lambda job, fs: FileLayout(
+            job=job, partition_by=tuple(partition_by or ()), buckets=buckets, filesystem=fs,
+            max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files))
+    target = resolve_target(local, mode)
     if not _begin(target, mode):
         return DatasetResult(target.given, "")
     schema, pieces = open_input(data)
@@ -101,7 +112,7 @@ def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, 
     `directory` (partition directories below it), exactly as `write_dataset` lays out a whole write.
     `empty_file`: no rows still give one footer-only file (unpartitioned). `presorted`: the rows arrive sorted
     as V1Writes sorts them, so they are streamed instead of gathered and sorted."""
-    os.makedirs(directory, exist_ok=True)
+    layout.make_dirs(directory)
     if layout.partitioned:
         return write_partitioned(schema, pieces, directory, layout, presorted=presorted)
     return write_files(schema, pieces, directory, layout, empty_file=empty_file)

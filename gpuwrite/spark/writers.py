@@ -40,6 +40,14 @@ class FileLayout:
     options: WriteOptions = field(default_factory=WriteOptions)
     max_open_files: int = 0
     streaming: bool = False  # batches arrive while the task waits for more: encode pages as they come
+    filesystem: Any = None  # a pyarrow FileSystem the directories are on (None: the local disk)
+
+    def make_dirs(self, directory: str) -> None:
+        """Create `directory` and its parents where the files go."""
+        if self.filesystem is None:
+            os.makedirs(directory, exist_ok=True)
+        else:
+            self.filesystem.create_dir(directory, recursive=True)
 
     @property
     def partitioned(self) -> bool:
@@ -76,14 +84,14 @@ def write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str,
     results: list[FileResult] = []
     writer: ParquetWriter | None = None
     counter = 0
-    os.makedirs(directory, exist_ok=True)
+    layout.make_dirs(directory)
 
     def open_next() -> ParquetWriter:
         nonlocal counter
         name = data_file_name(layout.task, layout.job, counter, layout.options.compression)
         counter += 1
         return ParquetWriter(os.path.join(directory, name), schema, options=layout.options,
-                             streaming=layout.streaming)
+                             streaming=layout.streaming, filesystem=layout.filesystem)
 
     try:
         for new_file, piece in _slices(pieces, layout.max_records_per_file):
@@ -119,13 +127,14 @@ class _OpenFiles:
         """A writer for file `counter` of `key`."""
         directory, bucket = key
         folder = os.path.join(self.root, directory)
-        os.makedirs(folder, exist_ok=True)
+        self.layout.make_dirs(folder)
         opts = self.layout.options
         name = data_file_name(self.layout.task, self.layout.job, counter, opts.compression, dynamic=True,
                               bucket_id=bucket)
         if self.hive_prefix and bucket is not None:
             name = hive_bucket_prefix(bucket) + name
-        return ParquetWriter(os.path.join(folder, name), self.schema, options=opts, streaming=self.layout.streaming)
+        return ParquetWriter(os.path.join(folder, name), self.schema, options=opts, streaming=self.layout.streaming,
+                             filesystem=self.layout.filesystem)
 
     def write(self, key: Key, rows: pa.Table) -> None:
         """Append rows to key's file, rolling to the next file every `limit` records."""

@@ -55,7 +55,7 @@ from gpuwrite.kernels.pages import crc32_table
 
 from ...format.enums import Encoding
 from . import steps
-from .codecs import PageCodec
+from .codecs import PageCodec, aligned
 from .dictionary import DeviceDictionary
 from .ops import Device
 from .window import DeviceWindow
@@ -262,7 +262,11 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     nvals, nent = pages.vb - pages.va, pages.eb - pages.ea
     width = plan.info[:, I_WIDTH]
     nbytes = plan.info[:, I_VALUE_BYTES]
+<<<<<<< HEAD
     val_bound = _value_bounds(plan.kind, plan.dict_page, nvals, nbytes, width, setup.plain_fallback)
+=======
+    val_bound = aligned(_value_bounds(plan.kind, plan.dict_page, nvals, nbytes, width))  # codec inputs aligned
+>>>>>>> main
     defw, repw = cols[col, CT_DEFW], cols[col, CT_REPW]
     def_bound, rep_bound = _rle_bounds(nent, defw), _rle_bounds(nent, repw)
     byte_kind = (plan.kind == K_BYTES) | (plan.kind == K_FLBA) | (plan.kind == K_INT96)
@@ -302,12 +306,12 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     ext = device.empty(n_pages * 4, np.int64).reshape(n_pages, 4)
     device.launch(steps.EXTREMES, n_pages, args["col"], args.rows("sstart", "send"), minmax, win.dev_cols, ar.v8,
                   ar.v32, ar.v64, ar.idx, ext)
-    stored, stored_len, body_len = _store(device, setup, (vals, val_len), args, fields_dev)
+    stored, stored_len, body_len, stored_off = _store(device, setup, (vals, val_len), args, fields_dev)
     body_off = device.empty(n_pages + 1, np.int64)
     device.launch(steps.SCAN, 1, body_len, n_pages, body_off)
     bodies = device.empty(int((val_bound + def_bound + rep_bound).sum()) + 8, np.uint8)
     device.launch(steps.GATHER, n_pages, rbuf, args["rep_off"], fields_dev[F_REP_LEN], lbuf, args["def_off"],
-                  fields_dev[F_DEF_LEN], stored, args["val_off"], stored_len, bodies, body_off)
+                  fields_dev[F_DEF_LEN], stored, stored_off, stored_len, bodies, body_off)
     crc = device.empty(n_pages, np.int64)  # read only with checksums, which write it
     if setup.checksum:
         device.launch(steps.CRC32, n_pages, bodies, body_off, body_len, device.upload(_CRC_TABLE), crc)
@@ -374,19 +378,20 @@ def _statistics(device: Device, win: DeviceWindow, plan: _Batch, args: _Args, ou
 
 
 def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args,
-           fields_dev: Any) -> tuple[Any, Any, Any]:
+           fields_dev: Any) -> tuple[Any, Any, Any, Any]:
     """Compress the values sections and keep, per page, the smaller form: (stored buffer, stored lengths,
-    body lengths); the header fields follow."""
+    body lengths, each page's offset in the stored buffer); the header fields follow."""
     vals, val_len = raw
     n_pages = len(args["zeros"])
     stored_len, copy_len, body_len = (device.empty(n_pages, np.int64) for _ in range(3))
     if setup.codec is None:
         device.launch(steps.STORED, n_pages, val_len, val_len, True, fields_dev, stored_len, copy_len, body_len)
-        return vals, stored_len, body_len
+        return vals, stored_len, body_len, args["val_off"]
     lengths = device.download(val_len)
-    comp, _, comp_len = setup.codec.compress(device, vals, (args.host[args.names.index("val_off")], lengths))
+    val_off = args.host[args.names.index("val_off")]
+    comp, comp_off, comp_len = setup.codec.compress(device, vals, (val_off, lengths))
+    slots = args["val_off"] if comp_off is val_off else device.upload(comp_off)
     device.launch(steps.STORED, n_pages, val_len, comp_len, False, fields_dev, stored_len, copy_len, body_len)
     z = args["zeros"]
-    device.launch(steps.GATHER, n_pages, vals, z, z, vals, z, z, vals, args["val_off"], copy_len, comp,
-                  args["val_off"])
-    return comp, stored_len, body_len
+    device.launch(steps.GATHER, n_pages, vals, z, z, vals, z, z, vals, args["val_off"], copy_len, comp, slots)
+    return comp, stored_len, body_len, slots

@@ -103,12 +103,14 @@ class Counters:
     d2h_copies: int = 0
     standin_s: float = 0.0  # stand-in mode: seconds inside twins and copies
     by_kernel: dict[str, int] = field(default_factory=dict)
+    waits: dict[str, int] = field(default_factory=dict)  # syncs that read no array, by what they wait for
 
     def as_dict(self) -> dict[str, Any]:
         """The counters as plain numbers."""
         return {"launches": self.launches, "syncs": self.syncs, "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "h2d_copies": self.h2d_copies, "d2h_copies": self.d2h_copies,
-                "standin_s": self.standin_s, "by_kernel": dict(self.by_kernel)}
+                "standin_s": self.standin_s, "by_kernel": dict(self.by_kernel),
+                "waits": dict(self.waits)}
 
 
 class Device:
@@ -219,6 +221,15 @@ class Device:
         if self.mode == "standin":
             c.standin_s += time.perf_counter() - t
         return out
+
+    def wait(self, name: str, read: Callable[[], Any] | None = None) -> Any:
+        """The host waits for the device's work so far (a sync), then `read()`s what it produced (a library's
+        result that lives on the host, such as nvCOMP's compressed sizes). `name` says what is waited for."""
+        self.counters.syncs += 1
+        self.counters.waits[name] = self.counters.waits.get(name, 0) + 1
+        if self.mode == "cuda":
+            self.xp.cuda.get_current_stream().synchronize()
+        return read() if read is not None else None
 
     # -- launches ------------------------------------------------------------------------------------
 
