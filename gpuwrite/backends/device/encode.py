@@ -262,11 +262,8 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     nvals, nent = pages.vb - pages.va, pages.eb - pages.ea
     width = plan.info[:, I_WIDTH]
     nbytes = plan.info[:, I_VALUE_BYTES]
-<<<<<<< HEAD
-    val_bound = _value_bounds(plan.kind, plan.dict_page, nvals, nbytes, width, setup.plain_fallback)
-=======
-    val_bound = aligned(_value_bounds(plan.kind, plan.dict_page, nvals, nbytes, width))  # codec inputs aligned
->>>>>>> main
+    val_bound = aligned(_value_bounds(plan.kind, plan.dict_page, nvals, nbytes, width,
+                                      setup.plain_fallback))  # codec inputs aligned
     defw, repw = cols[col, CT_DEFW], cols[col, CT_REPW]
     def_bound, rep_bound = _rle_bounds(nent, defw), _rle_bounds(nent, repw)
     byte_kind = (plan.kind == K_BYTES) | (plan.kind == K_FLBA) | (plan.kind == K_INT96)
