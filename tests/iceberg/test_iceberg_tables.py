@@ -190,6 +190,9 @@ def test_partitioned_identity_day_truncate_bucket(catalog: SqlCatalog) -> None:
     assert sum(f.nan_value_counts.get(5, 0) for f in files) == _nan_truth(rows, "amount")
     for f in files:
         assert f"/region={f.partition[0]}/".replace("=None/", "=null/") in f.file_path
+        stats = data_file_statistics_from_parquet_metadata(pq.read_metadata(local(f.file_path)), compute_statistics_plan(
+            ours.schema(), ours.properties), parquet_path_to_id_mapping(ours.schema()))
+        assert f.split_offsets == stats.split_offsets and dict(f.column_sizes) == stats.column_sizes
     # Pruning: a filter on partition sources plans only matching files, and reads the right rows.
     flt = EqualTo("region", "eu")
     planned = list(ours.scan(row_filter=flt).plan_files())
@@ -226,11 +229,16 @@ def test_row_groups_split_offsets_and_rolling_on_written_bytes(catalog: SqlCatal
             table.schema(), table.properties), parquet_path_to_id_mapping(table.schema()))
         assert f.split_offsets == stats.split_offsets
         assert dict(f.column_sizes) == stats.column_sizes
-    # Rolled on written bytes: every file but the last reached the target (the rows converted with the row
-    # group that reached it go in too: the writer converts at least 1024 rows at a time).
+    # Rolled on written bytes: every file but the last reached the target (the rows already converted when the
+    # row group that reached it was written go in too: about one row group's worth of Arrow bytes at most).
     sizes = [f.file_size_in_bytes for f in sorted(files, key=lambda f: f.file_path)]
     assert all(150000 <= s < 2 * 150000 for s in sizes[:-1]), sizes
     assert canonical_rows(table.scan().to_arrow(), "id") == canonical_rows(rows, "id")
+    # Pruning on the files' own bounds (no partitions): each file holds a run of ids.
+    last_lower = int.from_bytes(files[-1].lower_bounds[1], "little", signed=True)
+    planned = list(table.scan(row_filter=GreaterThanOrEqual("id", last_lower)).plan_files())
+    assert [t.file.file_path for t in planned] == [files[-1].file_path]
+    assert table.scan(row_filter=GreaterThanOrEqual("id", last_lower)).to_arrow().num_rows == 6000 - last_lower
 
 
 def test_overwrite_with_filter(catalog: SqlCatalog) -> None:
