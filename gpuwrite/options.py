@@ -41,6 +41,11 @@ CODECS = ("uncompressed", "snappy", "gzip", "zstd", "lz4_raw")
 _CODEC_ALIASES = {"none": "uncompressed", "uncompressed": "uncompressed", "snappy": "snappy", "gzip": "gzip",
                   "zstd": "zstd", "lz4_raw": "lz4_raw", "lz4raw": "lz4_raw"}
 DEVICES = ("auto", "cpu", "gpu")
+# Values encoding of pages that are not dictionary-encoded: "delta" is parquet-java v2's
+# (DefaultV2ValuesWriterFactory: DELTA_BINARY_PACKED for INT32 / INT64, DELTA_BYTE_ARRAY for BINARY /
+# FIXED_LEN_BYTE_ARRAY), "plain" is PLAIN for every type (DefaultV1ValuesWriterFactory's fallback, what Iceberg's
+# own writer uses: readers without DELTA_* decoders, e.g. Iceberg's vectorized reader before 1.11, read it).
+FALLBACK_ENCODINGS = ("delta", "plain")
 ZSTD_LEVEL_KEY = "parquet.compression.codec.zstd.level"
 # Levels each codec takes, the same rule for keywords and keys. SPEC: zstd's ZSTD_minCLevel() .. ZSTD_maxCLevel()
 # (zstd-jni's Zstd.minCompressionLevel / maxCompressionLevel; parquet-java's ZstandardCodec passes the level
@@ -88,6 +93,7 @@ class WriteOptions:
     device: str = "auto"
     validate: bool = True  # refuse decimals wider than their precision and invalid UTF-8 (validate.py)
     widen_unsigned: bool = False  # write uint8/16/32/64 as int16/int32/int64/decimal(20,0) (widen.py)
+    fallback_encoding: str = "delta"  # values of non-dictionary pages: "delta" (parquet-java v2) or "plain"
     spark_version: str = DEFAULT_SPARK_VERSION
     # Bloom filters (parquet.bloom.filter.*): off unless enabled globally, per column, or by an expected NDV.
     bloom_filter_enabled: bool = False
@@ -102,6 +108,7 @@ class WriteOptions:
         _check_choice("compression", self.compression, CODECS)
         _check_choice("timestamp_type", self.timestamp_type, TIMESTAMP_TYPES)
         _check_choice("device", self.device, DEVICES)
+        _check_choice("fallback_encoding", self.fallback_encoding, FALLBACK_ENCODINGS)
         for name in ("datetime_rebase", "int96_rebase"):
             _check_choice(name, getattr(self, name), REBASE_MODES)
         for name in ("block_size", "page_size", "page_row_count_limit", "page_size_check_min",

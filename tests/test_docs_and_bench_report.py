@@ -45,6 +45,7 @@ def test_options_doc_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert pq.ParquetFile("zstd.parquet").metadata.row_group(0).column(0).compression == "ZSTD"
     assert pq.ParquetFile("small_groups.parquet").metadata.num_row_groups == 1  # 10k rows, 8 MiB groups
     assert not pq.ParquetFile("no_dict_id.parquet").metadata.row_group(0).column(0).has_dictionary_page
+    assert pq.ParquetFile("plain_fallback.parquet").metadata.row_group(0).column(0).encodings == ("PLAIN",)
     assert pq.ParquetFile("bloom.parquet").metadata.row_group(0).column(0).bloom_filter_offset is not None
     assert sorted(os.listdir("cities")) == ["_SUCCESS", "city=Kyiv", "city=Lima", "city=Oslo", "city=Pune"]
 
