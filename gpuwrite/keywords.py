@@ -53,6 +53,8 @@ Option keywords (all optional; "not given" leaves the value to `options`, else t
   time_zone: str               session time zone for LEGACY rebasing and partition names (default "UTC").
   widen_unsigned: bool         write uint8 / uint16 / uint32 / uint64 as int16 / int32 / int64 / decimal(20,0),
                                losslessly, marked in Spark's schema in the footer (default False: refused).
+  fallback_encoding: str       values of pages without a dictionary: "delta" (default: parquet-java v2's
+                               DELTA_BINARY_PACKED / DELTA_BYTE_ARRAY) or "plain" (for Iceberg readers before 1.11).
   validate: bool               refuse values a reader would fail on (default True).
   device: str                  "auto" (default: the GPU when there is one), "cpu" or "gpu".
   spark_version: str           the footer's org.apache.spark.version (default "4.3.0").
