@@ -69,8 +69,8 @@ def machine_line(runs: list[dict[str, Any]]) -> str:
 def markdown(runs: list[dict[str, Any]], image: str | None = None) -> str:
     """The results as a markdown table, the machine, where others beat gpuwrite, and the chart."""
     lines = [machine_line(runs), "",
-             "| data | writer | median s | GB/s | file MB | speed vs pyarrow | size vs pyarrow |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "| data | writer | median s | GB/s | file MB | speed vs pyarrow | size vs pyarrow | CPU s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     faster: list[str] = []
     for run in runs:
         label = run_label(run)
@@ -79,11 +79,11 @@ def markdown(runs: list[dict[str, Any]], image: str | None = None) -> str:
             name = f"**{r['writer']}**" if r.get("writer") == SUBJECT else str(r.get("writer"))
             if "median_s" not in r:
                 lines.append(f"| {label} | {name} | error: {str(r.get('error', 'no samples')).replace('|', '/')} "
-                             "| | | | |")
+                             "| | | | | |")
                 continue
             lines.append(f"| {label} | {name} | {r['median_s']:.3f} | {r['gb_per_s']:.3f} | "
                          f"{r['size_bytes'] / 1e6:.1f} | {_ratio(r.get('speed_vs_pyarrow'))} | "
-                         f"{_ratio(r.get('size_vs_pyarrow'))} |")
+                         f"{_ratio(r.get('size_vs_pyarrow'))} | {_seconds(r.get('median_cpu_s'))} |")
             if ours is not None and r is not ours and r["median_s"] < ours["median_s"]:
                 faster.append(f"{r['writer']} ({ours['median_s'] / r['median_s']:.2f}x) at {label}")
     lines.append("")
@@ -94,6 +94,11 @@ def markdown(runs: list[dict[str, Any]], image: str | None = None) -> str:
     if image:
         lines.extend(["", f"![Parquet write speed and file size relative to pyarrow]({image})"])
     return "\n".join(lines) + "\n"
+
+
+def _seconds(value: Any) -> str:
+    """CPU seconds as '1.234', or '-' when not recorded."""
+    return f"{value:.3f}" if isinstance(value, (int, float)) else "-"
 
 
 def _ratio(value: Any) -> str:

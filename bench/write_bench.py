@@ -74,6 +74,7 @@ class Writer:
     write: Callable[[str], object] | None = None
     error: str | None = None
     samples: list[float] = field(default_factory=list)
+    cpu_samples: list[float] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
     close: Callable[[], object] | None = None
 
@@ -188,13 +189,14 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-def timed_write(write: Callable[[str], object], path: str) -> float:
-    """Write once to a fresh path, after a garbage collection, and return the seconds the write took."""
+def timed_write(write: Callable[[str], object], path: str) -> tuple[float, float]:
+    """Write once to a fresh path, after a garbage collection; (wall seconds, CPU seconds of this process, all
+    threads: Spark's JVM is another process, so its CPU is not counted)."""
     _remove(path)
     gc.collect()
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     write(path)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - start_cpu
 
 
 def check_output(path: str, num_rows: int, full: bool) -> int:
@@ -219,7 +221,7 @@ def run_rounds(writers: list[Writer], table: pa.Table, repeats: int, tmp: str) -
                 continue
             path = os.path.join(tmp, f"{writer.name}.parquet")
             try:
-                seconds = timed_write(writer.write, path)
+                seconds, cpu = timed_write(writer.write, path)
                 size = check_output(path, table.num_rows, full=warm_up)
             except Exception as exc:
                 writer.error = _error_text(exc)
@@ -229,6 +231,7 @@ def run_rounds(writers: list[Writer], table: pa.Table, repeats: int, tmp: str) -
                 _remove(path)
             if not warm_up:
                 writer.samples.append(seconds)
+                writer.cpu_samples.append(cpu)
                 writer.sizes.append(size)
 
 
@@ -244,6 +247,8 @@ def summarise(writers: list[Writer], input_bytes: int) -> list[dict]:
                 "gb_per_s": input_bytes / median / 1e9,
                 "size_bytes": writer.sizes[-1],
                 "samples_s": writer.samples,
+                "median_cpu_s": statistics.median(writer.cpu_samples),
+                "cpu_samples_s": writer.cpu_samples,
                 "sizes_bytes": writer.sizes,
                 "error": writer.error,
             })
@@ -264,7 +269,7 @@ def summarise(writers: list[Writer], input_bytes: int) -> list[dict]:
 
 def format_table(rows: list[dict]) -> str:
     """Render the summary as an aligned text table, errors in place of numbers, gpuwrite against each peer."""
-    header = ["writer", "median s", "GB/s", "size MB", "speed/pa", "size/pa", "samples s"]
+    header = ["writer", "median s", "CPU s", "GB/s", "size MB", "speed/pa", "size/pa", "samples s"]
     lines = [header]
     for row in rows:
         if "median_s" not in row:
@@ -273,6 +278,7 @@ def format_table(rows: list[dict]) -> str:
         lines.append([
             row["writer"],
             f"{row['median_s']:.3f}",
+            f"{row['median_cpu_s']:.3f}",
             f"{row['gb_per_s']:.3f}",
             f"{row['size_bytes'] / 1e6:.1f}",
             f"{row.get('speed_vs_pyarrow', float('nan')):.2f}x",

@@ -89,8 +89,8 @@ def test_bench_report_table_chart_and_readme(tmp_path: Path) -> None:
     md.parent.mkdir()
     assert report.main([str(results), "--markdown", str(md), "--plot", str(png), "--readme", str(readme)]) == 0
     text = md.read_text()
-    assert "| 2,880,404 rows, snappy, 8 cores | **gpuwrite** | 2.000 | 0.350 | 90.0 | 1.50x | 0.90x |" in text
-    assert "| 100,000 rows, zstd, 8 cores | polars | 0.550 | 1.273 | 95.0 | 1.09x | 0.95x |" in text
+    assert "| 2,880,404 rows, snappy, 8 cores | **gpuwrite** | 2.000 | 0.350 | 90.0 | 1.50x | 0.90x | - |" in text
+    assert "| 100,000 rows, zstd, 8 cores | polars | 0.550 | 1.273 | 95.0 | 1.09x | 0.95x | - |" in text
     assert "| 2,880,404 rows, snappy, 8 cores | duckdb | error: ImportError: no module named duckdb" in text
     assert "Test CPU 9000 (8 of 16 cores usable)" in text and "pyarrow 26.0.1" in text
     assert "Faster than gpuwrite here: polars (1.25x) at 2,880,404 rows, snappy, 8 cores." in text
@@ -170,7 +170,8 @@ def test_write_bench_runs_every_table_and_charts_it(tmp_path: Path) -> None:
         assert set(by_name) == {"gpuwrite", "pyarrow", "polars", "duckdb"}
         for name, row in by_name.items():
             assert "median_s" in row, row
-            assert len(row["samples_s"]) == 2 and row["size_bytes"] > 0
+            assert len(row["samples_s"]) == len(row["cpu_samples_s"]) == 2 and row["size_bytes"] > 0
+            assert row["median_cpu_s"] >= 0
             assert set(row["vs"]) == set(by_name) - {name}
             peer = by_name["polars"] if name != "polars" else by_name["duckdb"]
             other = "polars" if name != "polars" else "duckdb"
@@ -181,6 +182,8 @@ def test_write_bench_runs_every_table_and_charts_it(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = _report().markdown(_report().load_runs([out]))
     assert "| nested: 400 rows, snappy" in text and "**gpuwrite**" in text
+    cpu = next(r for r in data["runs"][0]["results"] if r["writer"] == "gpuwrite")["median_cpu_s"]
+    assert f"| {cpu:.3f} |" in text
 
     import pyarrow as pa
 
