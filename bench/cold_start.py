@@ -125,8 +125,10 @@ def run_case(case: str, args: argparse.Namespace, work: str) -> dict[str, Any]:
         shared = os.path.join(work, "warm-cache")
         seconds, proc = _run(_gpuwrite_cli() + ["warmup"], shared, args.timeout)
         out["warmup_s"] = seconds
+        out["warmup_cpu_s"] = proc.cpu_s  # type: ignore[attr-defined]
         out["warmup_output"] = proc.stdout.strip().splitlines()[-1:] if proc.stdout.strip() else []
-        print(f"warm: `gpuwrite warmup` into an empty cache took {seconds:.1f} s", flush=True)
+        print(f"warm: `gpuwrite warmup` into an empty cache took {seconds:.1f} s (CPU {proc.cpu_s:.1f} s)",  # type: ignore[attr-defined]
+              flush=True)
     for program in args.programs:
         runs = []
         for i in range(args.repeats):

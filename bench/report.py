@@ -87,6 +87,10 @@ def markdown(runs: list[dict[str, Any]], image: str | None = None) -> str:
             if ours is not None and r is not ours and r["median_s"] < ours["median_s"]:
                 faster.append(f"{r['writer']} ({ours['median_s'] / r['median_s']:.2f}x) at {label}")
     lines.append("")
+    if any("median_cpu_s" in r for run in runs for r in run["results"]):
+        lines.extend(["CPU s: median CPU-seconds of the writing process, all its threads (Spark's JVM is another "
+                      "process and is not counted). On a busy shared machine wall time favours the writers with "
+                      "more threads; CPU-seconds are the steadier comparison.", ""])
     if faster:
         lines.append(f"Faster than gpuwrite here: {'; '.join(faster)}.")
     else:
