@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -166,11 +167,11 @@ def plot(runs: list[dict[str, Any]], path: Path) -> None:
 def embed(readme: Path, block: str) -> None:
     """Replace the text between the start and end markers of `readme` with `block`."""
     text = readme.read_text()
-    if START not in text or END not in text:
-        raise ValueError(f"{readme} has no {START} ... {END} section")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{block}{END}{tail}")
+    # the markers count only on lines of their own: prose may name them
+    found = re.search(rf"^{re.escape(START)}$(.*?)^{re.escape(END)}$", text, re.MULTILINE | re.DOTALL)
+    if found is None:
+        raise ValueError(f"{readme} has no {START} ... {END} section (each marker on a line of its own)")
+    readme.write_text(f"{text[:found.start()]}{START}\n{block}{END}{text[found.end():]}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -84,7 +84,8 @@ def test_bench_report_table_chart_and_readme(tmp_path: Path) -> None:
         _run(100_000, "zstd", {"gpuwrite": 0.5, "pyarrow": 0.6, "polars": 0.55, "duckdb": 0.7})]}))
     readme = tmp_path / "docs" / "README.md"
     readme.parent.mkdir()
-    readme.write_text(f"# Title\n\nbefore\n{report.START}\nold table\n{report.END}\nafter\n")
+    readme.write_text(f"# Title\n\nbefore, between `{report.START}` and `{report.END}`\n{report.START}\nold table\n"
+                      f"{report.END}\nafter\n")
     md, png = tmp_path / "out" / "bench.md", tmp_path / "out" / "bench.png"
     md.parent.mkdir()
     assert report.main([str(results), "--markdown", str(md), "--plot", str(png), "--readme", str(readme)]) == 0
@@ -97,7 +98,8 @@ def test_bench_report_table_chart_and_readme(tmp_path: Path) -> None:
     assert "![Parquet write speed and file size relative to pyarrow](bench.png)" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5_000
     updated = readme.read_text()
-    assert updated.startswith("# Title\n\nbefore\n") and updated.endswith(f"{report.END}\nafter\n")
+    assert updated.startswith(f"# Title\n\nbefore, between `{report.START}` and `{report.END}`\n{report.START}\n")
+    assert updated.endswith(f"{report.END}\nafter\n")
     assert "old table" not in updated and "](../out/bench.png)" in updated and "**gpuwrite**" in updated
 
 
