@@ -57,7 +57,8 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
         writer.write(data)
         result = writer.close()
         wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
-    counters = writer._backend.device.counters  # type: ignore[attr-defined]
+    device = writer._backend.device  # type: ignore[attr-defined]
+    counters = device.counters
     groups = len(result.footer.row_groups)
     report = {"rows": result.num_rows, "row_groups": groups, "input_bytes": table.nbytes,
               "output_bytes": result.size, "wall_s": wall, "host_s": wall - counters.standin_s,
@@ -69,7 +70,7 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
               "syncs_per_row_group": counters.syncs / max(1, groups),
               "h2d_over_input": counters.h2d_bytes / max(1, table.nbytes),
               "d2h_over_output": counters.d2h_bytes / max(1, result.size),
-              "by_kernel": counters.by_kernel}
+              "device_peak_bytes": device.peak_bytes, "by_kernel": counters.by_kernel}
     return report
 
 
@@ -92,6 +93,7 @@ def format_report(r: dict[str, Any]) -> str:
              f"{'H2D bytes':24s} {r['h2d_bytes']:,} ({r['h2d_over_input']:.3f}x the input)",
              f"{'D2H bytes':24s} {r['d2h_bytes']:,} ({r['d2h_over_output']:.3f}x the file)",
              f"{'D2D bytes (input)':24s} {r.get('d2d_bytes', 0):,} ({r.get('d2d_copies', 0)} copies)",
+             f"{'device memory peak':24s} {r['device_peak_bytes']:,} ({r['device_peak_bytes'] / max(1, r['input_bytes']):.2f}x the input)",
              f"{'identical to CPU path':24s} {r.get('identical_to_cpu')}"]
     kernels = ", ".join(f"{k} {v}" for k, v in sorted(r["by_kernel"].items(), key=lambda kv: -kv[1]))
     return "\n".join(lines + [f"{'launches by step':24s} {kernels}"])

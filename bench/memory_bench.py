@@ -1,9 +1,13 @@
 """Peak memory (RSS high-water mark) of Parquet writes through gpuwrite and pyarrow, each in a fresh process.
 
 Two inputs:
-- `stream`: a store_sales-shaped stream (`gpuwrite.demo_data.store_sales_table`), `--rows` rows generated
-  batch by batch (`--batch-rows`, a new seed per batch) and written through a streaming writer
-  (`gpuwrite.ParquetWriter`, `pyarrow.parquet.ParquetWriter`), so only the writer holds rows across batches;
+- `stream`: a store_sales-shaped stream (`gpuwrite.demo_data.store_sales_table`), `--rows` rows (default
+  28.8 M, TPC-DS SF10) generated batch by batch (`--batch-rows`, a new seed per batch) behind a
+  `pyarrow.RecordBatchReader` and written through a streaming writer (`gpuwrite.ParquetWriter`,
+  `pyarrow.parquet.ParquetWriter`), so only the writer holds rows across batches. The third tool `none`
+  reads the same stream and writes nothing: the floor the generator alone costs. Each writer's peak is checked
+  against a bound: RSS before the stream + three row groups' raw size (Arrow bytes of the rows of its largest
+  row group) + one input batch + the generator's own extra (the floor's peak over its start);
 - `large`: one Arrow chunk of `--values` large_binary values of `--value-mb` MB each (random bytes), written
   in one call, at most `--page-rows` values per page (gpuwrite's page_row_count_limit and
   page_size_check_min, pyarrow's write_batch_size): a page holds at most 2 GiB, so 20 values of 110 MB cannot share one.
@@ -12,7 +16,7 @@ Each (tool, input) runs in its own child process (`--child`), which reports its 
 after the write, its RSS just before the write (imports, and for `large` the input itself), the seconds the
 write took and the file size. Linux only (/proc).
 
-    .venv/bin/python bench/memory_bench.py                           # 20 M-row stream and 20 x 110 MB chunk
+    .venv/bin/python bench/memory_bench.py --cases stream            # 28.8 M-row stream (SF10)
     .venv/bin/python bench/memory_bench.py --rows 2000000 --cases stream --tools gpuwrite
 """
 
@@ -27,9 +31,11 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-TOOLS = ("gpuwrite", "pyarrow")
+TOOLS = ("gpuwrite", "pyarrow", "none")
+SF10_ROWS = 28_800_991  # store_sales rows at TPC-DS scale factor 10
 CASES = ("stream", "large")
 
 
@@ -42,16 +48,25 @@ def _status_bytes(field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def _stream_batches(rows: int, batch_rows: int) -> Iterator[object]:
-    """store_sales-shaped batches, generated one at a time (a new seed per batch)."""
+def _stream_batches(rows: int, batch_rows: int) -> Iterator[Any]:
+    """store_sales-shaped record batches, generated one at a time (a new seed per batch)."""
     from gpuwrite.demo_data import store_sales_table
 
     done, seed = 0, 1
     while done < rows:
         n = min(batch_rows, rows - done)
-        yield store_sales_table(n, seed=seed)
+        yield from store_sales_table(n, seed=seed).combine_chunks().to_batches()
         done += n
         seed += 1
+
+
+def stream_reader(rows: int, batch_rows: int) -> Any:
+    """A `pyarrow.RecordBatchReader` over the generated batches: nothing is generated before it is read."""
+    import pyarrow as pa
+
+    from gpuwrite.demo_data import STORE_SALES_SCHEMA
+
+    return pa.RecordBatchReader.from_batches(STORE_SALES_SCHEMA, _stream_batches(rows, batch_rows))
 
 
 def _large_table(values: int, value_bytes: int) -> object:
@@ -71,19 +86,23 @@ def _write_stream(tool: str, path: str, args: argparse.Namespace) -> tuple[float
 
     from gpuwrite.demo_data import STORE_SALES_SCHEMA
 
-    batches = _stream_batches(args.rows, args.batch_rows)
+    reader = stream_reader(args.rows, args.batch_rows)
     before = _status_bytes("VmRSS")
     start = time.perf_counter()
     if tool == "gpuwrite":
         import gpuwrite
 
         with gpuwrite.ParquetWriter(path, STORE_SALES_SCHEMA, device="cpu") as writer:
-            for batch in batches:
+            for batch in reader:
                 writer.write(batch)
+    elif tool == "none":
+        rows = sum(batch.num_rows for batch in reader)
+        if rows != args.rows:
+            raise RuntimeError(f"the stream gave {rows} rows, not {args.rows}")
     else:
         with pq.ParquetWriter(path, STORE_SALES_SCHEMA, data_page_version="2.0", compression="snappy") as writer:
-            for batch in batches:
-                writer.write_table(batch)
+            for batch in reader:
+                writer.write_batch(batch)
     return time.perf_counter() - start, before
 
 
@@ -117,21 +136,44 @@ def child(tool: str, case: str, args: argparse.Namespace) -> dict[str, object]:
         except Exception as e:  # reported, not raised: the table shows which writes failed
             return {"tool": tool, "case": case, "error": f"{type(e).__name__}: {str(e)[:300]}",
                     "peak_rss": _status_bytes("VmHWM")}
+        peak = _status_bytes("VmHWM")
+        if not os.path.exists(path):  # tool "none": nothing written
+            return {"tool": tool, "case": case, "seconds": round(seconds, 2), "rss_before": before,
+                    "peak_rss": peak, "file_size": 0}
         size = os.path.getsize(path)
-    return {"tool": tool, "case": case, "seconds": round(seconds, 2), "rss_before": before,
-            "peak_rss": _status_bytes("VmHWM"), "file_size": size}
+        row = {"tool": tool, "case": case, "seconds": round(seconds, 2), "rss_before": before, "peak_rss": peak,
+               "file_size": size}
+        if case == "stream":
+            row.update(_row_group_sizes(path, args.batch_rows))
+    return row
+
+
+def _row_group_sizes(path: str, batch_rows: int) -> dict[str, int]:
+    """The written file's row groups: count, rows of the largest, and the raw (Arrow) bytes of that many rows
+    and of one input batch, from the bytes per row of a generated batch."""
+    import pyarrow.parquet as pq
+
+    from gpuwrite.demo_data import store_sales_table
+
+    meta = pq.ParquetFile(path).metadata
+    largest = max(meta.row_group(i).num_rows for i in range(meta.num_row_groups))
+    sample = store_sales_table(min(batch_rows, 100_000), seed=1)
+    per_row = sample.nbytes / max(1, sample.num_rows)
+    return {"row_groups": meta.num_row_groups, "row_group_rows": largest,
+            "row_group_raw_bytes": int(largest * per_row), "batch_raw_bytes": int(batch_rows * per_row)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=20_000_000, help="rows of the store_sales stream")
+    parser.add_argument("--rows", type=int, default=SF10_ROWS, help="rows of the store_sales stream")
     parser.add_argument("--batch-rows", type=int, default=500_000, help="rows per streamed batch")
     parser.add_argument("--values", type=int, default=20, help="values in the large chunk")
     parser.add_argument("--value-mb", type=float, default=110.0, help="MB (10^6 bytes) per large value")
     parser.add_argument("--page-rows", type=int, default=10,
                         help="large: values per page (a Parquet page holds at most 2 GiB, so 20 x 110 MB needs two)")
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated: stream, large")
-    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated: gpuwrite, pyarrow")
+    parser.add_argument("--tools", default=",".join(TOOLS),
+                        help="comma-separated: gpuwrite, pyarrow, none (the stream alone, stream case only)")
     parser.add_argument("--tmp", default=None, help="directory for the output files")
     parser.add_argument("--out", default=None, help="also save the results as JSON here")
     parser.add_argument("--child", nargs=2, metavar=("TOOL", "CASE"), help=argparse.SUPPRESS)
@@ -144,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
                  f"--value-mb={args.value_mb}", f"--page-rows={args.page_rows}"] + ([f"--tmp={args.tmp}"] if args.tmp else [])
     for case in args.cases.split(","):
         for tool in args.tools.split(","):
+            if tool == "none" and case != "stream":
+                continue
             proc = subprocess.run([sys.executable, __file__, "--child", tool, case, *forwarded],
                                   capture_output=True, text=True, cwd=REPO_ROOT)
             lines = proc.stdout.strip().splitlines()
@@ -151,10 +195,30 @@ def main(argv: list[str] | None = None) -> int:
                 "tool": tool, "case": case, "error": (proc.stderr.strip().splitlines() or ["?"])[-1]}
             results.append(row)
             _print_row(row)
+    _check_bounds(results)
     if args.out:
         Path(args.out).write_text(json.dumps({"args": {k: v for k, v in vars(args).items() if k != "child"},
                                               "results": results}, indent=2))
     return 0
+
+
+def _check_bounds(results: list[dict[str, Any]]) -> None:
+    """Give each streamed writer its bound (start + 3 row groups' raw size + a batch + the generator's extra)
+    and whether its peak kept within it; print both."""
+    floor = next((r for r in results if r.get("tool") == "none" and "peak_rss" in r and "error" not in r), None)
+    generator_extra = int(floor["peak_rss"]) - int(floor["rss_before"]) if floor else 0
+    for row in results:
+        if row.get("case") != "stream" or "row_group_raw_bytes" not in row:
+            continue
+        bound = (int(row["rss_before"]) + 3 * int(row["row_group_raw_bytes"]) + int(row["batch_raw_bytes"])
+                 + generator_extra)
+        row["bound"] = bound
+        row["generator_extra"] = generator_extra
+        row["within_bound"] = int(row["peak_rss"]) <= bound
+        print(f"stream  {row['tool']:9} bound {bound / 1e9:6.2f} GB = before {int(row['rss_before']) / 1e9:.2f}"
+              f" + 3 x {int(row['row_group_raw_bytes']) / 1e9:.3f} GB raw row group ({row['row_group_rows']:,} rows,"
+              f" {row['row_groups']} groups) + batch {int(row['batch_raw_bytes']) / 1e9:.3f} GB + generator"
+              f" {generator_extra / 1e9:.2f} GB: peak {'within' if row['within_bound'] else 'OVER'}", flush=True)
 
 
 def _print_row(row: dict[str, object]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,7 +40,7 @@ def load_runs(paths: Sequence[Path]) -> list[dict[str, Any]]:
 
 
 def run_label(run: dict[str, Any]) -> str:
-    """What a run measured: rows, codec and cores, e.g. '2,880,404 rows, snappy, 16 cores'."""
+    """What a run measured: table, rows, codec and cores, e.g. 'store_sales: 2,880,404 rows, snappy, 16 cores'."""
     parts = []
     if isinstance(run.get("rows"), int):
         parts.append(f"{run['rows']:,} rows")
@@ -48,26 +49,29 @@ def run_label(run: dict[str, Any]) -> str:
     cores = run.get("threads") or (run.get("machine") or {}).get("usable_cpus")
     if cores:
         parts.append(f"{cores} cores")
-    return ", ".join(parts) or "run"
+    text = ", ".join(parts) or "run"
+    return f"{run['dataset']}: {text}" if run.get("dataset") else text
 
 
 def machine_line(runs: list[dict[str, Any]]) -> str:
     """The machine and library versions, from the first run that records them."""
-    machine = next((r["machine"] for r in runs if isinstance(r.get("machine"), dict)), {})
+    machine: dict[str, Any] = next((r["machine"] for r in runs if isinstance(r.get("machine"), dict)), {})
     if not machine:
         return "Machine not recorded."
     cpu = machine.get("cpu_model") or "unknown CPU"
     cores = f"{machine.get('usable_cpus')} of {machine.get('cpu_count')} cores usable"
     versions = ", ".join(f"{k} {v}" for k, v in (machine.get("versions") or {}).items() if v)
-    return f"Measured on {cpu} ({cores}), {machine.get('platform', '?')}, Python {machine.get('python', '?')}; " \
-           f"{versions}."
+    load = machine.get("load_average_1m")
+    busy = f" (shared: 1-minute load average {load:.1f} at the start)" if isinstance(load, (int, float)) else ""
+    return f"Measured on {cpu} ({cores}){busy}, {machine.get('platform', '?')}, " \
+           f"Python {machine.get('python', '?')}; {versions}."
 
 
 def markdown(runs: list[dict[str, Any]], image: str | None = None) -> str:
     """The results as a markdown table, the machine, where others beat gpuwrite, and the chart."""
     lines = [machine_line(runs), "",
-             "| data | writer | median s | GB/s | file MB | speed vs pyarrow | size vs pyarrow |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "| data | writer | median s | GB/s | file MB | speed vs pyarrow | size vs pyarrow | CPU s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     faster: list[str] = []
     for run in runs:
         label = run_label(run)
@@ -76,21 +80,30 @@ def markdown(runs: list[dict[str, Any]], image: str | None = None) -> str:
             name = f"**{r['writer']}**" if r.get("writer") == SUBJECT else str(r.get("writer"))
             if "median_s" not in r:
                 lines.append(f"| {label} | {name} | error: {str(r.get('error', 'no samples')).replace('|', '/')} "
-                             "| | | | |")
+                             "| | | | | |")
                 continue
             lines.append(f"| {label} | {name} | {r['median_s']:.3f} | {r['gb_per_s']:.3f} | "
                          f"{r['size_bytes'] / 1e6:.1f} | {_ratio(r.get('speed_vs_pyarrow'))} | "
-                         f"{_ratio(r.get('size_vs_pyarrow'))} |")
+                         f"{_ratio(r.get('size_vs_pyarrow'))} | {_seconds(r.get('median_cpu_s'))} |")
             if ours is not None and r is not ours and r["median_s"] < ours["median_s"]:
                 faster.append(f"{r['writer']} ({ours['median_s'] / r['median_s']:.2f}x) at {label}")
     lines.append("")
+    if any("median_cpu_s" in r for run in runs for r in run["results"]):
+        lines.extend(["CPU s: median CPU-seconds of the writing process, all its threads (Spark's JVM is another "
+                      "process and is not counted). On a busy shared machine wall time favours the writers with "
+                      "more threads; CPU-seconds are the steadier comparison.", ""])
     if faster:
         lines.append(f"Faster than gpuwrite here: {'; '.join(faster)}.")
     else:
         lines.append("No other writer was faster than gpuwrite in these runs.")
     if image:
-        lines.extend(["", f"![Parquet write throughput, GB/s of Arrow input]({image})"])
+        lines.extend(["", f"![Parquet write speed and file size relative to pyarrow]({image})"])
     return "\n".join(lines) + "\n"
+
+
+def _seconds(value: Any) -> str:
+    """CPU seconds as '1.234', or '-' when not recorded."""
+    return f"{value:.3f}" if isinstance(value, (int, float)) else "-"
 
 
 def _ratio(value: Any) -> str:
@@ -99,43 +112,66 @@ def _ratio(value: Any) -> str:
 
 
 def plot(runs: list[dict[str, Any]], path: Path) -> None:
-    """A horizontal bar chart of GB/s per writer, a group of bars per run, saved as PNG."""
+    """Bar charts saved as one PNG, a group of bars per run: speed relative to pyarrow (each bar labelled with
+    its GB/s; plain GB/s when no run has pyarrow) and, beside it, file size relative to pyarrow's."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     writers = list(dict.fromkeys(r["writer"] for run in runs for r in run["results"]))
+    relative = any(isinstance(r.get("speed_vs_pyarrow"), (int, float)) for run in runs for r in run["results"])
+    metric = "speed_vs_pyarrow" if relative else "gb_per_s"
     height = 0.8 / max(1, len(writers))
-    fig, ax = plt.subplots(figsize=(8, 1.2 + 0.5 * len(runs) * len(writers)))
+    fig, (speed_ax, size_ax) = plt.subplots(1, 2, figsize=(12, 1.4 + 0.4 * len(runs) * len(writers)),
+                                            sharey=True, gridspec_kw={"width_ratios": [3, 2]})
     for j, writer in enumerate(writers):
-        values, positions = [], []
+        speeds: list[tuple[float, float, float]] = []
+        sizes: list[tuple[float, float]] = []
         for i, run in enumerate(runs):
             row = next((r for r in run["results"] if r["writer"] == writer and "gb_per_s" in r), None)
-            if row is not None:
-                values.append(row["gb_per_s"])
-                positions.append(i + j * height)
-        bars = ax.barh(positions, values, height=height, label=writer,
-                       edgecolor="black" if writer == SUBJECT else None)
-        ax.bar_label(bars, fmt="%.2f", padding=2, fontsize=8)
-    ax.set_yticks([i + height * (len(writers) - 1) / 2 for i in range(len(runs))], [run_label(r) for r in runs])
-    ax.invert_yaxis()
-    ax.set_xlabel("GB/s of Arrow input (higher is faster)")
-    ax.set_title("Parquet write throughput")
-    ax.legend(loc="lower right", fontsize=8)
+            if row is None:
+                continue
+            if isinstance(row.get(metric), (int, float)):
+                speeds.append((i + j * height, row[metric], row["gb_per_s"]))
+            if isinstance(row.get("size_vs_pyarrow"), (int, float)):
+                sizes.append((i + j * height, row["size_vs_pyarrow"]))
+        style = {"height": height, "edgecolor": "black" if writer == SUBJECT else None, "color": f"C{j}"}
+        if speeds:
+            bars = speed_ax.barh([p for p, _, _ in speeds], [v for _, v, _ in speeds], label=writer, **style)
+            labels = [f"{v:.2f}x  ({g:.3g} GB/s)" if relative else f"{g:.3g}" for _, v, g in speeds]
+            speed_ax.bar_label(bars, labels=labels, padding=2, fontsize=7)
+        if sizes:
+            bars = size_ax.barh([p for p, _ in sizes], [v for _, v in sizes], **style)
+            size_ax.bar_label(bars, fmt="%.2f", padding=2, fontsize=7)
+    speed_ax.set_yticks([i + height * (len(writers) - 1) / 2 for i in range(len(runs))],
+                        [run_label(r).replace(": ", ":\n", 1) for r in runs], fontsize=8)
+    speed_ax.invert_yaxis()
+    if relative:
+        speed_ax.axvline(1.0, color="grey", linewidth=0.8)
+        speed_ax.set_xlabel("write speed / pyarrow's (higher is faster); labels: GB/s of Arrow input")
+    else:
+        speed_ax.set_xlabel("GB/s of Arrow input (higher is faster)")
+    speed_ax.set_xlim(right=speed_ax.get_xlim()[1] * 1.25)
+    speed_ax.set_title("Parquet write speed")
+    speed_ax.legend(loc="lower right", fontsize=8)
+    size_ax.axvline(1.0, color="grey", linewidth=0.8)
+    size_ax.set_xlim(right=size_ax.get_xlim()[1] * 1.1)
+    size_ax.set_xlabel("file size / pyarrow's (lower is smaller)")
+    size_ax.set_title("File size")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
 def embed(readme: Path, block: str) -> None:
     """Replace the text between the start and end markers of `readme` with `block`."""
     text = readme.read_text()
-    if START not in text or END not in text:
-        raise ValueError(f"{readme} has no {START} ... {END} section")
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{block}{END}{tail}")
+    # the markers count only on lines of their own: prose may name them
+    found = re.search(rf"^{re.escape(START)}$(.*?)^{re.escape(END)}$", text, re.MULTILINE | re.DOTALL)
+    if found is None:
+        raise ValueError(f"{readme} has no {START} ... {END} section (each marker on a line of its own)")
+    readme.write_text(f"{text[:found.start()]}{START}\n{block}{END}{text[found.end():]}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,6 +28,7 @@ from .inputs import Source, input_kind, open_source
 from .inspect import inspect
 from .inspect_dataset import format_dataset, preview
 from .inspect_text import format_inspect, format_page_index, format_summary
+from .option_aliases import suggestion
 from .options import TIMESTAMP_TYPES, WriteOptions
 from .progress import ProgressBar
 from .result import FileResult
@@ -48,7 +49,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the gpuwrite command line with `argv` (default sys.argv[1:]); returns the exit status."""
     parser = _parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            parser.error(_unrecognized(parser, args.command, extra))
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if args.command is None:
@@ -70,11 +73,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
 
+def _unrecognized(parser: argparse.ArgumentParser, command: str | None, extra: list[str]) -> str:
+    """argparse's 'unrecognized arguments' message, with the closest flag of the command for each unknown one."""
+    flags: list[str] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            flags = [f for a in action.choices[command]._actions for f in a.option_strings]
+    parts = [arg + suggestion(arg.partition("=")[0], flags) if arg.startswith("--") else arg for arg in extra]
+    return f"unrecognized arguments: {' '.join(parts)}"
+
+
 def _error_message(exc: BaseException) -> str:
     """One line for an error: 'path: reason' for OS errors, else the exception's own message."""
     if isinstance(exc, OSError) and exc.strerror and exc.filename:
         return f"{exc.filename}: {exc.strerror}"
-    return str(exc).strip() or type(exc).__name__
+    # the API's way out, as this command spells it
+    return str(exc).strip().replace("pass widen_unsigned=True", "pass --widen-unsigned") or type(exc).__name__
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -87,14 +101,22 @@ def _parser() -> argparse.ArgumentParser:
                        description="Stream IN (Parquet, Arrow IPC/Feather or CSV, chosen by extension, else by its "
                                    "magic bytes) into a Parquet v2 file at OUT. Flags win over --option keys.")
     w.add_argument("input", metavar="IN", help="input file: .parquet, .arrow/.feather/.ipc or .csv")
-    w.add_argument("output", metavar="OUT", help="Parquet file to write (appears only when complete)")
-    w.add_argument("--compression", metavar="C", help="uncompressed, snappy (default), gzip, zstd or lz4_raw")
+    w.add_argument("output", metavar="OUT", help="Parquet file to write, a path or a URI (s3://, gs://, abfs://, "
+                   "file://, memory://...); it appears only when complete")
+    w.add_argument("--compression", metavar="C",
+                   help="uncompressed (or none), snappy (default), gzip, zstd or lz4_raw")
+    w.add_argument("--compression-level", metavar="N", type=int, help="zstd (default 3) or gzip (default 6) level")
     w.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
                    help="a Spark / parquet-java key such as parquet.page.size=1048576 (repeatable)")
-    w.add_argument("--row-group-size", metavar="BYTES", type=_size, help="row group size (parquet.block.size); "
-                   "K, M, G suffixes allowed")
-    w.add_argument("--page-size", metavar="BYTES", type=_size, help="page size (parquet.page.size)")
+    w.add_argument("--row-group-size", metavar="ROWS", type=_rows,
+                   help="rows per row group at most, as pyarrow's row_group_size (parquet.block.row.count.limit)")
+    w.add_argument("--row-group-bytes", metavar="BYTES", type=_size,
+                   help="row group size in bytes (parquet.block.size, default 128M); K, M, G suffixes allowed")
+    w.add_argument("--data-page-size", "--page-size", metavar="BYTES", type=_size, dest="data_page_size",
+                   help="page size in bytes, as pyarrow's data_page_size (parquet.page.size, default 1M)")
     w.add_argument("--no-dictionary", action="store_true", help="do not dictionary-encode any column")
+    w.add_argument("--widen-unsigned", action="store_true",
+                   help="write unsigned integer columns as the next wider signed type (uint64: decimal(20,0))")
     w.add_argument("--device", choices=["auto", "cpu", "gpu"], default=None,
                    help="encode on the GPU or the CPU (default auto: the GPU when there is one)")
     w.add_argument("--timestamp-type", metavar="T", type=str.upper,
@@ -172,6 +194,14 @@ def _size(text: str) -> int:
     return int(match.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30}[match.group(2).lower()]
 
 
+def _rows(text: str) -> int:
+    """Parse a row count (--row-group-size); a size suffix is refused, pointing at --row-group-bytes."""
+    if re.fullmatch(r"\s*\d+\s*([kmg]i?b?|b)\s*", text, re.IGNORECASE):
+        raise argparse.ArgumentTypeError(f"{text!r}: --row-group-size counts rows, as pyarrow's row_group_size; "
+                                         "for a size in bytes use --row-group-bytes")
+    return _positive_int(text)
+
+
 def _delimiter(text: str) -> str:
     """Parse --delimiter."""
     try:
@@ -202,11 +232,14 @@ def _write_options(args: argparse.Namespace) -> WriteOptions:
         if not sep or not key.strip():
             raise OptionError(f"--option {item!r} is not KEY=VALUE")
         conf[key.strip()] = value.strip()
-    keywords: dict[str, Any] = {"compression": args.compression, "block_size": args.row_group_size,
-                                "page_size": args.page_size, "timestamp_type": args.timestamp_type,
+    keywords: dict[str, Any] = {"compression": args.compression, "compression_level": args.compression_level,
+                                "row_group_size": args.row_group_size, "block_size": args.row_group_bytes,
+                                "data_page_size": args.data_page_size, "timestamp_type": args.timestamp_type,
                                 "device": args.device}
     if args.no_dictionary:
         keywords["enable_dictionary"] = False
+    if args.widen_unsigned:
+        keywords["widen_unsigned"] = True
     return WriteOptions.from_conf(conf, **{k: v for k, v in keywords.items() if v is not None})
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import OptionError
+from .option_aliases import ALIASES, suggestion, translate
 from .option_values import Parser, parse_bool, parse_float, parse_int, zone_problem
 from .spark.sql_keys import CODEC_KEY, REBASE_MODES, SQL_KEYS, TIMESTAMP_TYPES
 
@@ -40,6 +41,11 @@ CODECS = ("uncompressed", "snappy", "gzip", "zstd", "lz4_raw")
 _CODEC_ALIASES = {"none": "uncompressed", "uncompressed": "uncompressed", "snappy": "snappy", "gzip": "gzip",
                   "zstd": "zstd", "lz4_raw": "lz4_raw", "lz4raw": "lz4_raw"}
 DEVICES = ("auto", "cpu", "gpu")
+# Values encoding of pages that are not dictionary-encoded: "delta" is parquet-java v2's
+# (DefaultV2ValuesWriterFactory: DELTA_BINARY_PACKED for INT32 / INT64, DELTA_BYTE_ARRAY for BINARY /
+# FIXED_LEN_BYTE_ARRAY), "plain" is PLAIN for every type (DefaultV1ValuesWriterFactory's fallback, what Iceberg's
+# own writer uses: readers without DELTA_* decoders, e.g. Iceberg's vectorized reader before 1.11, read it).
+FALLBACK_ENCODINGS = ("delta", "plain")
 ZSTD_LEVEL_KEY = "parquet.compression.codec.zstd.level"
 # Levels each codec takes, the same rule for keywords and keys. SPEC: zstd's ZSTD_minCLevel() .. ZSTD_maxCLevel()
 # (zstd-jni's Zstd.minCompressionLevel / maxCompressionLevel; parquet-java's ZstandardCodec passes the level
@@ -86,6 +92,8 @@ class WriteOptions:
     time_zone: str = "UTC"
     device: str = "auto"
     validate: bool = True  # refuse decimals wider than their precision and invalid UTF-8 (validate.py)
+    widen_unsigned: bool = False  # write uint8/16/32/64 as int16/int32/int64/decimal(20,0) (widen.py)
+    fallback_encoding: str = "delta"  # values of non-dictionary pages: "delta" (parquet-java v2) or "plain"
     spark_version: str = DEFAULT_SPARK_VERSION
     # Bloom filters (parquet.bloom.filter.*): off unless enabled globally, per column, or by an expected NDV.
     bloom_filter_enabled: bool = False
@@ -100,6 +108,7 @@ class WriteOptions:
         _check_choice("compression", self.compression, CODECS)
         _check_choice("timestamp_type", self.timestamp_type, TIMESTAMP_TYPES)
         _check_choice("device", self.device, DEVICES)
+        _check_choice("fallback_encoding", self.fallback_encoding, FALLBACK_ENCODINGS)
         for name in ("datetime_rebase", "int96_rebase"):
             _check_choice(name, getattr(self, name), REBASE_MODES)
         for name in ("block_size", "page_size", "page_row_count_limit", "page_size_check_min",
@@ -116,14 +125,17 @@ class WriteOptions:
         problem = zone_problem(self.time_zone) if isinstance(self.time_zone, str) else "not a string"
         if problem is not None:
             raise OptionError(f"option {_label('time_zone')}={self.time_zone!r}: {problem}")
-        if not isinstance(self.validate, bool):
-            raise OptionError(f"option validate must be True or False, got {self.validate!r}")
+        for name in ("validate", "widen_unsigned"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionError(f"option {name} must be True or False, got {getattr(self, name)!r}")
         self._check_bloom()
 
     def _check_bloom(self) -> None:
         """Validate the bloom filter fields (keyword path; conf keys are checked, by key, while parsing)."""
         columns = self.bloom_filter_columns
-        if isinstance(columns, (list, tuple, AbstractSet)) and not isinstance(columns, str):
+        if isinstance(columns, str):  # one column
+            columns = [columns]
+        if isinstance(columns, (list, tuple, AbstractSet)):
             object.__setattr__(self, "bloom_filter_columns", {c: True for c in columns})
         for name in ("bloom_filter_columns", "bloom_filter_ndv", "bloom_filter_fpp"):
             value = getattr(self, name)
@@ -193,7 +205,7 @@ class WriteOptions:
                 continue
             spec = _KEYS.get(base)
             if spec is None or column:
-                raise OptionError(f"unknown option {key!r}")
+                raise OptionError(unknown_key(key))
             name, parse = spec
             if name is None:
                 parse(key, raw)
@@ -207,15 +219,13 @@ class WriteOptions:
         if column_dict:
             values["column_dictionary"] = column_dict
         values.update(bloom.fields())
-        for name, value in keywords.items():
-            if name not in _FIELDS:
-                raise OptionError(f"unknown option {name!r}")
-            if value is None and name != "compression_level":
-                continue
+        given, via_alias = translate(keywords, _FIELDS)
+        for name, value in given.items():
             if name == "compression":
-                value = _parse_codec("compression", value)
+                value = _parse_codec(via_alias.get(name, "compression"), value)
             values[name] = value
             written.pop(name, None)
+        written.update(via_alias)
         if written.get("compression_level") == ZSTD_LEVEL_KEY and values.get("compression", "snappy") != "zstd":
             # SPEC: only ZstandardCodec reads parquet.compression.codec.zstd.level: checked, then unused
             check_level(repr(ZSTD_LEVEL_KEY), "zstd", values.pop("compression_level"))
@@ -243,6 +253,19 @@ def _keys_written(keys: Mapping[str, str]) -> Iterator[None]:
         yield
     finally:
         _KEY_OF_FIELD.reset(token)
+
+
+def unknown_key(key: str) -> str:
+    """The error for an unknown Spark / parquet-java key: the closest known key, or the keyword it looks like."""
+    if key in _FIELDS or key in ALIASES:
+        return (f"unknown option key {key!r}: {key} is a keyword, not a Spark / parquet-java key; pass it as "
+                f"{key}=... instead of in options")
+    base, hashed, column = key.partition("#")
+    if hashed:  # per-column keys: the closest per-column key, for the same column
+        close = suggestion(base, [*_BloomKeys.PER_COLUMN, "parquet.enable.dictionary"])
+        return f"unknown option {key!r}{close[:-3] + '#' + column + close[-3:] if close else ''}"
+    known = [*_KEYS, *_CODEC_KEYS, *_BloomKeys.GLOBAL]
+    return f"unknown option {key!r}{suggestion(key, known) or suggestion(key, _FIELDS)}"
 
 
 def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
@@ -313,7 +336,7 @@ class _BloomKeys:
         """Parse one key, raising OptionError naming it for an unknown key, a wrong form or a bad value."""
         base, hashed, column = key.partition("#")
         if base not in self.GLOBAL and base not in self.PER_COLUMN:
-            raise OptionError(f"unknown option {key!r}")
+            raise OptionError(unknown_key(key))
         if hashed and base not in self.PER_COLUMN:
             raise OptionError(f"option {key!r}: {base} applies to all columns; parquet-java reads no "
                               "per-column form of it")
@@ -404,10 +427,10 @@ _FIELDS = {f.name for f in dataclasses.fields(WriteOptions)}
 def resolve_options(options: WriteOptions | Mapping[str, Any] | None, keywords: Mapping[str, Any]) -> WriteOptions:
     """Combine an options object or key mapping with keyword overrides into one WriteOptions."""
     if isinstance(options, WriteOptions):
-        unknown = set(keywords) - _FIELDS
-        if unknown:
-            raise OptionError(f"unknown option {sorted(unknown)[0]!r}")
-        return options.replace(**{k: v for k, v in keywords.items() if v is not None}) if keywords else options
+        changes, _ = translate(keywords, _FIELDS)
+        if "compression" in changes:
+            changes["compression"] = _parse_codec("compression", changes["compression"])
+        return options.replace(**changes) if changes else options
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"options must be a WriteOptions or a mapping of keys, got {type(options).__name__}")
     return WriteOptions.from_conf(options, **keywords)

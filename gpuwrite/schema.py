@@ -17,6 +17,8 @@ import pyarrow as pa
 from .errors import UnsupportedTypeError
 from .format.enums import ConvertedType, FieldRepetitionType, Type
 from .options import WriteOptions
+from .type_hints import cast_hint
+from .widen import spark_field_metadata
 
 # Short names for the parquet.thrift enum members used here (other modules import them from here too).
 BOOLEAN, INT32, INT64, INT96 = Type.BOOLEAN, Type.INT32, Type.INT64, Type.INT96
@@ -165,8 +167,9 @@ def value_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
-def leaf_for_field(f: pa.Field, index: int, opts: WriteOptions) -> Leaf:
-    """Map one Arrow field to its Parquet leaf, or raise UnsupportedTypeError naming column and type."""
+def leaf_for_field(f: pa.Field, index: int, opts: WriteOptions, path: str | None = None) -> Leaf:
+    """Map one Arrow field to its Parquet leaf, or raise UnsupportedTypeError naming column and type, and the
+    cast that fixes it (`path`: the dotted column path the hint names, default the field's name)."""
     t = value_type(f.type)
     common = {"name": f.name, "index": index, "arrow_type": t, "nullable": f.nullable}
     if pa.types.is_boolean(t):
@@ -198,7 +201,7 @@ def leaf_for_field(f: pa.Field, index: int, opts: WriteOptions) -> Leaf:
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
         return Leaf(physical=BYTE_ARRAY, kind="bytes", spark_type="binary", **common)
     raise UnsupportedTypeError(f"column {f.name!r}: Arrow type {f.type} is not supported by gpuwrite "
-                               "(Spark has no Parquet mapping for it here)")
+                               f"(Spark has no Parquet mapping for it here){cast_hint(t, path or f.name)}")
 
 
 _LISTS = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
@@ -240,7 +243,8 @@ class _Converter:
                 child = t.field(i)
                 node, spark = self.convert(child, child.name, here, d_here, r, (*steps, ("field", i)))
                 children.append(node)
-                fields.append({"name": child.name, "type": spark, "nullable": child.nullable, "metadata": {}})
+                fields.append({"name": child.name, "type": spark, "nullable": child.nullable,
+                               "metadata": spark_field_metadata(child)})
             return Group(name, rep, tuple(children), field_id=fid), {"type": "struct", "fields": fields}
         if any(is_list(t) for is_list in _LISTS):
             elem = t.value_field
@@ -273,9 +277,10 @@ class _Converter:
                                        "(Spark has no Parquet mapping for it)")
         if pa.types.is_null(t) and not f.nullable:  # a map whose keys are typed null (DuckDB's MAP())
             raise UnsupportedTypeError(f"column {dotted!r}: Arrow type null is not supported by gpuwrite (Spark has "
-                                       "no Parquet mapping for it, and a map's keys can never be null)")
+                                       "no Parquet mapping for it, and a map's keys can never be null); cast the "
+                                       "keys to the type they stand for, e.g. string")
         try:
-            leaf = leaf_for_field(pa.field(name, f.type, f.nullable), self.index, self.opts)
+            leaf = leaf_for_field(pa.field(name, f.type, f.nullable), self.index, self.opts, dotted)
         except UnsupportedTypeError as err:
             if len(here) == 1:
                 raise
@@ -349,6 +354,6 @@ class FileSchema:
 
     def spark_row_metadata(self) -> str:
         """Spark's StructType JSON for org.apache.spark.sql.parquet.row.metadata (compact, Spark's key order)."""
-        fields = [{"name": f.name, "type": spark, "nullable": f.nullable, "metadata": {}}
+        fields = [{"name": f.name, "type": spark, "nullable": f.nullable, "metadata": spark_field_metadata(f)}
                   for f, spark in zip(self.arrow, self.spark_types, strict=True)]
         return json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"), ensure_ascii=False)

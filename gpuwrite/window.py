@@ -5,7 +5,8 @@ Two windows, one per kind of backend (`Backend.converts_on_host`):
 - `RowWindow` (the CPU backend): Arrow rows are converted to the encoders' form (`columns.leaf_data`) a step at
   a time as they arrive: once at least `convert_bytes` of Arrow data are pending (the row-group size, at least
   32 MiB; a few MiB for a streaming writer, fed batch by batch while more arrive as a Spark task is, so pages
-  are encoded as the batches come), or at the end of the input. Each step converts about `convert_bytes` (all
+  are encoded as the batches come; `lookahead` row groups' worth, without the floor, for writers that roll
+  files on written bytes, so finished row groups reach the file while rows arrive), or at the end of the input. Each step converts about `convert_bytes` (all
   of it when less than twice that is pending), chunk by chunk, and appends the result to the open row group's
   `LeafBuffer`s, so the Arrow rows are released as soon as they are converted and nothing is copied twice.
   When a row group ends inside the converted rows, the rows past the cut stay converted and start the next
@@ -87,10 +88,16 @@ class RowWindow:
     """Pending Arrow rows, and the leaves' converted data for rows 0..`rows` of the open row group (the CPU
     backend's window). `streaming`: convert in small steps, so pages are encoded as batches arrive."""
 
-    def __init__(self, schema: FileSchema, opts: WriteOptions, streaming: bool = False) -> None:
+    def __init__(self, schema: FileSchema, opts: WriteOptions, streaming: bool = False,
+                 lookahead: int | None = None) -> None:
+        """`lookahead`: convert once that many row groups' worth of Arrow bytes are waiting, with no 32 MiB
+        floor, so row groups reach the file as soon as they fill (writers that roll files on written bytes)."""
         self.schema = schema
         self.opts = opts
-        self.convert_bytes = STREAM_CONVERT_BYTES if streaming else max(opts.block_size, MIN_CONVERT_BYTES)
+        if lookahead is not None:
+            self.convert_bytes = max(1, lookahead * opts.block_size)
+        else:
+            self.convert_bytes = STREAM_CONVERT_BYTES if streaming else max(opts.block_size, MIN_CONVERT_BYTES)
         self.convert_rows = STREAM_CONVERT_ROWS if streaming else 1 << 62
         self.pending: list[ArrowPiece] = []  # Arrow rows not converted yet
         self.unconverted = 0

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from .assemble.file import FileAssembler, FileLayout
-from .assemble.sink import FileSink
+from .assemble.store_sink import open_sink
 from .backends import RowGroupBuilder, open_backend, resolve_device
 from .encode.compress import CODEC_IDS
 from .errors import GpuwriteError, UnsupportedTypeError
@@ -36,21 +36,26 @@ class FileWriter:
 
     Nothing appears at `path` until close() succeeds; on an exception inside a `with` block, abort(), a
     failure while writing, or garbage collection of a writer never closed (with a ResourceWarning), the
-    temporary file is removed (`assemble.sink.FileSink`). `lookahead` (row groups' worth of Arrow data in the
-    GPU backend's first window, 8) changes only memory and how soon row groups reach the file, never the bytes;
-    writers that roll files on size use 1.
+    temporary file is removed (`assemble.sink.FileSink`; other filesystems: `assemble.store_sink`). `lookahead`
+    (row groups' worth of Arrow data in the GPU backend's first window, 8 when None; when set, also the CPU
+    backend's conversion step, which is otherwise at least 32 MiB) changes only memory and how soon row groups
+    reach the file, never the bytes; writers that roll files on size use 1, so `bytes_written` follows the rows
+    written.
     """
 
     def __init__(self, path: str | os.PathLike[str], schema: FileSchema, options: WriteOptions,
-                 key_value: KeyValue = (), *, lookahead: int = 8, streaming: bool = False) -> None:
-        """`lookahead`: row groups' worth of Arrow bytes in the GPU backend's first window. `streaming`: the input
+                 key_value: KeyValue = (), *, lookahead: int | None = None, streaming: bool = False,
+                 filesystem: Any = None) -> None:
+        """`lookahead`: row groups' worth of Arrow bytes in the GPU backend's first window (8 when None) and, when
+        set, in each of the CPU backend's conversion steps. `streaming`: the input
         arrives batch by batch while the caller waits for more (a Spark task), so the CPU backend converts and
-        encodes in small steps as rows come (same bytes either way)."""
+        encodes in small steps as rows come (same bytes either way). `path` may be a URI, or a path on
+        `filesystem` (pyarrow or fsspec): see `assemble.store_sink` for how each store publishes the file."""
         self.options = options
         self.schema = schema
         self.key_value = list(key_value)
         self.device = resolve_device(options.device)
-        self._sink = FileSink(path)
+        self._sink = open_sink(path, filesystem)
         try:
             self._backend = open_backend(schema.leaves, options, self.device)
         except BaseException:
@@ -64,9 +69,9 @@ class FileWriter:
             self._sink.abort()
             self._backend.close()
             raise
-        self._window: RowWindow | ArrowWindow = (RowWindow(schema, options, streaming)
+        self._window: RowWindow | ArrowWindow = (RowWindow(schema, options, streaming, lookahead)
                                                  if self._backend.converts_on_host
-                                                 else ArrowWindow(schema, options, lookahead))
+                                                 else ArrowWindow(schema, options, lookahead or 8))
         self._builder: RowGroupBuilder | None = None
         self._rows_in = 0  # rows accepted so far
         self.result: FileResult | None = None

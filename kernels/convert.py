@@ -347,9 +347,10 @@ def quick_count(p: tuple, src: np.ndarray, a: int, b: int) -> tuple[bool, np.int
     conv = p[ST_CONV]
     if p[ST_BITMAP] >= 0 or is_time(conv):
         return False, np.int64(0), np.int64(0)
-    if conv == CV_BYTES:
-        x, _ = byte_span(p, src, a)
-        q, _ = byte_span(p, src, b)
+    if conv == CV_BYTES:  # offsets a and b only (b may be the piece's end: offset b + 1 does not exist)
+        w = p[ST_WIDTH]
+        x = load_le(src, p[ST_OFFSETS] + a * w, w)
+        q = load_le(src, p[ST_OFFSETS] + b * w, w)
         return True, np.int64(b - a), q - x
     return True, np.int64(b - a), np.int64((b - a) * p[ST_OUTW])
 

@@ -22,7 +22,7 @@ MAX_POSITIONAL = 6
 # The core: everything a file write goes through. None of it may import gpuwrite.spark.
 CORE = ("gpuwrite.format", "gpuwrite.assemble", "gpuwrite.encode", "gpuwrite.backends", "gpuwrite.plan",
         "gpuwrite.writer", "gpuwrite.window", "gpuwrite.columns", "gpuwrite.levels", "gpuwrite.leafdata",
-        "gpuwrite.schema", "gpuwrite.result", "gpuwrite.validate")
+        "gpuwrite.schema", "gpuwrite.result", "gpuwrite.validate", "gpuwrite.filesystems")
 THRIFT = ("gpuwrite.format.structs", "gpuwrite.format.thrift")
 
 

@@ -209,7 +209,7 @@ def test_bad_keys(conf: dict[str, str], needle: str) -> None:
 
 @pytest.mark.parametrize("keywords", [
     {"bloom_filter_fpp": {"a": 1.5}}, {"bloom_filter_ndv": {"a": 0}}, {"bloom_filter_columns": {"a": "yes"}},
-    {"bloom_filter_max_bytes": 8}, {"bloom_filter_candidates": 0}, {"bloom_filter_columns": "a"},
+    {"bloom_filter_max_bytes": 8}, {"bloom_filter_candidates": 0}, {"bloom_filter_columns": 3},
     {"bloom_filter_ndv": {"a": 5}, "bloom_filter_columns": {"a": False}},
 ])
 def test_bad_keywords(keywords: dict[str, Any]) -> None:

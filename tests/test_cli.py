@@ -56,6 +56,26 @@ def test_write_from_arrow_ipc(tmp_path: Path, table: pa.Table, stream: bool,
     assert last.endswith("done")
 
 
+def test_write_to_uris(tmp_path: Path, table: pa.Table, capsys: pytest.CaptureFixture[str]) -> None:
+    """The output may be a URI: `file://` (the local path, nothing else left in the directory) and fsspec's
+    `memory://`."""
+    fsspec = pytest.importorskip("fsspec")
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["write", str(src), f"file://{out}/t.parquet"]) == 0
+    assert pq.read_table(out / "t.parquet").equals(table) and _files(out) == {"t.parquet"}
+    assert f"to file://{out}/t.parquet" in capsys.readouterr().out
+    memory = fsspec.filesystem("memory")
+    try:
+        assert main(["write", str(src), "memory://cli-test/t.parquet"]) == 0
+        assert memory.find("/cli-test") == ["/cli-test/t.parquet"]
+        assert pq.read_table("/cli-test/t.parquet", filesystem=memory).equals(table)
+    finally:
+        memory.rm("/cli-test", recursive=True)
+
+
 def test_write_sniffs_magic_without_extension(tmp_path: Path, table: pa.Table) -> None:
     """With no known extension the input's magic bytes decide: PAR1 is Parquet, ARROW1 is IPC."""
     parquet_src, ipc_src = tmp_path / "parquet.bin", tmp_path / "ipc.bin"
@@ -164,6 +184,58 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 2
     assert main(["write", "a.csv", "b.parquet", "--page-size", "12x"]) == 2
     assert "not a size in bytes" in capsys.readouterr().err
+
+
+def test_write_flags_named_and_sized_as_pyarrow(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--row-group-size counts rows (pyarrow's row_group_size), --row-group-bytes is parquet.block.size,
+    --data-page-size (or --page-size) bytes, --compression none is uncompressed, --compression-level sets the level:
+    the same bytes as the API's keywords."""
+    table = pa.table({"a": pa.array(range(3_000), pa.int64()), "s": [f"value {i * 7_919}" for i in range(3_000)]})
+    src = tmp_path / "in.parquet"
+    pq.write_table(table, src)
+    out = tmp_path / "rows.parquet"
+    assert main(["write", str(src), str(out), "--quiet", "--row-group-size", "1_000", "--compression", "none",
+                 "--data-page-size", "4K"]) == 0
+    meta = pq.read_metadata(out)
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [1_000] * 3
+    assert meta.row_group(0).column(0).compression == "UNCOMPRESSED"
+    gpuwrite_api = __import__("gpuwrite")
+    gpuwrite_api.write_table(table, tmp_path / "api.parquet", row_group_size=1_000, compression=None,
+                             data_page_size=4_096)
+    assert out.read_bytes() == (tmp_path / "api.parquet").read_bytes()
+    by_bytes = tmp_path / "bytes.parquet"
+    assert main(["write", str(src), str(by_bytes), "--quiet", "--row-group-bytes", "8K", "--page-size", "4K",
+                 "--compression", "zstd", "--compression-level", "7"]) == 0
+    gpuwrite_api.write_table(table, tmp_path / "api2.parquet", block_size=8_192, page_size=4_096,
+                             compression="zstd", compression_level=7)
+    assert by_bytes.read_bytes() == (tmp_path / "api2.parquet").read_bytes()
+    assert pq.read_metadata(by_bytes).num_row_groups > 1
+
+
+def test_row_group_size_with_a_size_suffix_points_at_bytes(capsys: pytest.CaptureFixture[str]) -> None:
+    """A byte size given to --row-group-size (its old meaning) is refused, pointing at --row-group-bytes."""
+    assert main(["write", "a.parquet", "b.parquet", "--row-group-size", "128M"]) == 2
+    assert "--row-group-size counts rows" in capsys.readouterr().err
+
+
+def test_unknown_flag_suggests_the_closest(capsys: pytest.CaptureFixture[str]) -> None:
+    """A misspelt flag is a usage error naming the closest flag of the command."""
+    assert main(["write", "a.parquet", "b.parquet", "--row-group-sise", "10"]) == 2
+    assert "unrecognized arguments: --row-group-sise (did you mean '--row-group-size'?) 10" in capsys.readouterr().err
+    assert main(["inspect", "a.parquet", "--colunm", "x"]) == 2
+    assert "(did you mean '--column'?)" in capsys.readouterr().err
+
+
+def test_widen_unsigned_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Unsigned input is refused with the flag that fixes it; --widen-unsigned writes it widened."""
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"u": pa.array([0, 2**32 - 1], pa.uint32())}), src)
+    assert main(["write", str(src), str(out)]) == 2
+    assert "cast it to int64" in (err := capsys.readouterr().err) and "pass --widen-unsigned" in err
+    assert not out.exists()
+    assert main(["write", str(src), str(out), "--quiet", "--widen-unsigned"]) == 0
+    back = pq.read_table(out)
+    assert back.column("u").type == pa.int64() and back.column("u").to_pylist() == [0, 2**32 - 1]
 
 
 def test_demo_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

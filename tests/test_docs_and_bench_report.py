@@ -45,6 +45,7 @@ def test_options_doc_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert pq.ParquetFile("zstd.parquet").metadata.row_group(0).column(0).compression == "ZSTD"
     assert pq.ParquetFile("small_groups.parquet").metadata.num_row_groups == 1  # 10k rows, 8 MiB groups
     assert not pq.ParquetFile("no_dict_id.parquet").metadata.row_group(0).column(0).has_dictionary_page
+    assert pq.ParquetFile("plain_fallback.parquet").metadata.row_group(0).column(0).encodings == ("PLAIN",)
     assert pq.ParquetFile("bloom.parquet").metadata.row_group(0).column(0).bloom_filter_offset is not None
     assert sorted(os.listdir("cities")) == ["_SUCCESS", "city=Kyiv", "city=Lima", "city=Oslo", "city=Pune"]
 
@@ -84,20 +85,22 @@ def test_bench_report_table_chart_and_readme(tmp_path: Path) -> None:
         _run(100_000, "zstd", {"gpuwrite": 0.5, "pyarrow": 0.6, "polars": 0.55, "duckdb": 0.7})]}))
     readme = tmp_path / "docs" / "README.md"
     readme.parent.mkdir()
-    readme.write_text(f"# Title\n\nbefore\n{report.START}\nold table\n{report.END}\nafter\n")
+    readme.write_text(f"# Title\n\nbefore, between `{report.START}` and `{report.END}`\n{report.START}\nold table\n"
+                      f"{report.END}\nafter\n")
     md, png = tmp_path / "out" / "bench.md", tmp_path / "out" / "bench.png"
     md.parent.mkdir()
     assert report.main([str(results), "--markdown", str(md), "--plot", str(png), "--readme", str(readme)]) == 0
     text = md.read_text()
-    assert "| 2,880,404 rows, snappy, 8 cores | **gpuwrite** | 2.000 | 0.350 | 90.0 | 1.50x | 0.90x |" in text
-    assert "| 100,000 rows, zstd, 8 cores | polars | 0.550 | 1.273 | 95.0 | 1.09x | 0.95x |" in text
+    assert "| 2,880,404 rows, snappy, 8 cores | **gpuwrite** | 2.000 | 0.350 | 90.0 | 1.50x | 0.90x | - |" in text
+    assert "| 100,000 rows, zstd, 8 cores | polars | 0.550 | 1.273 | 95.0 | 1.09x | 0.95x | - |" in text
     assert "| 2,880,404 rows, snappy, 8 cores | duckdb | error: ImportError: no module named duckdb" in text
     assert "Test CPU 9000 (8 of 16 cores usable)" in text and "pyarrow 26.0.1" in text
     assert "Faster than gpuwrite here: polars (1.25x) at 2,880,404 rows, snappy, 8 cores." in text
-    assert "![Parquet write throughput, GB/s of Arrow input](bench.png)" in text
+    assert "![Parquet write speed and file size relative to pyarrow](bench.png)" in text
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5_000
     updated = readme.read_text()
-    assert updated.startswith("# Title\n\nbefore\n") and updated.endswith(f"{report.END}\nafter\n")
+    assert updated.startswith(f"# Title\n\nbefore, between `{report.START}` and `{report.END}`\n{report.START}\n")
+    assert updated.endswith(f"{report.END}\nafter\n")
     assert "old table" not in updated and "](../out/bench.png)" in updated and "**gpuwrite**" in updated
 
 
@@ -112,3 +115,130 @@ def test_bench_report_when_gpuwrite_is_fastest(tmp_path: Path, capsys: pytest.Ca
     assert out.count("| 1,000 rows, snappy, 8 cores |") == 4 and "No other writer was faster" in out
     with pytest.raises(ValueError, match="bench-report"):
         report.embed(tmp_path / "one.json", "x")
+
+
+def _bench(name: str) -> ModuleType:
+    """A bench/ script as a module, registered under its own name (write_bench loads its siblings by name)."""
+    import sys
+
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, REPO / "bench" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_tables_have_their_shapes() -> None:
+    """The four tables: store_sales' schema, 5,000 names and 3..12-word texts, 100 doubles, lists of 0..5
+    structs and maps of distinct keys; the same seed gives the same table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    tables = _bench("tables")
+    from gpuwrite.demo_data import STORE_SALES_SCHEMA
+
+    assert tables.store_sales(500, 1).schema == STORE_SALES_SCHEMA
+    s = tables.strings(20_000, 3)
+    assert s.num_rows == 20_000 and s.column_names == ["url", "name", "comment", "status", "sku", "amount"]
+    assert 1_000 < len(pc.unique(s["name"])) <= tables.NAMES and len(pc.unique(s["status"])) == 4
+    assert len(pc.unique(s["sku"])) == 20_000 and pc.all(pc.starts_with(s["url"], "https://")).as_py()
+    words = pc.list_value_length(pc.split_pattern(s["comment"], " "))
+    assert pc.min(words).as_py() == 3 and pc.max(words).as_py() == 12
+    assert s.equals(tables.strings(20_000, 3)) and not s.equals(tables.strings(20_000, 4))
+    w = tables.wide(1_000, 3)
+    assert w.num_columns == tables.WIDE_COLUMNS and all(t == pa.float64() for t in w.schema.types)
+    assert w["d003"].null_count > 0 and len(pc.unique(w["d002"])) <= 100
+    n = tables.nested(5_000, 3)
+    lengths = pc.list_value_length(n["items"])
+    assert pc.min(lengths).as_py() == 0 and pc.max(lengths).as_py() == 5
+    assert n.schema.field("attrs").type == pa.map_(pa.string(), pa.int64())
+    assert all(len(set(k for k, _ in m)) == len(m) for m in n["attrs"].to_pylist()[:500])
+
+
+def test_write_bench_runs_every_table_and_charts_it(tmp_path: Path) -> None:
+    """A tiny interleaved run: every table, every writer but Spark, timed samples, sizes, ratios to each peer,
+    a JSON report.py reads, and the chart beside it; an unknown or failing writer is an error row."""
+    bench = _bench("write_bench")
+    out = tmp_path / "wb.json"
+    assert bench.main(["--rows", "400", "--repeats", "2", "--writers", "gpuwrite,pyarrow,polars,duckdb",
+                       "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert [r["dataset"] for r in data["runs"]] == ["store_sales", "strings", "wide", "nested"]
+    for run in data["runs"]:
+        assert run["rows"] == 400 and run["input_bytes"] > 0
+        by_name = {r["writer"]: r for r in run["results"]}
+        assert set(by_name) == {"gpuwrite", "pyarrow", "polars", "duckdb"}
+        for name, row in by_name.items():
+            assert "median_s" in row, row
+            assert len(row["samples_s"]) == len(row["cpu_samples_s"]) == 2 and row["size_bytes"] > 0
+            assert row["median_cpu_s"] >= 0
+            assert set(row["vs"]) == set(by_name) - {name}
+            peer = by_name["polars"] if name != "polars" else by_name["duckdb"]
+            other = "polars" if name != "polars" else "duckdb"
+            assert row["vs"][other]["speed"] == pytest.approx(peer["median_s"] / row["median_s"])
+            assert row["vs"][other]["size"] == pytest.approx(row["size_bytes"] / peer["size_bytes"])
+        assert by_name["pyarrow"]["speed_vs_pyarrow"] == 1.0
+    png = out.with_suffix(".png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    text = _report().markdown(_report().load_runs([out]))
+    assert "| nested: 400 rows, snappy" in text and "**gpuwrite**" in text
+    cpu = next(r for r in data["runs"][0]["results"] if r["writer"] == "gpuwrite")["median_cpu_s"]
+    assert f"| {cpu:.3f} |" in text
+
+    import pyarrow as pa
+
+    writers = bench.make_writers(pa.table({"x": [1, 2]}), "snappy", ["pyarrow", "nonesuch"])
+    assert writers[1].write is None and "unknown writer 'nonesuch'" in (writers[1].error or "")
+    broken = bench.Writer("broken", write=lambda path: open(path, "wb").write(b"not parquet"))
+    bench.run_rounds([broken], pa.table({"x": [1]}), 1, str(tmp_path))
+    assert broken.write is None and broken.error and not broken.samples
+    assert bench.summarise([broken], 10)[0] == {"writer": "broken", "error": broken.error}
+
+
+def test_memory_bench_streams_and_states_its_bound(tmp_path: Path) -> None:
+    """A tiny streamed write through gpuwrite, pyarrow and the stream alone, each in its own process: peak
+    RSS, the row groups written and the bound of three row groups + a batch + the generator are reported."""
+    memory = _bench("memory_bench")
+    out = tmp_path / "mem.json"
+    assert memory.main(["--rows", "30000", "--batch-rows", "10000", "--cases", "stream", "--out", str(out),
+                        "--tmp", str(tmp_path)]) == 0
+    rows = {r["tool"]: r for r in json.loads(out.read_text())["results"]}
+    assert set(rows) == {"gpuwrite", "pyarrow", "none"} and not any("error" in r for r in rows.values())
+    assert rows["none"]["file_size"] == 0 and "bound" not in rows["none"]
+    for tool in ("gpuwrite", "pyarrow"):
+        row = rows[tool]
+        assert row["peak_rss"] >= row["rss_before"] > 0 and row["file_size"] > 0
+        assert row["row_group_rows"] >= 1 and row["row_group_raw_bytes"] > 0
+        assert row["bound"] == (row["rss_before"] + 3 * row["row_group_raw_bytes"] + row["batch_raw_bytes"]
+                                + rows["none"]["peak_rss"] - rows["none"]["rss_before"])
+        assert row["within_bound"] == (row["peak_rss"] <= row["bound"])
+    assert rows["pyarrow"]["row_groups"] == 3  # pyarrow's ParquetWriter: a row group per batch
+
+
+def test_memory_bench_stream_is_lazy() -> None:
+    """The stream is a RecordBatchReader that generates a batch only when it is read."""
+    memory = _bench("memory_bench")
+    reader = memory.stream_reader(10**12, 1_000)  # a trillion rows: only lazy generation can return
+    first = reader.read_next_batch()
+    assert first.num_rows == 1_000 and reader.schema.names[0] == "ss_sold_date_sk"
+
+
+def test_cold_start_reports_a_fresh_process(tmp_path: Path) -> None:
+    """The 10-row write and `gpuwrite demo`, each in a fresh process with the cache as installed: seconds,
+    CPU seconds, kernel signatures compiled and loaded (from the demo's own 'first write (cold)' line)."""
+    cold = _bench("cold_start")
+    out = tmp_path / "cold.json"
+    assert cold.main(["--cases", "default", "--repeats", "1", "--demo-rows", "2000", "--out", str(out)]) == 0
+    (case,) = json.loads(out.read_text())["results"]
+    assert case["case"] == "default" and set(case["programs"]) == {"write10", "demo"}
+    write10 = case["programs"]["write10"]["runs"][0]
+    assert "error" not in write10, write10
+    assert write10["write_s"] > 0 and write10["import_s"] > 0 and write10["process_s"] >= write10["write_s"]
+    assert write10["compiled"] + write10["loaded"] > 0  # the write used kernels: compiled or loaded
+    demo = case["programs"]["demo"]["runs"][0]
+    assert "error" not in demo, demo
+    assert demo["first_write_s"] > 0 and demo["compiled"] + demo["loaded"] > 0 and demo["note"]
+    assert cold.DEMO_FIRST.search("  first write (cold)   1.25 s   numba compiled 3 kernel signature(s)")

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from numba.core.event import Event, EventStatus
@@ -15,6 +16,7 @@ from numba.core.event import Event, EventStatus
 import gpuwrite
 from gpuwrite import kernel_cache
 from gpuwrite.progress import ProgressBar, known_rows
+from gpuwrite.window import MIN_CONVERT_BYTES
 
 
 def test_bar_counts_encoded_rows_not_read_rows() -> None:
@@ -58,17 +60,21 @@ def test_bar_stays_quiet_for_quick_work_and_moves_while_busy() -> None:
 
 
 def test_writer_reports_rows_encoded(tmp_path: Path) -> None:
-    """FileWriter.rows_encoded lags the rows written until row groups are encoded, and equals them at close."""
-    table = pa.table({"a": pa.array(range(100_000), pa.int64())})
-    with gpuwrite.ParquetWriter(tmp_path / "x.parquet", table.schema, block_size=32 << 10) as writer:
+    """FileWriter.rows_encoded lags the rows written until row groups are encoded, and equals them at close.
+
+    The CPU backend converts (and encodes) once a step of Arrow data is waiting (`MIN_CONVERT_BYTES`), so the
+    input spans several steps."""
+    rows = 3 * MIN_CONVERT_BYTES // 8
+    table = pa.table({"a": pa.array(np.random.default_rng(0).integers(0, 1 << 62, rows))})
+    with gpuwrite.ParquetWriter(tmp_path / "x.parquet", table.schema, block_size=4 << 20) as writer:
         seen = []
-        for batch in table.to_batches(max_chunksize=5_000):
+        for batch in table.to_batches(max_chunksize=rows // 12):
             writer.write(batch)
             seen.append(writer.rows_encoded)
         result = writer.close()
-        assert writer.rows_encoded == result.num_rows == 100_000
+        assert writer.rows_encoded == result.num_rows == rows
     assert len(result.footer.row_groups) > 3
-    assert seen == sorted(seen) and seen[0] == 0 and 0 < seen[-1] < 100_000
+    assert seen == sorted(seen) and seen[0] == 0 and 0 < seen[-1] < rows
 
 
 def test_write_table_progress_true_and_callback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,6 +16,7 @@ from gpuwrite.leafdata import LeafBuffer, LeafData
 from gpuwrite.options import WriteOptions
 from gpuwrite.schema import FileSchema
 from gpuwrite.window import RowWindow
+from gpuwrite.writer import FileWriter
 
 
 def _table(n: int, seed: int = 3) -> pa.Table:
@@ -162,3 +163,25 @@ def test_pages_of_written_row_groups_are_released(tmp_path, monkeypatch):
     reference = tmp_path / "r.parquet"
     gpuwrite.write_table(table, reference, device="cpu", block_size=16 * 1024, page_size=1024)
     assert (tmp_path / "p.parquet").read_bytes() == reference.read_bytes()
+
+
+def test_lookahead_writes_row_groups_while_rows_arrive(tmp_path):
+    """A writer that rolls files on written bytes (lookahead=1) sees finished row groups in `bytes_written` as
+    rows arrive, far below the 32 MiB conversion floor, and writes the same bytes as the default writer."""
+    table = _table(6000)
+    options = WriteOptions(block_size=16 * 1024, page_size=1024, device="cpu")
+    schema = FileSchema.from_arrow(table.schema, options)
+
+    def write(path, lookahead):
+        seen = []
+        with FileWriter(path, schema, options, lookahead=lookahead) as w:
+            for batch in table.to_batches(max_chunksize=500):
+                w.write(batch)
+                seen.append(w.bytes_written)
+        return seen, path.read_bytes()
+
+    rolled, rolled_bytes = write(tmp_path / "a.parquet", 1)
+    default, default_bytes = write(tmp_path / "b.parquet", None)
+    assert default[-1] == len(b"PAR1")  # the default writer converts once 32 MiB wait (or at close)
+    assert len(b"PAR1") < rolled[len(rolled) // 2] < rolled[-1]  # row groups reach the file batch by batch
+    assert rolled_bytes == default_bytes

@@ -20,7 +20,7 @@ from .bloom import bloom_filter_block
 from .footer import ChunkLayout, column_metadata, file_metadata, row_group
 from .indexes import column_index, offset_index
 from .pages import dictionary_header
-from .sink import FileSink
+from .store_sink import Sink
 
 MAGIC = b"PAR1"
 
@@ -48,7 +48,7 @@ class _WrittenChunk:
 class FileAssembler:
     """Writes row groups to `sink` as they finish and the file's tail on `finish`."""
 
-    def __init__(self, sink: FileSink, schema: FileSchema, layout: FileLayout) -> None:
+    def __init__(self, sink: Sink, schema: FileSchema, layout: FileLayout) -> None:
         self.sink = sink
         self.schema = schema
         self.layout = layout

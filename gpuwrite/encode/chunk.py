@@ -15,6 +15,7 @@ import numpy as np
 
 from gpuwrite.kernels.bits import bit_width_u64
 from gpuwrite.kernels.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
+from gpuwrite.kernels.plain import plain_byte_array
 from gpuwrite.kernels.rle import rle_encode, rle_max_size
 
 from ..format.enums import Encoding
@@ -23,7 +24,7 @@ from ..options import BloomSpec, WriteOptions
 from ..schema import BYTE_ARRAY, Leaf
 from .bloom import BloomBuilder, chunk_bitset, hash_values
 from .dictionary import Dictionary
-from .rules import FALLBACK, canonical_bits, keeps_dictionary, raw_value_bytes, signed_crc32
+from .rules import canonical_bits, fallback_encoding, keeps_dictionary, raw_value_bytes, signed_crc32
 from .stats import PageStats, page_stats
 
 Section = bytes | memoryview  # a page section; large value sections stay views of the buffer they were built in
@@ -192,12 +193,14 @@ class ChunkOptions:
     identity: bool  # the codec leaves bytes as they are (uncompressed)
     checksum: bool
     bloom: BloomSpec | None
+    plain_fallback: bool = False  # WriteOptions.fallback_encoding == "plain"
 
     @classmethod
     def for_leaf(cls, leaf: Leaf, opts: WriteOptions, compress: Compressor) -> ChunkOptions:
         """The leaf's settings (per-column dictionary and bloom filter overrides applied)."""
         return cls(opts.dictionary_enabled(leaf.dotted) and leaf.kind != "bool", opts.dictionary_page_size,
-                   compress, opts.compression == "uncompressed", opts.page_checksum, opts.bloom_filter(leaf.dotted))
+                   compress, opts.compression == "uncompressed", opts.page_checksum, opts.bloom_filter(leaf.dotted),
+                   opts.fallback_encoding == "plain")
 
 
 def _rle_levels(levels: Array, ea: int, eb: int, width: int) -> bytes:
@@ -249,19 +252,32 @@ def _delta_byte_array(data: LeafData, va: int, vb: int) -> Section:
     return out[:end].data
 
 
-def fallback_values(leaf: Leaf, data: LeafData, va: int, vb: int) -> Section:
-    """Values va..vb in the leaf's fallback encoding (see rules.FALLBACK)."""
+def fallback_values(leaf: Leaf, data: LeafData, va: int, vb: int, plain: bool = False) -> Section:
+    """Values va..vb in the leaf's fallback encoding (see rules.fallback_encoding; `plain`: PLAIN for every
+    kind)."""
     kind = leaf.kind
     if kind == "bool":
         return np.packbits(data.value_array[va:vb], bitorder="little").tobytes()
     if kind in ("int32", "int64"):
+        if plain:
+            return data.value_array[va:vb].astype("<i4" if kind == "int32" else "<i8").tobytes()
         return _delta(data.value_array[va:vb].astype(np.int64, copy=False), kind == "int32")
     if kind in ("float", "double"):
         return canonical_bits(kind, data.value_array[va:vb]).tobytes()
-    if kind == "int96":
+    if kind == "int96" or (plain and kind == "flba"):
         offsets = data.byte_offsets
         return data.byte_data[offsets[va]:offsets[vb]].tobytes()
+    if plain:
+        return _plain_byte_array(data, va, vb)
     return _delta_byte_array(data, va, vb)
+
+
+def _plain_byte_array(data: LeafData, va: int, vb: int) -> Section:
+    """PLAIN BYTE_ARRAY values va..vb: each a 4-byte little-endian length, then its bytes."""
+    offsets = data.byte_offsets
+    out = np.empty(int(offsets[vb] - offsets[va]) + 4 * (vb - va), dtype=np.uint8)
+    end = plain_byte_array(offsets, data.byte_data, va, vb, out, 0)
+    return out[:end].data
 
 
 @dataclass(frozen=True)
@@ -294,16 +310,17 @@ class ChunkEncoder:
     def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, Section]:
         """Encoding and body of a page's values, applying parquet-java's dictionary rules."""
         d = self.dictionary
-        if self.fell_back or d is None:
-            return FALLBACK[self.leaf.kind], fallback_values(self.leaf, data, va, vb)
-        ids, overflow = d.insert(data, va, vb)
-        if overflow < 0:
-            body = _encode_ids(ids, d.size)
-            if self.pages or keeps_dictionary(len(body), d.byte_size, raw_value_bytes(self.leaf, data, va, vb)):
-                self.dict_entries_used = d.size
-                return Encoding.RLE_DICTIONARY, body
-        self.fell_back = True
-        return FALLBACK[self.leaf.kind], fallback_values(self.leaf, data, va, vb)
+        if not (self.fell_back or d is None):
+            ids, overflow = d.insert(data, va, vb)
+            if overflow < 0:
+                body = _encode_ids(ids, d.size)
+                if self.pages or keeps_dictionary(len(body), d.byte_size, raw_value_bytes(self.leaf, data, va, vb)):
+                    self.dict_entries_used = d.size
+                    return Encoding.RLE_DICTIONARY, body
+            self.fell_back = True
+        plain = self.chunk.plain_fallback
+        return (fallback_encoding(self.leaf.kind, "plain" if plain else "delta"),
+                fallback_values(self.leaf, data, va, vb, plain))
 
     def encode_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
         """Encode rows a..b of `data` (row indices of the window) as the chunk's next DATA_PAGE_V2."""

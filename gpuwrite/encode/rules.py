@@ -23,6 +23,12 @@ FALLBACK: dict[Kind, Encoding] = {
     "bytes": Encoding.DELTA_BYTE_ARRAY, "flba": Encoding.DELTA_BYTE_ARRAY}
 
 
+def fallback_encoding(kind: Kind, mode: str) -> Encoding:
+    """The values encoding of a `kind` page without the dictionary under WriteOptions.fallback_encoding `mode`:
+    FALLBACK for "delta"; PLAIN for every kind for "plain" (SPEC: DefaultV1ValuesWriterFactory's fallback)."""
+    return Encoding.PLAIN if mode == "plain" else FALLBACK[kind]
+
+
 def raw_value_bytes(leaf: Leaf, data: LeafData, va: int, vb: int) -> int:
     """parquet-java's buffered value size for a page: PLAIN-equivalent bytes (booleans: packed bits)."""
     if leaf.kind == "bool":

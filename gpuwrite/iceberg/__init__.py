@@ -4,8 +4,9 @@
     gpuwrite.iceberg.append(table, data)                        # a pyiceberg Table; CPU or device="gpu"
     gpuwrite.iceberg.overwrite(table, data, overwrite_filter="day = '2024-01-01'")
 
-pyiceberg is imported on first use, so `import gpuwrite.iceberg` works without it; the core never imports
-this package. Modules: `profile` (options from table properties), `transforms` and `partitions` (partition
+Keywords are gpuwrite options (e.g. `fallback_encoding="plain"`: no DELTA_* values, for Iceberg readers before
+1.11; also the table property `gpuwrite.fallback-encoding`). pyiceberg is imported on first use, so
+`import gpuwrite.iceberg` works without it; the core never imports this package. Modules: `profile` (options from table properties), `transforms` and `partitions` (partition
 tuples, with gpuwrite's kernels), `files` (rolling data files), `metrics` (manifest metrics from the writer's
 results), `commit` (the snapshot).
 """

@@ -13,13 +13,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import GpuwriteError
-from ..options import WriteOptions
+from ..options import FALLBACK_ENCODINGS, WriteOptions
 from ..spark.sql_keys import SQL_KEYS
 
 TARGET_FILE_SIZE = "write.target-file-size-bytes"
 DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024  # SPEC: TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT
 DEFAULT_CODEC = "zstd"  # SPEC: TableProperties.PARQUET_COMPRESSION_DEFAULT (since Iceberg 1.4; pyiceberg's too)
 DEFAULT_DICT_SIZE = 2 * 1024 * 1024  # SPEC: TableProperties.PARQUET_DICT_SIZE_BYTES_DEFAULT
+# gpuwrite's own table property: "plain" keeps values PLAIN / dictionary-encoded (no DELTA_*) for readers that
+# cannot decode DELTA_* (Iceberg's vectorized reader before 1.11); the `fallback_encoding` keyword overrides it.
+FALLBACK_PROPERTY = "gpuwrite.fallback-encoding"
 BLOOM_ENABLED = "write.parquet.bloom-filter-enabled.column."
 BLOOM_FPP = "write.parquet.bloom-filter-fpp.column."
 # Table property -> the parquet-java key it sets (SPEC: Parquet.WriteBuilder passes them to ParquetProperties).
@@ -101,8 +104,16 @@ def resolve_profile(props: Mapping[str, str], options: Mapping[str, Any] | None 
     for name, (required, why) in _FIXED.items():
         if name in asked and asked[name] != required:
             raise IcebergWriteError(f"option {name}={asked[name]!r} cannot be used for an Iceberg table: {why}")
+    table_keywords: dict[str, Any] = {}
+    if FALLBACK_PROPERTY in props and keywords.get("fallback_encoding") is None:
+        fallback = str(props[FALLBACK_PROPERTY]).strip().lower()
+        if fallback not in FALLBACK_ENCODINGS:
+            raise IcebergWriteError(f"table property {FALLBACK_PROPERTY!r}={props[FALLBACK_PROPERTY]!r} is not one of "
+                                    f"{', '.join(FALLBACK_ENCODINGS)}")
+        table_keywords["fallback_encoding"] = fallback
     try:
-        merged = WriteOptions.from_conf({**options_from_properties(props), **conf}, **{**keywords, **_FIXED_VALUES})
+        merged = WriteOptions.from_conf({**options_from_properties(props), **conf},
+                                        **{**keywords, **table_keywords, **_FIXED_VALUES})
     except GpuwriteError as err:
         raise IcebergWriteError(f"Iceberg write options: {err}") from err
     target = _int_property(props, TARGET_FILE_SIZE) if TARGET_FILE_SIZE in props else DEFAULT_TARGET_FILE_SIZE

@@ -4,14 +4,20 @@ sends a session's DataFrameWriter Parquet writes through it (the drop-in)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .job import SparkWriteResult, write_parquet
 
 
-def write_parquet(df: Any, path: str, **kwargs: Any) -> Any:
-    """Write a PySpark DataFrame with gpuwrite in Spark's tasks; see `gpuwrite.spark.job.write_parquet`."""
-    from .job import write_parquet as run
+def __getattr__(name: str) -> Any:
+    """`write_parquet` and `SparkWriteResult` themselves (real signature and docstring), imported on first use:
+    `gpuwrite.spark.job` imports the core, which imports this package first."""
+    if name in ("write_parquet", "SparkWriteResult"):
+        from . import job
 
-    return run(df, path, **kwargs)
+        return getattr(job, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def enable(spark: Any) -> None:
@@ -35,4 +41,4 @@ def fallbacks() -> Any:
     return run()
 
 
-__all__ = ["disable", "enable", "fallbacks", "write_parquet"]
+__all__ = ["SparkWriteResult", "disable", "enable", "fallbacks", "write_parquet"]

@@ -26,11 +26,11 @@ import posixpath
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import pyarrow.fs as pafs
 
 from ..errors import GpuwriteError
+from ..filesystems import is_local, resolve
 from .leftovers import recover_dead
 from .lock import TargetLock
 from .modes import should_write
@@ -42,24 +42,6 @@ __all__ = ["ATTEMPT_MARKER", "SUCCESS", "TEMPORARY", "JobPaths", "JobStage", "co
            "resolve"]
 
 ATTEMPT_MARKER = "_ATTEMPT"
-
-
-def resolve(path: str, filesystem: Any = None) -> tuple[pafs.FileSystem, str]:
-    """A pyarrow FileSystem and the path on it: a given pyarrow or fsspec filesystem, or from the URI. A local
-    path is its real path (`.`, `..` and symlinks resolved, as write_dataset's target)."""
-    if filesystem is None:
-        fs, base = pafs.FileSystem.from_uri(path) if "://" in path else (pafs.LocalFileSystem(), path)
-        if isinstance(fs, pafs.LocalFileSystem):
-            base = os.path.realpath(base)
-        return fs, base.rstrip("/") or "/"
-    if not isinstance(filesystem, pafs.FileSystem):
-        filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
-    return filesystem, path.rstrip("/")
-
-
-def is_local(fs: pafs.FileSystem) -> bool:
-    """Whether `fs` is the local disk through pyarrow's own filesystem (locks and os renames apply)."""
-    return isinstance(fs, pafs.LocalFileSystem)
 
 
 def files_of(fs: pafs.FileSystem) -> Files:

@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
 
 from ..errors import GpuwriteError
+from ..filesystems import local_path
 from ..integrations.arrow import ArrowPiece, open_input
 from ..integrations.device_data import DeviceTable
+from ..keywords import given, public_writer
+from ..option_aliases import UNSET, Unset, column_list
 from ..options import WriteOptions, resolve_options
 from ..result import FileResult
 from . import publish
@@ -31,7 +34,7 @@ from .lock import TargetLock
 from .modes import should_write
 from .staging import Staging
 from .target import Target, resolve_target
-from .writers import FileLayout, write_files, write_partitioned
+from .writers import DEFAULT_MAX_PARTITIONS, FileLayout, write_files, write_partitioned
 
 
 @dataclass(frozen=True)
@@ -61,26 +64,73 @@ def _begin(target: Target, mode: str) -> bool:
         return should_write(target.given, mode, os.path.isdir(target.real))
 
 
+@public_writer
 def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error",
-                  max_records_per_file: int = 0, partition_by: list[str] | None = None,
-                  bucket_by: tuple[int, list[str]] | None = None, max_open_files: int = 0,
-                  hive_compatible_buckets: bool = False,
-                  options: WriteOptions | dict[str, Any] | None = None, **keywords: Any) -> DatasetResult:
+                  max_records_per_file: int = 0, partition_by: str | Sequence[str] | None = None,
+                  partition_cols: str | Sequence[str] | None = None,
+                  bucket_by: tuple[int, str | Sequence[str]] | None = None, max_open_files: int = 0,
+                  max_partitions: int = DEFAULT_MAX_PARTITIONS, hive_compatible_buckets: bool = False,
+                  options: WriteOptions | Mapping[str, Any] | None = None, filesystem: Any = None,
+                  compression: str | None | Unset = UNSET, compression_level: int | None = None,
+                  row_group_size: int | None = None, block_size: int | None = None,
+                  block_row_count_limit: int | None = None, data_page_size: int | None = None,
+                  page_size: int | None = None, page_row_count_limit: int | None = None,
+                  page_size_check_min: int | None = None, page_size_check_max: int | None = None,
+                  page_size_check_estimate: bool | None = None, page_value_count_threshold: int | None = None,
+                  use_dictionary: bool | str | Sequence[str] | None = None, enable_dictionary: bool | None = None,
+                  column_dictionary: Mapping[str, bool] | None = None, dictionary_page_size: int | None = None,
+                  write_statistics: bool | None = None, statistics_truncate_length: int | None = None,
+                  column_index_truncate_length: int | None = None, page_checksum: bool | None = None,
+                  timestamp_type: str | None = None, legacy_format: bool | None = None,
+                  datetime_rebase: str | None = None, int96_rebase: str | None = None, time_zone: str | None = None,
+                  widen_unsigned: bool | None = None, fallback_encoding: str | None = None,
+                 validate: bool | None = None, device: str | None = None,
+                  spark_version: str | None = None, bloom_filter_enabled: bool | None = None,
+                  bloom_filter_columns: Mapping[str, bool] | Sequence[str] | None = None,
+                  bloom_filter_ndv: Mapping[str, int] | None = None,
+                  bloom_filter_fpp: Mapping[str, float] | None = None, bloom_filter_max_bytes: int | None = None,
+                  bloom_filter_adaptive: bool | None = None, bloom_filter_candidates: int | None = None) -> DatasetResult:
     """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded, and
-    whatever fails, the table that was there stays as it was (see `publish`)."""
-    buckets = parse_bucket_by(bucket_by, partition_by or [], hive_compatible_buckets)
+    whatever fails, the table that was there stays as it was (see `publish`).
+
+    data: what write_table takes. path: the table directory, a local path, a URI (`s3://`, `memory://`...) or a
+    path on `filesystem` (pyarrow or fsspec): see `remote_dataset` for what is atomic there. mode: "error" (default: refuse an existing
+    table), "overwrite", "append" or "ignore", as Spark's DataFrameWriter.mode. partition_by (or pyarrow's
+    name partition_cols): a column name or a list of them; Hive directories col=value, the columns left out
+    of the files. bucket_by: (number of buckets, column or columns), Spark's Murmur3 buckets
+    (hive_compatible_buckets=True: HiveHash). max_records_per_file: rows per file at most (0, default: no
+    limit; Spark's maxRecordsPerFile). max_open_files: files open at once before the rest is sorted (0,
+    default: sort first; Spark's maxConcurrentOutputFileWriters). max_partitions: partition directories the
+    write may create at most (default 1024, as pyarrow's write_dataset): more is an error naming the columns
+    and the count, raised before any file is written. options and the keywords below: as write_table.
+    Returns a DatasetResult (path, files, num_rows).
+    """
+    keywords = given(locals())
+    partition_by = _partition_columns(partition_by, partition_cols)
+    buckets = parse_bucket_by(bucket_by, partition_by, hive_compatible_buckets)
     if not isinstance(max_records_per_file, int) or max_records_per_file < 0:
         raise GpuwriteError(f"max_records_per_file must be an integer >= 0, got {max_records_per_file!r}")
     if not isinstance(max_open_files, int) or max_open_files < 0:
         raise GpuwriteError(f"max_open_files must be an integer >= 0, got {max_open_files!r}")
+    if not isinstance(max_partitions, int) or isinstance(max_partitions, bool) or max_partitions <= 0:
+        raise GpuwriteError(f"max_partitions must be a positive integer, got {max_partitions!r}")
     opts = resolve_options(options, keywords)
-    target = resolve_target(os.fspath(path), mode)
+    local = local_path(path, filesystem)
+    if local is None:
+        from .remote_dataset import write_remote
+
+        return write_remote(data, os.fspath(path), filesystem, mode, lambda job, fs: FileLayout(
+            job=job, partition_by=tuple(partition_by), buckets=buckets, filesystem=fs,
+            max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
+            max_partitions=max_partitions))
+    target = resolve_target(local, mode)
     if not _begin(target, mode):
         return DatasetResult(target.given, "")
     schema, pieces = open_input(data)
     job = str(uuid.uuid4())
-    layout = FileLayout(job=job, partition_by=tuple(partition_by or ()), buckets=buckets,
-                        max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files)
+    layout = FileLayout(job=job, partition_by=tuple(partition_by), buckets=buckets,
+                        max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
+                        max_partitions=max_partitions)
     stage = Staging.create(target.real, job)
     try:
         files = write_task(schema, pieces, stage.new, layout)
@@ -96,13 +146,22 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
                                                         f.num_rows, f.size, f.footer, f.metadata) for f in files])
 
 
+def _partition_columns(partition_by: Any, partition_cols: Any) -> list[str]:
+    """partition_by or its pyarrow name partition_cols, as a list (a string is one column)."""
+    if partition_by is not None and partition_cols is not None:
+        raise GpuwriteError("partition_by and partition_cols are the same option (pyarrow's name); give one of them")
+    chosen = partition_cols if partition_by is None else partition_by
+    name = "partition_by" if partition_cols is None else "partition_cols"
+    return [] if chosen is None else column_list(name, chosen)
+
+
 def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, layout: FileLayout, *,
                empty_file: bool = True, presorted: bool = False) -> list[FileResult]:
     """One Spark task's share of a dataset write: its files, named for the layout's task and job, under
     `directory` (partition directories below it), exactly as `write_dataset` lays out a whole write.
     `empty_file`: no rows still give one footer-only file (unpartitioned). `presorted`: the rows arrive sorted
     as V1Writes sorts them, so they are streamed instead of gathered and sorted."""
-    os.makedirs(directory, exist_ok=True)
+    layout.make_dirs(directory)
     if layout.partitioned:
         # partition and bucket ids are found on the host: device input is copied there (not yet on the device)
         pieces = (p.to_host() if isinstance(p, DeviceTable) else p for p in pieces)

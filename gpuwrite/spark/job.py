@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -23,6 +23,8 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from ..errors import GpuwriteError, OptionError, UnsupportedTypeError
+from ..keywords import suggest_keywords
+from ..option_aliases import column_list
 from ..options import WriteOptions
 from ..schema import FileSchema
 from . import commit
@@ -111,21 +113,33 @@ def fallback_reason(df: Any, conf: dict[str, str]) -> str | None:
     return None
 
 
+@suggest_keywords
 @with_conf_snapshot
-def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: list[str] | None = None,
-                  bucket_by: tuple[int, list[str]] | None = None, max_records_per_file: int | None = None,
-                  options: dict[str, Any] | None = None, table: str | None = None, fallback: str = "spark",
-                  device: str = "auto", filesystem: Any = None, sort_by: list[str] | None = None) -> SparkWriteResult:
+def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: str | Sequence[str] | None = None,
+                  bucket_by: tuple[int, str | Sequence[str]] | None = None, max_records_per_file: int | None = None,
+                  options: Mapping[str, Any] | None = None, table: str | None = None, fallback: str = "spark",
+                  device: str = "auto", filesystem: Any = None, sort_by: str | Sequence[str] | None = None,
+                  partition_cols: str | Sequence[str] | None = None) -> SparkWriteResult:
     """Write `df` as a Parquet table directory at `path` with gpuwrite in Spark's tasks.
 
-    mode: error / overwrite / append / ignore, as DataFrameWriter.mode (the path's existence decides, as in
-    Spark). partition_by / bucket_by / sort_by / max_records_per_file as partitionBy / bucketBy / sortBy /
-    maxRecordsPerFile. options: DataFrameWriter options (compression, parquet.* keys, maxRecordsPerFile,
-    partitionOverwriteMode; others are ignored as Spark ignores them); the session conf supplies the rest.
-    table: register (create or replace) a catalog table over the files. fallback: "spark" writes with Spark's
-    own writer when gpuwrite cannot, "error" raises instead. device: "auto" uses each task's GPU resource when
-    it has one. filesystem: a pyarrow or fsspec filesystem for `path` (default: from the path's URI).
+    df: a pyspark.sql.DataFrame. path: the table directory (a local path or a URI such as s3://...).
+    mode: "error" (default) / "overwrite" / "append" / "ignore", as DataFrameWriter.mode (the path's existence
+    decides, as in Spark). partition_by (or pyarrow's name partition_cols): a column name or a list of them, as
+    partitionBy. bucket_by: (number of buckets, column or columns) as bucketBy (needs table=); sort_by: a column
+    or columns as sortBy. max_records_per_file: rows per file at most, as maxRecordsPerFile (default: the
+    options' or session's value, else 0: no limit). options: DataFrameWriter options (compression, parquet.*
+    keys, maxRecordsPerFile, partitionOverwriteMode; others are ignored as Spark ignores them); the session conf
+    supplies the rest. table: register (create or replace) a catalog table over the files. fallback: "spark"
+    (default) writes with Spark's own writer when gpuwrite cannot, "error" raises instead. device: "auto"
+    (default) uses each task's GPU resource when it has one, "cpu" or "gpu". filesystem: a pyarrow or fsspec
+    filesystem for `path` (default: from the path's URI). Returns a SparkWriteResult (files, rows, bytes, and
+    who wrote them).
     """
+    if partition_by is not None and partition_cols is not None:
+        raise GpuwriteError("partition_by and partition_cols are the same option (pyarrow's name); give one of them")
+    chosen = partition_by if partition_cols is None else partition_cols
+    partition_by = None if chosen is None else column_list("partition_by", chosen)
+    sort_by = None if sort_by is None else column_list("sort_by", sort_by)
     check_mode(mode)
     if fallback not in ("spark", "error"):
         raise GpuwriteError(f"fallback={fallback!r} must be 'spark' or 'error'")
@@ -327,11 +341,55 @@ def _spark_write(df: Any, request: WriteRequest, reason: str) -> SparkWriteResul
         writer = writer.bucketBy(request.bucket[0], *request.bucket[1])
         if request.sort_by:
             writer = writer.sortBy(*request.sort_by)
+    before = _data_files(request.path)
     if request.table:
         writer.option("path", request.path).saveAsTable(request.table)
     else:
         writer.save(request.path)
-    return SparkWriteResult(request.path, "", writer="spark", fallback_reason=reason)
+    result = SparkWriteResult(request.path, "", writer="spark", fallback_reason=reason)
+    _count_spark_files(result, before)
+    return result
+
+
+def _data_files(path: str) -> dict[str, tuple[int, int | None]]:
+    """The table's data files under `path` (relative path -> (size, mtime in ns)); empty when there is none
+    or the filesystem cannot be listed. Readers skip names starting with `_` or `.` in any directory."""
+    import pyarrow.fs as pafs
+
+    from ..filesystems import resolve
+
+    try:
+        fs, base = resolve(path)
+        infos = fs.get_file_info(pafs.FileSelector(base, recursive=True, allow_not_found=True))
+    except (OSError, ValueError):
+        return {}
+    out = {}
+    for info in infos:
+        rel = info.path[len(base):].lstrip("/")
+        if info.type == pafs.FileType.File and not any(part[:1] in "_." for part in rel.split("/")):
+            out[rel] = (int(info.size or 0), info.mtime_ns)
+    return out
+
+
+def _count_spark_files(result: SparkWriteResult, before: dict[str, tuple[int, int | None]]) -> None:
+    """Fill a fallback result with the files Spark's writer wrote (new or rewritten since `before`), their rows
+    (from their footers) and bytes, as a gpuwrite result reports its own."""
+    import pyarrow.parquet as pq
+
+    from ..filesystems import resolve
+
+    after = _data_files(result.path)
+    fs, base = resolve(result.path)
+    for rel, (size, mtime) in sorted(after.items()):
+        if before.get(rel) == (size, mtime):
+            continue
+        try:
+            with fs.open_input_file(f"{base}/{rel}") as f:
+                result.rows += pq.ParquetFile(f).metadata.num_rows
+        except (OSError, ValueError):
+            continue  # not a Parquet file Spark wrote (a stray file in the table directory)
+        result.files.append(rel)
+        result.bytes += size
 
 
 def _ddl(schema: Any) -> str:

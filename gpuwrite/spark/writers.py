@@ -24,7 +24,10 @@ from ..schema import is_nested_type
 from .buckets import BucketSpec
 from .naming import data_file_name, hive_bucket_prefix
 from .ordering import Key, partition_runs, row_keys
+from .partition_limit import DEFAULT_MAX_PARTITIONS, PartitionBudget, check_partition_count
 from .partitions import check_partition_column
+
+__all__ = ["DEFAULT_MAX_PARTITIONS", "FileLayout", "write_files", "write_partitioned"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,7 +42,16 @@ class FileLayout:
     max_records_per_file: int = 0
     options: WriteOptions = field(default_factory=WriteOptions)
     max_open_files: int = 0
+    max_partitions: int = 0  # partition directories at most (write_dataset: 1024, as pyarrow); 0: no limit
     streaming: bool = False  # batches arrive while the task waits for more: encode pages as they come
+    filesystem: Any = None  # a pyarrow FileSystem the directories are on (None: the local disk)
+
+    def make_dirs(self, directory: str) -> None:
+        """Create `directory` and its parents where the files go."""
+        if self.filesystem is None:
+            os.makedirs(directory, exist_ok=True)
+        else:
+            self.filesystem.create_dir(directory, recursive=True)
 
     @property
     def partitioned(self) -> bool:
@@ -76,14 +88,14 @@ def write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str,
     results: list[FileResult] = []
     writer: ParquetWriter | None = None
     counter = 0
-    os.makedirs(directory, exist_ok=True)
+    layout.make_dirs(directory)
 
     def open_next() -> ParquetWriter:
         nonlocal counter
         name = data_file_name(layout.task, layout.job, counter, layout.options.compression)
         counter += 1
         return ParquetWriter(os.path.join(directory, name), schema, options=layout.options,
-                             streaming=layout.streaming)
+                             streaming=layout.streaming, filesystem=layout.filesystem)
 
     try:
         for new_file, piece in _slices(pieces, layout.max_records_per_file):
@@ -111,6 +123,7 @@ class _OpenFiles:
         self.schema, self.root, self.layout = schema, root, layout
         self.limit = layout.max_records_per_file
         self.hive_prefix = bool(layout.buckets and layout.buckets.hive_compatible)
+        self.budget = PartitionBudget(layout.partition_by, layout.max_partitions if layout.partition_by else 0)
         self.open: dict[Key, list[Any]] = {}  # key -> [writer, records in file, counter]
         self.next_counter: dict[Key, int] = {}  # counters of keys already closed
         self.results: list[FileResult] = []
@@ -119,17 +132,19 @@ class _OpenFiles:
         """A writer for file `counter` of `key`."""
         directory, bucket = key
         folder = os.path.join(self.root, directory)
-        os.makedirs(folder, exist_ok=True)
+        self.layout.make_dirs(folder)
         opts = self.layout.options
         name = data_file_name(self.layout.task, self.layout.job, counter, opts.compression, dynamic=True,
                               bucket_id=bucket)
         if self.hive_prefix and bucket is not None:
             name = hive_bucket_prefix(bucket) + name
-        return ParquetWriter(os.path.join(folder, name), self.schema, options=opts, streaming=self.layout.streaming)
+        return ParquetWriter(os.path.join(folder, name), self.schema, options=opts, streaming=self.layout.streaming,
+                             filesystem=self.layout.filesystem)
 
     def write(self, key: Key, rows: pa.Table) -> None:
         """Append rows to key's file, rolling to the next file every `limit` records."""
         if key not in self.open:
+            self.budget.add(key[0])
             counter = self.next_counter.get(key, 0)
             self.open[key] = [self._new(key, counter), 0, counter]
         state = self.open[key]
@@ -209,7 +224,10 @@ def write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], root: str
             return files.close_all()
         rest = _write_concurrent(files, pieces, columns, layout.max_open_files)
         if rest:
-            for directory, bucket, rows in partition_runs(_gather(schema, iter(rest)), columns, buckets, time_zone):
+            table = _gather(schema, iter(rest))
+            if not files.open and not files.results:  # nothing written yet: count before the first file
+                check_partition_count(table, columns, layout.max_partitions)
+            for directory, bucket, rows in partition_runs(table, columns, buckets, time_zone):
                 files.write((directory, bucket), rows)
                 files.close((directory, bucket))
         return files.close_all()

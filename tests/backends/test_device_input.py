@@ -130,7 +130,7 @@ def test_refusals_are_the_host_paths(tmp_path: Path) -> None:
 def test_sync_event_is_waited_on(tmp_path: Path) -> None:
     table = flat_table(30)
     _, _, writer = write_both(tmp_path, table, device_data=DeviceExport(table, sync_event=True))
-    assert writer._backend.device.counters.waits == 1
+    assert writer._backend.device.counters.event_waits == 1
 
 
 def test_other_device_is_refused(tmp_path: Path) -> None:
@@ -173,7 +173,7 @@ def test_cuda_array_columns(tmp_path: Path) -> None:
     host = pa.table({"i": pa.array(ints, mask=~valid), "f": pa.array(floats), "b": pa.array(flags)})
     device, expected, writer = write_both(tmp_path, host, device_data=data)
     assert device == expected
-    assert writer._backend.device.counters.waits == 3  # each column's stream
+    assert writer._backend.device.counters.event_waits == 3  # each column's stream
 
 
 def test_write_dataset_partitioned_and_bucketed(tmp_path: Path) -> None:

@@ -82,6 +82,18 @@ def test_no_dictionary_no_checksum_and_bloom_filters(tmp_path):
                       page_size=4096)
 
 
+def test_plain_fallback(tmp_path):
+    """fallback_encoding='plain': PLAIN INT32 / INT64, BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY pages on the device,
+    after dictionary overflows and with no dictionary."""
+    table = _big(500, seed=8)
+    data = _assert_identical(tmp_path, table, fallback_encoding="plain", dictionary_page_size=600, page_size=2048)
+    meta = pq.ParquetFile(pa.BufferReader(data)).metadata
+    encodings = {e for rg in range(meta.num_row_groups) for c in range(meta.num_columns)
+                 for e in meta.row_group(rg).column(c).encodings}
+    assert "PLAIN" in encodings and not {e for e in encodings if e.startswith("DELTA")}
+    _assert_identical(tmp_path, table, fallback_encoding="plain", enable_dictionary=False, page_size=4096)
+
+
 def test_empty_all_null_and_single_row(tmp_path):
     schema = pa.schema([("a", pa.int32()), ("s", pa.string()), ("f", pa.float64())])
     _assert_identical(tmp_path, schema.empty_table())

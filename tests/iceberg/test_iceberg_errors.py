@@ -47,6 +47,7 @@ def _unchanged(catalog: SqlCatalog, snapshot: int | None, on_disk: set[str]) -> 
     ({"spark.sql.parquet.writeLegacyFormat": "true"}, {}, "legacy_format=True.*3-level"),
     ({}, {"datetime_rebase": "LEGACY"}, "datetime_rebase='LEGACY'.*rebased"),
     ({"parquet.page.size": "-1"}, {}, "parquet.page.size"),
+    ({}, {"fallback_encoding": "rle"}, "fallback_encoding='rle' is not one of delta, plain"),
 ])
 def test_refused_options_leave_the_table_unchanged(catalog: SqlCatalog, options: dict, keywords: dict,
                                                    message: str) -> None:
@@ -122,3 +123,13 @@ def test_failed_commit_removes_the_files_written(catalog: SqlCatalog, monkeypatc
     monkeypatch.undo()
     _unchanged(catalog, snapshot, on_disk)
     assert len(data_files(catalog.load_table("db.t"))) == len(on_disk)
+
+
+def test_bad_fallback_property_names_it(catalog: SqlCatalog) -> None:
+    table, snapshot, on_disk = _table_with_rows(catalog)
+    with table.transaction() as tx:
+        tx.set_properties({"gpuwrite.fallback-encoding": "delta_byte_array"})
+    snapshot = catalog.load_table("db.t").current_snapshot().snapshot_id
+    with pytest.raises(IcebergWriteError, match="'gpuwrite.fallback-encoding'='delta_byte_array' is not one of"):
+        gi.append(table, partitioned_rows(10))
+    _unchanged(catalog, snapshot, on_disk)

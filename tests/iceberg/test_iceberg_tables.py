@@ -190,6 +190,9 @@ def test_partitioned_identity_day_truncate_bucket(catalog: SqlCatalog) -> None:
     assert sum(f.nan_value_counts.get(5, 0) for f in files) == _nan_truth(rows, "amount")
     for f in files:
         assert f"/region={f.partition[0]}/".replace("=None/", "=null/") in f.file_path
+        stats = data_file_statistics_from_parquet_metadata(pq.read_metadata(local(f.file_path)), compute_statistics_plan(
+            ours.schema(), ours.properties), parquet_path_to_id_mapping(ours.schema()))
+        assert f.split_offsets == stats.split_offsets and dict(f.column_sizes) == stats.column_sizes
     # Pruning: a filter on partition sources plans only matching files, and reads the right rows.
     flt = EqualTo("region", "eu")
     planned = list(ours.scan(row_filter=flt).plan_files())
@@ -215,20 +218,27 @@ def test_row_groups_split_offsets_and_rolling_on_written_bytes(catalog: SqlCatal
     files = data_files(table)
     assert len(files) >= 2
     assert sum(f.record_count for f in files) == 6000
-    for f in files:
+    for k, f in enumerate(files):  # path order is write order (file counter first)
         path = local(f.file_path)
         meta = pq.read_metadata(path)
-        assert meta.num_row_groups >= 2 and len(f.split_offsets) == meta.num_row_groups
+        assert len(f.split_offsets) == meta.num_row_groups
+        if k < len(files) - 1:  # a rolled file holds several row groups; the last one holds what was left
+            assert meta.num_row_groups >= 2
         assert meta.row_group(0).column(0).compression == "SNAPPY"
         stats = data_file_statistics_from_parquet_metadata(meta, compute_statistics_plan(
             table.schema(), table.properties), parquet_path_to_id_mapping(table.schema()))
         assert f.split_offsets == stats.split_offsets
         assert dict(f.column_sizes) == stats.column_sizes
-    # Rolled on written bytes: every file but the last reached the target (the rows converted with the row
-    # group that reached it go in too: the writer converts at least 1024 rows at a time).
+    # Rolled on written bytes: every file but the last reached the target (the rows already converted when the
+    # row group that reached it was written go in too: about one row group's worth of Arrow bytes at most).
     sizes = [f.file_size_in_bytes for f in sorted(files, key=lambda f: f.file_path)]
     assert all(150000 <= s < 2 * 150000 for s in sizes[:-1]), sizes
     assert canonical_rows(table.scan().to_arrow(), "id") == canonical_rows(rows, "id")
+    # Pruning on the files' own bounds (no partitions): each file holds a run of ids.
+    last_lower = int.from_bytes(files[-1].lower_bounds[1], "little", signed=True)
+    planned = list(table.scan(row_filter=GreaterThanOrEqual("id", last_lower)).plan_files())
+    assert [t.file.file_path for t in planned] == [files[-1].file_path]
+    assert table.scan(row_filter=GreaterThanOrEqual("id", last_lower)).to_arrow().num_rows == 6000 - last_lower
 
 
 def test_overwrite_with_filter(catalog: SqlCatalog) -> None:
@@ -253,3 +263,50 @@ def test_table_codec_property(catalog: SqlCatalog, codec: str) -> None:
     (f,) = data_files(table)
     assert pq.read_metadata(local(f.file_path)).row_group(0).column(0).compression == codec.upper().replace(
         "UNCOMPRESSED", "UNCOMPRESSED")
+
+
+DELTA = {"DELTA_BINARY_PACKED", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY"}
+
+
+def _file_encodings(path: str) -> set[str]:
+    """Every encoding a file's chunks list (ColumnMetaData.encodings and encoding_stats) or a data page uses."""
+    from pages import pages_of
+
+    from gpuwrite.format.footer_reader import named
+
+    found: set[str] = set()
+    for rg in read_footer(path)[4]:
+        for cc in rg[1]:
+            meta = named("ColumnMetaData", cc[3], enum_names=True)
+            found |= set(meta["encodings"]) | {s["encoding"] for s in meta.get("encoding_stats", [])}
+    for rg in pages_of(path):
+        for chunk in rg:
+            found |= {p["data_page_header_v2"]["encoding"] for p in chunk if p["type"] == "DATA_PAGE_V2"}
+    return found
+
+
+def test_plain_fallback_for_iceberg_readers_before_1_11(catalog: SqlCatalog) -> None:
+    """The table property `gpuwrite.fallback-encoding=plain` (or the keyword): values stay PLAIN or dictionary-
+    encoded, never DELTA_*; the metrics are still pyiceberg's and the table reads back equal everywhere."""
+    rows = every_type_rows(1500, seed=8)
+    small = {"write.parquet.dict-size-bytes": "2048", "write.parquet.page-size-bytes": "4096"}
+    ours, _ = _same_metrics_as_pyiceberg(catalog, EVERY_TYPE, rows,
+                                         properties={**small, "gpuwrite.fallback-encoding": "plain"})
+    (f,) = data_files(ours)
+    found = _file_encodings(local(f.file_path))
+    assert not found & DELTA
+    assert {"PLAIN", "RLE_DICTIONARY"} <= found  # dictionaries that overflowed fell back to PLAIN
+    expected = canonical_rows(rows, "id")
+    assert canonical_rows(ours.scan().to_arrow(), "id") == expected
+    assert canonical_rows(pq.read_table(local(f.file_path)), "id") == expected
+    assert canonical_rows(polars_read(ours), "id") == expected
+    assert canonical_rows(duckdb_read(ours), "id") == expected
+    # Without the property the same write falls back to DELTA_*; the keyword sets and overrides it.
+    plain_kw = catalog.create_table("db.keyword", EVERY_TYPE, properties=small)
+    default = catalog.create_table("db.default", EVERY_TYPE, properties=small)
+    gi.append(plain_kw, rows, fallback_encoding="plain")
+    gi.append(default, rows)
+    assert not _file_encodings(local(data_files(plain_kw)[0].file_path)) & DELTA
+    assert _file_encodings(local(data_files(default)[0].file_path)) & DELTA
+    gi.overwrite(ours, rows, fallback_encoding="delta")
+    assert _file_encodings(local(data_files(ours)[0].file_path)) & DELTA

@@ -4,6 +4,7 @@ retries, fallback to Spark's writer, options from the session and the writer, an
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -236,6 +237,11 @@ def test_fallback_to_sparks_writer(tmp_path, spark, caplog):
     assert result.writer == "spark" and "v1" in result.fallback_reason
     assert not pq.ParquetFile(_data_files(tmp_path / "v1")[0]).metadata.created_by.startswith("gpuwrite")
     assert spark.read.parquet(str(tmp_path / "v1")).count() == 200
+    files = _data_files(tmp_path / "v1")  # the result reports Spark's files, rows and bytes as its own
+    assert result.rows == 200 and len(result.files) == len(files) > 0
+    assert result.bytes == sum(os.path.getsize(f) for f in files)
+    again = write_parquet(df.limit(50), str(tmp_path / "v1"), mode="append", options={"parquet.writer.version": "v1"})
+    assert again.writer == "spark" and again.rows == 50 and not set(again.files) & set(result.files)
     with pytest.raises(gpuwrite.UnsupportedTypeError, match="v1"):
         write_parquet(df, str(tmp_path / "v1e"), options={"parquet.writer.version": "v1"}, fallback="error")
     odd = spark.range(5).selectExpr("id", "make_interval(0, 0, 0, 0, 0, 0, id) as iv")

@@ -53,7 +53,8 @@ class DeviceRowGroup:
         assert self.win is not None and self.dic is not None
         table, info = spans_and_info(self.device, self.win, self.dic, table)
         batch, fell = encode_planned(self.device, (self.win, self.dic), table, info,
-                                     BatchSetup(self.codec, self.opts.page_checksum, fell_back))
+                                     BatchSetup(self.codec, self.opts.page_checksum, fell_back,
+                                                self.opts.fallback_encoding == "plain"))
         self.batches.append(batch)
         return batch, fell
 

@@ -28,7 +28,7 @@ from ...encode.stats import stats_of
 from ...format.enums import Encoding
 from ...schema import BYTE_ARRAY, Leaf
 from . import steps
-from .codecs import PageCodec
+from .codecs import PageCodec, aligned, starts
 from .dictionary import DeviceDictionary
 from .encode import EncodedBatch, PageTable
 from .ops import Device
@@ -85,10 +85,9 @@ def _dictionary_pages(device: Device, win: DeviceWindow, dic: DeviceDictionary,
     columns = sorted(counts)
     count = np.array([counts[c][0] for c in columns], dtype=np.int64)
     raw_len = np.array([counts[c][1] for c in columns], dtype=np.int64)
-    off = np.zeros(len(columns), dtype=np.int64)
-    np.cumsum(raw_len[:-1], out=off[1:])
+    off = starts(aligned(raw_len))  # codec inputs aligned
     ar = win.arenas
-    raw = device.empty(int(raw_len.sum()) + 8, np.uint8)
+    raw = device.empty(int(off[-1] + raw_len[-1]) + 8 if len(columns) else 8, np.uint8)
     small = device.upload(np.stack([np.array(columns, dtype=np.int64), count, raw_len, off]))
     device.launch(steps.DICT_PAGES, len(columns), small[0], small[1], win.dev_cols, dic.efirst, dic.bcum, ar.v32,
                   ar.v64, ar.idx, ar.dat, raw, small[3])

@@ -1,18 +1,22 @@
 """Compression of a batch's values sections: nvCOMP's batched codecs on a GPU, the host codec elsewhere.
 
 Every page's values section is compressed in one call per batch; a page keeps its compressed bytes only when
-they are smaller (parquet-java's rule, applied by the `stored` step). Output slots are as large as the input
-sections: a page whose compressed bytes would not fit is one that keeps its raw bytes anyway, and its
-compressed length is reported as its raw length.
+they are smaller (parquet-java's rule, applied by the `stored` step). The sections start on `ALIGN` bytes
+(the encoder lays them out so), as nvCOMP requires of its inputs; outputs go to one preallocated buffer whose
+slots are nvCOMP's bound for each page's size, also aligned. The compressed sizes come back to the host once
+per batch (a counted sync: nvCOMP's batch API reports them there) and go back up for the `stored` step; the
+host codec of the stand-in device and the simulator mirrors that read, so the cost model counts it.
 
 nvCOMP is used with RAW bitstreams (plain snappy / zstd / LZ4 block / deflate streams, one per page), which
 any Parquet reader decodes; its bytes differ from the host codec's, so with a codec the GPU path's pages
 and row-group cuts can differ from the CPU path's (docs/compatibility.md). Under the simulator and on the
-stand-in device the host codec runs, so those paths write the CPU path's bytes.
+stand-in device the host codec runs, so those paths write the CPU path's bytes. A failure inside nvCOMP is
+an error naming nvCOMP; there is no silent host fallback.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import numpy as np
@@ -23,11 +27,19 @@ from .ops import Device
 
 # Parquet codec -> nvCOMP algorithm (RAW bitstream). LZ4 RAW is the LZ4 block format, Parquet's LZ4_RAW.
 NVCOMP_ALGORITHMS = {"snappy": "Snappy", "zstd": "Zstd", "lz4_raw": "LZ4", "gzip": "Gzip"}
+ALIGN = 16  # start of every codec input and output slot: nvCOMP's most restrictive alignment
 
 
-def slots(lengths: np.ndarray, always: bool) -> np.ndarray:
-    """Output slot sizes: the input's length (a larger result is not kept), or room for any result."""
-    return lengths + lengths // 2 + 1024 if always else lengths
+def aligned(sizes: np.ndarray) -> np.ndarray:
+    """`sizes` rounded up to a multiple of `ALIGN` (slot sizes that keep the next slot aligned)."""
+    return (sizes + (ALIGN - 1)) // ALIGN * ALIGN
+
+
+def starts(sizes: np.ndarray) -> np.ndarray:
+    """Offsets of items of `sizes` laid back to back."""
+    out = np.zeros(len(sizes), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=out[1:])
+    return out
 
 
 class PageCodec(Protocol):
@@ -38,12 +50,15 @@ class PageCodec(Protocol):
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
                  always: bool = False) -> tuple[Any, np.ndarray, Any]:
         """(buffer, slot offsets on the host, compressed lengths on the device) for the runs (offsets, lengths)
-        of `src`. Without `always`, slots are the runs' own places and a page whose compressed bytes are not
-        smaller reports its raw length (its bytes are not written); with it, every result is kept."""
+        of `src`, each run starting on `ALIGN` bytes. Every slot holds at least its run's raw length, so a
+        page that keeps its raw bytes can be copied into its slot. Without `always`, a page whose compressed
+        bytes are not smaller reports its raw length (its compressed bytes are not used); with it, every
+        result is kept."""
 
 
 class HostCodec:
-    """The CPU backend's codec (cramjam), page by page, as one device step."""
+    """The CPU backend's codec (cramjam), page by page, as one device step; its sizes are read back and sent
+    up again as nvCOMP's are (one counted sync and one copy per call)."""
 
     name = "host"
 
@@ -52,70 +67,93 @@ class HostCodec:
 
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
                  always: bool = False) -> tuple[Any, np.ndarray, Any]:
-        """Compress each run into its slot."""
+        """Compress each run into a slot of its raw length (with `always`, of the codec's worst case)."""
         offsets, lengths = runs
-        out_off = offsets if not always else _starts(slots(lengths, always))
-        total = int(out_off[-1] + slots(lengths, always)[-1]) if len(offsets) else 0
+        if always:
+            out_off = starts(aligned(lengths + lengths // 2 + 1024))
+            total = int(out_off[-1] + lengths[-1] + lengths[-1] // 2 + 1024) if len(offsets) else 0
+        else:
+            out_off = offsets
+            total = int(offsets[-1] + lengths[-1]) if len(offsets) else 0
         out = device.empty(total + 8, np.uint8)
-        comp_len = device.empty(len(offsets), np.int64)
+        sizes = np.array(lengths, dtype=np.int64)
 
         def run() -> None:
-            view, dst, sizes = np.asarray(src), np.asarray(out), np.asarray(comp_len)
+            view, dst = np.asarray(src), np.asarray(out)
             for p in range(len(offsets)):
                 a, n, o = int(offsets[p]), int(lengths[p]), int(out_off[p])
                 packed = self.compress_one(view[a:a + n].tobytes()) if n else b""
                 if always or 0 < len(packed) < n:
                     dst[o:o + len(packed)] = np.frombuffer(packed, dtype=np.uint8)
                     sizes[p] = len(packed)
-                else:
-                    sizes[p] = n
         device.host_step("compress", run)
-        return out, out_off, comp_len
+        device.wait("compressed sizes")
+        return out, out_off, device.upload(sizes)
 
 
 class NvcompCodec:
-    """nvCOMP (`nvidia.nvcomp`, RAW bitstream), all pages of a batch in one encode call. nvCOMP's Python API
-    allocates each page's output; they are copied into one buffer (a copy per page)."""
+    """nvCOMP (`nvidia.nvcomp`, RAW bitstream): all non-empty runs of a batch in one batched encode, from
+    aligned input slots into one preallocated output buffer."""
 
     name = "nvcomp"
 
-    def __init__(self, codec: str) -> None:
+    def __init__(self, codec: str, nvcomp: Any = None) -> None:
+        if nvcomp is None:
+            try:
+                from nvidia import nvcomp as module
+            except ImportError as exc:  # pragma: no cover - needs the gpu extra
+                raise GpuwriteError(f"compression {codec!r} on the GPU needs nvCOMP (pip install "
+                                    f"'gpuwrite[gpu]'): {exc}") from exc
+            nvcomp = module
+        self.nvcomp, self.codec_name = nvcomp, codec
         try:
-            from nvidia import nvcomp
-        except ImportError as exc:  # pragma: no cover - needs the gpu extra
-            raise GpuwriteError(f"compression {codec!r} on the GPU needs nvCOMP (pip install 'gpuwrite[gpu]'): "
-                                f"{exc}") from exc
-        self.nvcomp = nvcomp
-        self.codec = nvcomp.Codec(algorithm=NVCOMP_ALGORITHMS[codec], bitstream_kind=nvcomp.BitstreamKind.RAW)
+            self.codec = nvcomp.Codec(algorithm=NVCOMP_ALGORITHMS[codec], bitstream_kind=nvcomp.BitstreamKind.RAW)
+            align = int(self.codec.get_required_compression_alignment())
+            self.bound = self._bound_fit()
+        except Exception as exc:
+            raise GpuwriteError(f"nvCOMP could not set up its {codec} codec: {exc}") from exc
+        if ALIGN % align:
+            raise GpuwriteError(f"nvCOMP's {codec} codec needs {align}-byte aligned buffers; gpuwrite aligns to "
+                                f"{ALIGN}")
+
+    def _bound_fit(self) -> Callable[[np.ndarray], np.ndarray]:
+        """Output capacity per input size: nvCOMP's bound is affine in the size (a constant plus a fraction);
+        it is read at three sizes, fitted through the extremes with rounding slack and checked in between."""
+        sizes = (1, 1 << 16, 1 << 24)
+        bounds = [int(self.codec.get_max_comp_buffer_size(self.nvcomp.as_array(np.zeros(n, np.uint8))))
+                  for n in sizes]
+        slope = (bounds[2] - bounds[0]) / (sizes[2] - sizes[0])
+
+        def fit(n: np.ndarray) -> np.ndarray:
+            return np.asarray(bounds[0] + np.ceil((n - 1) * slope), dtype=np.int64) + ALIGN
+
+        if int(fit(np.array([sizes[1]]))[0]) < bounds[1]:
+            raise GpuwriteError(f"nvCOMP's {self.codec_name} output bound is not affine in the input size")
+        return fit
 
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
                  always: bool = False) -> tuple[Any, np.ndarray, Any]:
-        """One batched nvCOMP encode over every non-empty run."""
-        xp = device.xp
+        """One batched nvCOMP encode over every non-empty run; sizes read back once."""
         offsets, lengths = runs
-        out_off = offsets if not always else _starts(slots(lengths, always))
-        total = int(out_off[-1] + slots(lengths, always)[-1]) if len(offsets) else 0
-        out = device.empty(total + 8, np.uint8)
-        comp = np.array(lengths, dtype=np.int64)
-        todo = [p for p in range(len(offsets)) if lengths[p] > 0]
-        try:
-            encoded = device.host_step("nvcomp", self.codec.encode, [
-                self.nvcomp.as_array(src[int(offsets[p]):int(offsets[p] + lengths[p])]) for p in todo])
-        except Exception as exc:  # pragma: no cover - needs a GPU
-            raise GpuwriteError(f"nvCOMP failed to compress a batch of {len(todo)} pages: {exc}") from exc
-        for p, arr in zip(todo, encoded, strict=True):  # pragma: no cover - needs a GPU
-            packed = xp.asarray(arr).view(xp.uint8)
-            if always or len(packed) < lengths[p]:
-                out[int(out_off[p]):int(out_off[p]) + len(packed)] = packed
-                comp[p] = len(packed)
-        return out, out_off, device.upload(comp)
-
-
-def _starts(sizes: np.ndarray) -> np.ndarray:
-    """Offsets of items of `sizes` laid back to back."""
-    out = np.zeros(len(sizes), dtype=np.int64)
-    np.cumsum(sizes[:-1], out=out[1:])
-    return out
+        todo = np.flatnonzero(lengths > 0)
+        cap = np.zeros(len(lengths), dtype=np.int64)
+        cap[todo] = aligned(np.maximum(self.bound(lengths[todo]), lengths[todo]))
+        out_off = starts(cap)
+        out = device.empty(int(cap.sum()) + 8, np.uint8)
+        sizes = np.array(lengths, dtype=np.int64)
+        if len(todo):
+            nv = self.nvcomp
+            try:
+                srcs = nv.as_arrays(src, offsets[todo].tolist(), lengths[todo].tolist())
+                outs = nv.as_arrays(out, out_off[todo].tolist(), cap[todo].tolist())
+                done = device.host_step("nvcomp", self.codec.encode, srcs, outs)
+                got = np.asarray(device.wait("compressed sizes", lambda: done.buffer_sizes), dtype=np.int64)
+            except Exception as exc:
+                raise GpuwriteError(f"nvCOMP failed to compress a batch of {len(todo)} pages with "
+                                    f"{self.codec_name}: {exc}") from exc
+            keep = got < lengths[todo] if not always else np.ones(len(todo), dtype=bool)
+            sizes[todo[keep]] = got[keep]
+        return out, out_off, device.upload(sizes)
 
 
 def page_codec(codec: str, level: int | None, device: Device) -> PageCodec | None:
@@ -129,3 +167,6 @@ def page_codec(codec: str, level: int | None, device: Device) -> PageCodec | Non
         raise GpuwriteError(f"compression_level={level} cannot be applied on the GPU: nvCOMP's {codec} takes no "
                             "level; drop the level or write with device='cpu'")
     return NvcompCodec(codec)
+
+
+__all__ = ["ALIGN", "HostCodec", "NvcompCodec", "PageCodec", "aligned", "page_codec", "starts"]

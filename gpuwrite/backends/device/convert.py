@@ -260,7 +260,7 @@ def build_window(device: Device, table: pa.Table | DeviceTable | Sequence[Any], 
     arenas = {name: device.empty(max(plan.sizes[name], 1), _DTYPES[name]) for name in ARENAS}
     for name, pos, host in plan.uploads:
         device.upload_into(arenas[name], pos, host)
-    device.fill_range(arenas["lev"], ones, rows + 1, 1)
+    device.fill_range(arenas["lev"], ones, plan.sizes["lev"] - ones, 1)  # the padding words too: never unset
     zones = plan.sources.zones
     cols_d, srct_d, chunks_d, ranges_d, zones_d = _views(device, [plan.cols, srct, chunks, ranges, zones])
     slots = max(len(chunks), 1)  # no zero-size arrays on the device

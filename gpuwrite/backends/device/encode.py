@@ -55,15 +55,16 @@ from gpuwrite.kernels.pages import crc32_table
 
 from ...format.enums import Encoding
 from . import steps
-from .codecs import PageCodec
+from .codecs import PageCodec, aligned
 from .dictionary import DeviceDictionary
 from .ops import Device
 from .window import DeviceWindow
 
-# fallback encoding per kind (encode.rules.FALLBACK by kind code)
+# fallback encoding per kind (encode.rules.fallback_encoding by kind code): "delta", and "plain" (PLAIN for all)
 _FALLBACK = np.array([Encoding.PLAIN, Encoding.DELTA_BINARY_PACKED, Encoding.DELTA_BINARY_PACKED, Encoding.PLAIN,
                       Encoding.PLAIN, Encoding.DELTA_BYTE_ARRAY, Encoding.DELTA_BYTE_ARRAY, Encoding.PLAIN],
                      dtype=np.int64)
+_PLAIN_FALLBACK = np.full(len(_FALLBACK), int(Encoding.PLAIN), dtype=np.int64)
 _PLAIN_WIDTH = {K_FLOAT: 4, K_DOUBLE: 8, K_INT32: 4, K_INT64: 8}
 _CRC_TABLE = crc32_table()
 
@@ -143,12 +144,17 @@ def _rle_bounds(n: np.ndarray, width: np.ndarray) -> np.ndarray:
 
 
 def _value_bounds(kind: np.ndarray, dict_page: np.ndarray, n: np.ndarray, nbytes: np.ndarray,
-                  width: np.ndarray) -> np.ndarray:
-    """Upper bound of each page's values section in its chosen encoding."""
-    delta = np.array([delta_max_size(int(v)) for v in n], dtype=np.int64) if len(n) else n
-    bound = np.select(
-        [kind == K_BOOL, (kind == K_INT32) | (kind == K_INT64), kind == K_FLOAT, kind == K_DOUBLE, kind == K_INT96],
-        [(n + 7) // 8, delta, 4 * n, 8 * n, nbytes], 2 * delta + nbytes)
+                  width: np.ndarray, plain: bool = False) -> np.ndarray:
+    """Upper bound of each page's values section in its chosen encoding (`plain`: PLAIN fallback pages)."""
+    if plain:
+        bound = np.select(
+            [kind == K_BOOL, (kind == K_INT32) | (kind == K_FLOAT), (kind == K_INT64) | (kind == K_DOUBLE),
+             kind == K_BYTES], [(n + 7) // 8, 4 * n, 8 * n, nbytes + 4 * n], nbytes)
+    else:
+        delta = delta_max_size(n)  # type: ignore[arg-type]  # integer arithmetic: works on arrays too
+        bound = np.select(
+            [kind == K_BOOL, (kind == K_INT32) | (kind == K_INT64), kind == K_FLOAT, kind == K_DOUBLE,
+             kind == K_INT96], [(n + 7) // 8, delta, 4 * n, 8 * n, nbytes], 2 * delta + nbytes)
     ids = 1 + _rle_bounds(n, np.maximum(width, 1))
     return np.where(dict_page, ids, bound).astype(np.int64) + 8
 
@@ -160,6 +166,7 @@ class BatchSetup:
     codec: PageCodec | None  # None: uncompressed
     checksum: bool
     fell_back: np.ndarray  # per column: the chunk's first page failed the dictionary test in an earlier batch
+    plain_fallback: bool = False  # WriteOptions.fallback_encoding == "plain": PLAIN values without the dictionary
 
 
 def choose_encodings(cols: np.ndarray, pages: PageTable, info: np.ndarray,
@@ -219,7 +226,8 @@ def encode_planned(device: Device, state: tuple[DeviceWindow, DeviceDictionary],
     kind = cols[pages.col, CT_KIND]
     order = np.lexsort((pages.a, pages.col, ~dict_page, cols[pages.col, CT_DECIMAL], kind))
     pages, info, dict_page, kind = pages.take(order), info[order], dict_page[order], kind[order]
-    encoding = np.where(dict_page, int(Encoding.RLE_DICTIONARY), _FALLBACK[kind])
+    fallback = _PLAIN_FALLBACK if setup.plain_fallback else _FALLBACK
+    encoding = np.where(dict_page, int(Encoding.RLE_DICTIONARY), fallback[kind])
     batch = _launch(device, win, dic, _Batch(pages, info, dict_page, kind, encoding), setup)
     batch.order = order
     return batch, fell
@@ -254,7 +262,8 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     nvals, nent = pages.vb - pages.va, pages.eb - pages.ea
     width = plan.info[:, I_WIDTH]
     nbytes = plan.info[:, I_VALUE_BYTES]
-    val_bound = _value_bounds(plan.kind, plan.dict_page, nvals, nbytes, width)
+    val_bound = aligned(_value_bounds(plan.kind, plan.dict_page, nvals, nbytes, width,
+                                      setup.plain_fallback))  # codec inputs aligned
     defw, repw = cols[col, CT_DEFW], cols[col, CT_REPW]
     def_bound, rep_bound = _rle_bounds(nent, defw), _rle_bounds(nent, repw)
     byte_kind = (plan.kind == K_BYTES) | (plan.kind == K_FLBA) | (plan.kind == K_INT96)
@@ -280,7 +289,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     fields_dev = device.upload(head)
     vals = device.empty(int(val_bound.sum()) + 8, np.uint8)
     val_len = device.empty(n_pages, np.int64)
-    _values(device, ar, dic, plan, args, (vals, val_len))
+    _values(device, ar, dic, plan, args, (vals, val_len), setup.plain_fallback)
     lbuf = device.empty(int(def_bound.sum()) + 8, np.uint8)
     device.launch(steps.RLE, n_pages, ar.lev, args["dstart"], args["dend"], args["defw"], False, lbuf,
                   args["def_off"], fields_dev[F_DEF_LEN])
@@ -294,12 +303,12 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     ext = device.empty(n_pages * 4, np.int64).reshape(n_pages, 4)
     device.launch(steps.EXTREMES, n_pages, args["col"], args.rows("sstart", "send"), minmax, win.dev_cols, ar.v8,
                   ar.v32, ar.v64, ar.idx, ext)
-    stored, stored_len, body_len = _store(device, setup, (vals, val_len), args, fields_dev)
+    stored, stored_len, body_len, stored_off = _store(device, setup, (vals, val_len), args, fields_dev)
     body_off = device.empty(n_pages + 1, np.int64)
     device.launch(steps.SCAN, 1, body_len, n_pages, body_off)
     bodies = device.empty(int((val_bound + def_bound + rep_bound).sum()) + 8, np.uint8)
     device.launch(steps.GATHER, n_pages, rbuf, args["rep_off"], fields_dev[F_REP_LEN], lbuf, args["def_off"],
-                  fields_dev[F_DEF_LEN], stored, args["val_off"], stored_len, bodies, body_off)
+                  fields_dev[F_DEF_LEN], stored, stored_off, stored_len, bodies, body_off)
     crc = device.empty(n_pages, np.int64)  # read only with checksums, which write it
     if setup.checksum:
         device.launch(steps.CRC32, n_pages, bodies, body_off, body_len, device.upload(_CRC_TABLE), crc)
@@ -310,8 +319,10 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
                         header_len, crc, ext, same)
 
 
-def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: _Args, out: tuple[Any, Any]) -> None:
-    """Each page's values section, one launch per (kind, encoding) range of the batch."""
+def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: _Args, out: tuple[Any, Any],
+            plain: bool = False) -> None:
+    """Each page's values section, one launch per (kind, encoding) range of the batch (`plain`: fallback pages
+    PLAIN for every kind)."""
     vals, val_len = out
     keys = np.stack([plan.kind, plan.dict_page.astype(np.int64)], axis=1)
     for s, e in _ranges(keys):
@@ -321,6 +332,14 @@ def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: 
             device.launch(steps.RLE, e - s, dic.ids, a, b, args["width"][s:e], True, vals, off, size)
         elif kind == K_BOOL:
             device.launch(steps.PLAIN_BOOL, e - s, ar.v8, a, b, vals, off, size)
+        elif plain and kind in (K_INT32, K_INT64):
+            w = _PLAIN_WIDTH[kind]
+            device.launch(steps.PLAIN_FIXED, e - s, ar.v32 if kind == K_INT32 else ar.v64, a, b, w, 0, vals, off,
+                          size)
+        elif plain and kind == K_BYTES:
+            device.launch(steps.PLAIN_BYTE_ARRAY, e - s, ar.idx, ar.dat, a, b, vals, off, size)
+        elif plain and kind == K_FLBA:
+            device.launch(steps.COPY_BYTES, e - s, ar.idx, ar.dat, a, b, vals, off, size)
         elif kind in (K_INT32, K_INT64):
             device.launch(steps.DELTA, e - s, ar.v32 if kind == K_INT32 else ar.v64, a, b, kind == K_INT32, vals,
                           off, size)
@@ -356,19 +375,20 @@ def _statistics(device: Device, win: DeviceWindow, plan: _Batch, args: _Args, ou
 
 
 def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args,
-           fields_dev: Any) -> tuple[Any, Any, Any]:
+           fields_dev: Any) -> tuple[Any, Any, Any, Any]:
     """Compress the values sections and keep, per page, the smaller form: (stored buffer, stored lengths,
-    body lengths); the header fields follow."""
+    body lengths, each page's offset in the stored buffer); the header fields follow."""
     vals, val_len = raw
     n_pages = len(args["zeros"])
     stored_len, copy_len, body_len = (device.empty(n_pages, np.int64) for _ in range(3))
     if setup.codec is None:
         device.launch(steps.STORED, n_pages, val_len, val_len, True, fields_dev, stored_len, copy_len, body_len)
-        return vals, stored_len, body_len
+        return vals, stored_len, body_len, args["val_off"]
     lengths = device.download(val_len)
-    comp, _, comp_len = setup.codec.compress(device, vals, (args.host[args.names.index("val_off")], lengths))
+    val_off = args.host[args.names.index("val_off")]
+    comp, comp_off, comp_len = setup.codec.compress(device, vals, (val_off, lengths))
+    slots = args["val_off"] if comp_off is val_off else device.upload(comp_off)
     device.launch(steps.STORED, n_pages, val_len, comp_len, False, fields_dev, stored_len, copy_len, body_len)
     z = args["zeros"]
-    device.launch(steps.GATHER, n_pages, vals, z, z, vals, z, z, vals, args["val_off"], copy_len, comp,
-                  args["val_off"])
-    return comp, stored_len, body_len
+    device.launch(steps.GATHER, n_pages, vals, z, z, vals, z, z, vals, args["val_off"], copy_len, comp, slots)
+    return comp, stored_len, body_len, slots

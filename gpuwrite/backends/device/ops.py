@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -103,28 +104,30 @@ class Counters:
     d2h_copies: int = 0
     d2d_bytes: int = 0  # device-to-device copies (input buffers taken on the device into the window's arena)
     d2d_copies: int = 0
-    waits: int = 0  # device-side waits on a producer's event or stream (no host wait)
+    event_waits: int = 0  # device-side waits on a producer's event or stream (no host wait)
     standin_s: float = 0.0  # stand-in mode: seconds inside twins and copies
     standin_cpu_s: float = 0.0  # stand-in mode: CPU seconds of this process inside twins and copies
     by_kernel: dict[str, int] = field(default_factory=dict)
+    waits: dict[str, int] = field(default_factory=dict)  # syncs that read no array, by what they wait for
 
     def as_dict(self) -> dict[str, Any]:
         """The counters as plain numbers."""
         return {"launches": self.launches, "syncs": self.syncs, "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "h2d_copies": self.h2d_copies, "d2h_copies": self.d2h_copies,
-                "d2d_bytes": self.d2d_bytes, "d2d_copies": self.d2d_copies, "waits": self.waits,
-                "standin_s": self.standin_s, "standin_cpu_s": self.standin_cpu_s, "by_kernel": dict(self.by_kernel)}
-
+                "d2d_bytes": self.d2d_bytes, "d2d_copies": self.d2d_copies, "event_waits": self.event_waits,
+                "standin_s": self.standin_s, "standin_cpu_s": self.standin_cpu_s, "by_kernel": dict(self.by_kernel),
+                "waits": dict(self.waits)}
 
     def absorb(self, other: Counters) -> None:
         """Add `other`'s counts to these and zero them (work done for this write on another Device object)."""
         for name in ("launches", "syncs", "h2d_bytes", "d2h_bytes", "h2d_copies", "d2h_copies", "d2d_bytes",
-                     "d2d_copies", "waits", "standin_s", "standin_cpu_s"):
+                     "d2d_copies", "event_waits", "standin_s", "standin_cpu_s"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
             setattr(other, name, type(getattr(other, name))())
-        for name, n in other.by_kernel.items():
-            self.by_kernel[name] = self.by_kernel.get(name, 0) + n
-        other.by_kernel.clear()
+        for mine, theirs in ((self.by_kernel, other.by_kernel), (self.waits, other.waits)):
+            for name, n in theirs.items():
+                mine[name] = mine.get(name, 0) + n
+            theirs.clear()
 
 
 def _clock() -> tuple[float, float]:
@@ -146,7 +149,9 @@ class Device:
             mode = "standin" if standin_active() else "sim" if simulated() else "cuda"
         self.mode: Mode = mode
         self.counters = Counters()
-        self.peak_bytes = 0
+        self.peak_bytes = 0  # most bytes of device arrays held at once (`_track`)
+        self.live_bytes = 0
+        self.pool_peak_bytes = 0  # CuPy's memory pool high-water mark (cuda mode)
         if mode == "cuda":
             import cupy
 
@@ -158,15 +163,27 @@ class Device:
 
     # -- memory --------------------------------------------------------------------------------------
 
+    def _track(self, arr: Any) -> Any:
+        """Count `arr`'s bytes as held until it is freed; keep the high-water mark (`peak_bytes`): the device
+        memory the backend holds at once, in every mode, so the bound per row group is measured."""
+        n = int(arr.nbytes)
+        self.live_bytes += n
+        self.peak_bytes = max(self.peak_bytes, self.live_bytes)
+        weakref.finalize(arr, self._release, n)
+        return arr
+
+    def _release(self, n: int) -> None:
+        self.live_bytes -= n
+
     def empty(self, n: int, dtype: Any) -> Any:
         """An uninitialised device array."""
-        return self.xp.empty(int(n), dtype=dtype)
+        return self._track(self.xp.empty(int(n), dtype=dtype))
 
     def full(self, n: int, value: int, dtype: Any) -> Any:
         """A device array filled with `value` (a fill launch on the device)."""
         self._count_launch("fill")
         t = _clock()
-        out = self.xp.full(int(n), value, dtype=dtype)
+        out = self._track(self.xp.full(int(n), value, dtype=dtype))
         if self.mode == "standin":
             _add_standin(self.counters, t)
         return out
@@ -183,7 +200,7 @@ class Device:
         """A larger device array holding `dev`'s contents first (zeros after): one device copy."""
         self._count_launch("copy")
         t = _clock()
-        out = self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype)
+        out = self._track(self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype))
         out[:len(dev)] = dev
         if self.mode == "standin":
             _add_standin(self.counters, t)
@@ -196,9 +213,9 @@ class Device:
         c.h2d_bytes += host.nbytes
         c.h2d_copies += 1
         if self.mode == "cuda":
-            return self.xp.asarray(host)
+            return self._track(self.xp.asarray(host))
         t = _clock()
-        out = host.copy()
+        out = self._track(host.copy())
         if self.mode == "standin":
             _add_standin(c, t)
         return out
@@ -247,6 +264,15 @@ class Device:
             _add_standin(c, t)
         return out
 
+    def wait(self, name: str, read: Callable[[], Any] | None = None) -> Any:
+        """The host waits for the device's work so far (a sync), then `read()`s what it produced (a library's
+        result that lives on the host, such as nvCOMP's compressed sizes). `name` says what is waited for."""
+        self.counters.syncs += 1
+        self.counters.waits[name] = self.counters.waits.get(name, 0) + 1
+        if self.mode == "cuda":
+            self.xp.cuda.get_current_stream().synchronize()
+        return read() if read is not None else None
+
     # -- data that is already on the device (device input) ---------------------------------------------
 
     def device_id(self) -> int:
@@ -273,7 +299,7 @@ class Device:
     def wait_event(self, event_ptr: int) -> None:
         """Make the writer's stream wait on the producer's CUDA event (`cudaEvent_t*` of the Arrow C Device
         interface): a device-side wait, the host goes on."""
-        self.counters.waits += 1
+        self.counters.event_waits += 1
         if self.mode == "cuda":
             import ctypes
 
@@ -283,7 +309,7 @@ class Device:
     def wait_stream(self, stream: int) -> None:
         """Make the writer's stream wait for work queued on the producer's stream (`__cuda_array_interface__`
         "stream"): an event recorded there, waited on by ours; the host goes on."""
-        self.counters.waits += 1
+        self.counters.event_waits += 1
         if self.mode == "cuda" and stream not in (0, None):
             cp = self.xp
             event = cp.cuda.Event(disable_timing=True)
@@ -362,4 +388,4 @@ class Device:
         """Track the device memory pool's high-water mark (CuPy only)."""
         if self.mode == "cuda":
             used = int(self.xp.get_default_memory_pool().total_bytes())
-            self.peak_bytes = max(self.peak_bytes, used)
+            self.pool_peak_bytes = max(self.pool_peak_bytes, used)

@@ -146,21 +146,23 @@ class DeviceSchedule:
             d.launch(steps.PLAN, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, horizon,
                      self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start,
                      self.status)
+            # one sync: the planner's counters, the conversion's and the value checks' refusals, and its pages
+            # and events read to the arrays' capacity (the counts are known only after the read)
             got = d.download_many([self.sched, self.status, self.cursor[:, k.S_START], self._errs(),
+                                   self.fl_col[first_flush:], self.fl_start[first_flush:],
+                                   self.ev_row[first_event:], self.ev_end[first_event:],
                                    *([self.win.bad] if self.win.bad is not None and self.bad is None else [])])
             sched, status, cursor, errs = got[:4]
-            if len(got) > 4:
-                self.bad = got[4]  # the value checks' results (checks.py), read with the same sync
+            if len(got) > 8:
+                self.bad = got[8]  # the value checks' results (checks.py), read with the same sync
             self._refuse(errs)
             if int(status[0]) == k.PLAN_DONE:
                 break
             self._grow(sched)  # PLAN_FULL: more checks than the first guess; go on where it stopped
         self.events, self.flushes = int(sched[k.SC_EVENTS]), int(sched[k.SC_FLUSHES])
-        a, b = first_flush, self.flushes
-        col, start, ev_row, ev_end = d.download_many([self.fl_col[a:b], self.fl_start[a:b],
-                                                      self.ev_row[first_event:self.events],
-                                                      self.ev_end[first_event:self.events]])
-        counts = np.diff(np.concatenate(([a], ev_end)))
+        col, start = got[4][:self.flushes - first_flush], got[5][:self.flushes - first_flush]
+        ev_row, ev_end = got[6][:self.events - first_event], got[7][:self.events - first_event]
+        counts = np.diff(np.concatenate(([first_flush], ev_end)))
         end = np.repeat(ev_row, counts)
         order = np.argsort(col, kind="stable")
         rank = np.empty(len(col), dtype=np.int64)
