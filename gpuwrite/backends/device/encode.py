@@ -144,7 +144,7 @@ def _rle_bounds(n: np.ndarray, width: np.ndarray) -> np.ndarray:
 
 
 def _value_bounds(kind: np.ndarray, dict_page: np.ndarray, n: np.ndarray, nbytes: np.ndarray,
-                  width: np.ndarray, plain: bool = False) -> np.ndarray:
+                  width: np.ndarray, *, plain: bool = False) -> np.ndarray:
     """Upper bound of each page's values section in its chosen encoding (`plain`: PLAIN fallback pages)."""
     if plain:
         bound = np.select(
@@ -263,7 +263,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     width = plan.info[:, I_WIDTH]
     nbytes = plan.info[:, I_VALUE_BYTES]
     val_bound = aligned(_value_bounds(plan.kind, plan.dict_page, nvals, nbytes, width,
-                                      setup.plain_fallback))  # codec inputs aligned
+                                      plain=setup.plain_fallback))  # codec inputs aligned
     defw, repw = cols[col, CT_DEFW], cols[col, CT_REPW]
     def_bound, rep_bound = _rle_bounds(nent, defw), _rle_bounds(nent, repw)
     byte_kind = (plan.kind == K_BYTES) | (plan.kind == K_FLBA) | (plan.kind == K_INT96)
