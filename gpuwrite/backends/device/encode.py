@@ -289,7 +289,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     fields_dev = device.upload(head)
     vals = device.empty(int(val_bound.sum()) + 8, np.uint8)
     val_len = device.empty(n_pages, np.int64)
-    _values(device, ar, dic, plan, args, (vals, val_len), setup.plain_fallback)
+    _values(device, ar, dic, plan, args, (vals, val_len), plain=setup.plain_fallback)
     lbuf = device.empty(int(def_bound.sum()) + 8, np.uint8)
     device.launch(steps.RLE, n_pages, ar.lev, args["dstart"], args["dend"], args["defw"], False, lbuf,
                   args["def_off"], fields_dev[F_DEF_LEN])
@@ -320,7 +320,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
 
 
 def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: _Args, out: tuple[Any, Any],
-            plain: bool = False) -> None:
+            *, plain: bool = False) -> None:
     """Each page's values section, one launch per (kind, encoding) range of the batch (`plain`: fallback pages
     PLAIN for every kind)."""
     vals, val_len = out
