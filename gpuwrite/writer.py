@@ -63,7 +63,8 @@ class FileWriter:
             self._sink.abort()
             self._backend.close()
             raise
-        self._window: RowWindow | ArrowWindow = (RowWindow(schema, options, streaming)
+        self._window: RowWindow | ArrowWindow = (RowWindow(schema, options, streaming,
+                                                           getattr(self._backend, "pool", None))
                                                  if self._backend.converts_on_host
                                                  else ArrowWindow(schema, options, lookahead))
         self._builder: RowGroupBuilder | None = None
