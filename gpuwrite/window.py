@@ -22,6 +22,7 @@ Page and row-group boundaries depend only on the rows, never on how the input wa
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from typing import Protocol
 
 import pyarrow as pa
@@ -86,14 +87,16 @@ def concat_pieces(pieces: list[ArrowPiece]) -> pa.Table | DeviceTable:
 
 class RowWindow:
     """Pending Arrow rows, and the leaves' converted data for rows 0..`rows` of the open row group (the CPU
-    backend's window). `streaming`: convert in small steps, so pages are encoded as batches arrive."""
+    backend's window). `streaming`: convert in small steps, so pages are encoded as batches arrive. `pool`: the
+    backend's threads, which convert the leaves of a step side by side (the conversions release the GIL)."""
 
     def __init__(self, schema: FileSchema, opts: WriteOptions, streaming: bool = False,
-                 lookahead: int | None = None) -> None:
+                 lookahead: int | None = None, pool: Executor | None = None) -> None:
         """`lookahead`: convert once that many row groups' worth of Arrow bytes are waiting, with no 32 MiB
         floor, so row groups reach the file as soon as they fill (writers that roll files on written bytes)."""
         self.schema = schema
         self.opts = opts
+        self.pool = pool
         if lookahead is not None:
             self.convert_bytes = max(1, lookahead * opts.block_size)
         else:
@@ -145,10 +148,19 @@ class RowWindow:
             self.pending = [rest] if rest.num_rows else []
             self.unconverted -= rows
             self.unconverted_bytes = rest.nbytes if rest.num_rows else 0
-            for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True):
-                for chunk in head.column(leaf.index).chunks:
-                    if len(chunk):
-                        buffer.append(leaf_data(chunk, leaf, self.opts))
+            jobs = [(buffer, chunk, leaf) for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True)
+                    for chunk in head.column(leaf.index).chunks if len(chunk)]
+            if self.pool is None or len(jobs) < 2:
+                for buffer, chunk, leaf in jobs:
+                    buffer.append(leaf_data(chunk, leaf, self.opts))
+            else:
+                futures = [self.pool.submit(leaf_data, chunk, leaf, self.opts) for _, chunk, leaf in jobs]
+                try:  # appended in order, so a failure is the first leaf's (in schema order) as without threads
+                    for (buffer, _, _), future in zip(jobs, futures, strict=True):
+                        buffer.append(future.result())
+                finally:
+                    for future in futures:
+                        future.cancel()
             self.rows += rows
         return LeafWindow([buffer.view() for buffer in self.buffers])
 

@@ -69,7 +69,8 @@ class FileWriter:
             self._sink.abort()
             self._backend.close()
             raise
-        self._window: RowWindow | ArrowWindow = (RowWindow(schema, options, streaming, lookahead)
+        self._window: RowWindow | ArrowWindow = (RowWindow(schema, options, streaming, lookahead,
+                                                           getattr(self._backend, "pool", None))
                                                  if self._backend.converts_on_host
                                                  else ArrowWindow(schema, options, lookahead or 8))
         self._builder: RowGroupBuilder | None = None

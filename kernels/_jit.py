@@ -17,12 +17,18 @@ from typing import Any, TypeVar
 
 from numba import njit
 from numba.core import config
+from numba.core.caching import FunctionCache
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _KERNELS: dict[int, Callable[..., Any]] = {}  # id(cpu dispatcher) -> python source function
 _DEVICE: dict[int, Any] = {}  # id(python source function) -> cuda device function
 _GLOBAL: dict[int, Any] = {}  # id(python source function) -> cuda kernel, one thread per page
+# numba's reference counting (NRT) costs an atomic increment and decrement of every array argument at each call
+# from one compiled function to another: tens of nanoseconds per call, which per-value helpers pay per value.
+# Kernels allocate nothing (the same source is CUDA device code), so they compile without it; a kernel that
+# allocates fails to compile so (numba names the allocation) and takes `jit_alloc` instead.
+_OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}
 
 
 def jit(fn: F) -> F:
@@ -33,13 +39,38 @@ def jit(fn: F) -> F:
     read-only home, as on some Spark executors) numba refuses to cache at all; the kernels then cache in a
     per-user temporary directory instead of failing to import.
     """
+    return _compile(fn, _OPTIONS)
+
+
+def jit_alloc(fn: F) -> F:
+    """`jit` for a host kernel that allocates arrays (so it needs numba's reference counting)."""
+    return _compile(fn, {**_OPTIONS, "_nrt": True})
+
+
+class _KernelCache(FunctionCache):  # type: ignore[misc]
+    """numba's on-disk cache with the compile options in its index key: numba keys a cached kernel by
+    signature, machine and bytecode only, so a kernel cached under other options (an older gpuwrite's) would
+    load as it was compiled then."""
+
+    def __init__(self, py_func: Callable[..., Any], options: str) -> None:
+        self._options = options
+        super().__init__(py_func)
+
+    def _index_key(self, sig: Any, codegen: Any) -> tuple[Any, ...]:
+        return (*super()._index_key(sig, codegen), self._options)
+
+
+def _compile(fn: F, options: dict[str, Any]) -> F:
+    """The CPU dispatcher of `fn` (cached on disk, see `jit`), registered for `device`."""
     try:
-        dispatcher = njit(cache=True, nogil=True)(fn)
+        dispatcher = njit(**options)(fn)
     except RuntimeError as exc:
         if "no locator available" not in str(exc):
             raise
         config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
-        dispatcher = njit(cache=True, nogil=True)(fn)
+        dispatcher = njit(**options)(fn)
+    if isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
+        dispatcher._cache = _KernelCache(fn, ",".join(f"{k}={v}" for k, v in sorted(options.items())))
     _KERNELS[id(dispatcher)] = fn
     return dispatcher  # type: ignore[return-value]
 
@@ -116,6 +147,4 @@ def jit_inline(fn: F) -> F:
     """`jit`, and inlined by numba into the @jit functions that call it: numba does not inline one compiled
     function into another, so a per-value helper called in a hot loop costs a call each time otherwise.
     `device(fn)` gives its CUDA form (NVVM inlines device functions itself)."""
-    dispatcher = njit(cache=True, nogil=True, inline="always")(fn)
-    _KERNELS[id(dispatcher)] = fn
-    return dispatcher  # type: ignore[return-value]
+    return _compile(fn, {**_OPTIONS, "inline": "always"})

@@ -86,3 +86,41 @@ def pack_padded(vals: np.ndarray, start: int, valid: int, count: int, width: int
             v = np.uint64(vals[start + i]) & mask
         pos, acc, nbits = put_bits(out, pos, acc, nbits, v, width)
     return pos
+
+
+@jit
+def put_word32(out: np.ndarray, pos: int, acc: np.uint64) -> int:
+    """Write the low 32 bits of acc little-endian at out[pos:]; return the new position."""
+    out[pos] = np.uint8(acc & np.uint64(0xFF))
+    out[pos + 1] = np.uint8((acc >> np.uint64(8)) & np.uint64(0xFF))
+    out[pos + 2] = np.uint8((acc >> np.uint64(16)) & np.uint64(0xFF))
+    out[pos + 3] = np.uint8((acc >> np.uint64(24)) & np.uint64(0xFF))
+    return pos + 4
+
+
+@jit
+def pack8(vals: np.ndarray, start: int, width: int, out: np.ndarray, pos: int) -> int:
+    """Bit-pack the 8 values vals[start:start+8] LSB first at `width` <= 32 bits (one RLE group); return the
+    new position. The same bytes as `pack_padded(vals, start, 8, 8, width, out, pos)`, a word at a time."""
+    if width == 1:
+        b = np.uint64(0)
+        for k in range(8):
+            b |= (np.uint64(vals[start + k]) & np.uint64(1)) << np.uint64(k)
+        out[pos] = np.uint8(b)
+        return pos + 1
+    mask = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+    acc = np.uint64(0)
+    nbits = 0
+    for k in range(8):
+        acc |= (np.uint64(vals[start + k]) & mask) << np.uint64(nbits)
+        nbits += width
+        if nbits >= 32:
+            pos = put_word32(out, pos, acc)
+            acc = acc >> np.uint64(32)
+            nbits -= 32
+    while nbits > 0:
+        out[pos] = np.uint8(acc & np.uint64(0xFF))
+        pos += 1
+        acc = acc >> np.uint64(8)
+        nbits -= 8
+    return pos

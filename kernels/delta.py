@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
-from .bits import bit_width_u64, put_bits, write_uleb, zigzag64
+from ._jit import jit, jit_inline
+from .bits import bit_width_u64, put_bits, put_word32, write_uleb, zigzag64
 
 BLOCK = 128
 MINIBLOCKS = 4
@@ -21,7 +21,7 @@ def delta_max_size(n: int) -> int:
     return 40 + ((n + BLOCK - 1) // BLOCK) * (16 + BLOCK * 8)
 
 
-@jit
+@jit_inline
 def _delta_at(values: np.ndarray, k: int, is32: bool) -> np.int64:
     """values[k] - values[k-1] with 64-bit wrap-around (32-bit when is32)."""
     d = np.int64(np.uint64(np.int64(values[k])) - np.uint64(np.int64(values[k - 1])))
@@ -31,29 +31,40 @@ def _delta_at(values: np.ndarray, k: int, is32: bool) -> np.int64:
 
 
 @jit
-def _adjusted(values: np.ndarray, k: int, mn: np.int64, is32: bool) -> np.uint64:
-    """The delta ending at values[k] minus the block minimum, as the unsigned value that gets packed."""
-    a = np.uint64(_delta_at(values, k, is32)) - np.uint64(mn)
-    if is32:
-        a = a & np.uint64(0xFFFFFFFF)
-    return a
-
-
-@jit
 def _pack_miniblock(values: np.ndarray, first: int, valid: int, mn: np.int64, is32: bool, width: int,
                     out: np.ndarray, pos: int) -> int:
-    """Pack 32 adjusted deltas (those ending at values[first:first+valid], then zeros) LSB first."""
+    """Pack 32 adjusted deltas (those ending at values[first:first+valid] minus the block minimum, then
+    zeros) LSB first at `width` bits: 4 * width bytes."""
     if width == 0:
         return pos
+    end = pos + 4 * width
+    umn = np.uint64(mn)
     acc = np.uint64(0)
     nbits = 0
-    mask = np.uint64(0xFFFFFFFFFFFFFFFF) if width == 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
-    for j in range(MINI):
-        v = np.uint64(0)
-        if j < valid:
-            v = _adjusted(values, first + j, mn, is32) & mask
-        pos, acc, nbits = put_bits(out, pos, acc, nbits, v, width)
-    return pos
+    if width > 32:
+        mask = np.uint64(0xFFFFFFFFFFFFFFFF) if width == 64 else (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+        for j in range(valid):
+            v = (np.uint64(_delta_at(values, first + j, is32)) - umn) & mask
+            pos, acc, nbits = put_bits(out, pos, acc, nbits, v, width)
+    else:
+        mask = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
+        for j in range(valid):
+            v = (np.uint64(_delta_at(values, first + j, is32)) - umn) & mask
+            acc |= v << np.uint64(nbits)
+            nbits += width
+            if nbits >= 32:
+                pos = put_word32(out, pos, acc)
+                acc = acc >> np.uint64(32)
+                nbits -= 32
+    while nbits > 0:
+        out[pos] = np.uint8(acc & np.uint64(0xFF))
+        pos += 1
+        acc = acc >> np.uint64(8)
+        nbits -= 8
+    while pos < end:
+        out[pos] = 0
+        pos += 1
+    return end
 
 
 @jit
@@ -61,7 +72,9 @@ def delta_encode(values: np.ndarray, start: int, end: int, is32: bool, out: np.n
     """Encode values[start:end] (integers; INT32 data when is32, with 32-bit wrapping deltas) at out[pos:].
 
     Deltas are recomputed from the input in each pass over a block instead of staged, so the encoder
-    allocates nothing and the same source is a CUDA device function.
+    allocates nothing and the same source is a CUDA device function. A miniblock's width is that of its
+    largest delta minus the block minimum (the same as the width of all of them OR-ed, as none is negative),
+    so one pass finds the minimum and the widths, and a second packs.
     """
     n = end - start
     pos = write_uleb(out, pos, np.uint64(BLOCK))
@@ -73,25 +86,41 @@ def delta_encode(values: np.ndarray, start: int, end: int, is32: bool, out: np.n
     pos = write_uleb(out, pos, zigzag64(first))
     if n <= 1:
         return pos
+    lim = np.uint64(0xFFFFFFFF) if is32 else np.uint64(0xFFFFFFFFFFFFFFFF)
     i = start + 1
     while i < end:
         count = min(BLOCK, end - i)
+        used = (count + MINI - 1) // MINI
         mn = _delta_at(values, i, is32)
-        for j in range(1, count):
-            d = _delta_at(values, i + j, is32)
-            if d < mn:
-                mn = d
+        mx0 = mn
+        mx1 = mn
+        mx2 = mn
+        mx3 = mn
+        for m in range(used):
+            a = i + m * MINI
+            b = i + min(count, (m + 1) * MINI)
+            lo = _delta_at(values, a, is32)
+            hi = lo
+            for k in range(a + 1, b):
+                d = _delta_at(values, k, is32)
+                lo = min(lo, d)
+                hi = max(hi, d)
+            mn = min(mn, lo)
+            if m == 0:
+                mx0 = hi
+            elif m == 1:
+                mx1 = hi
+            elif m == 2:
+                mx2 = hi
+            else:
+                mx3 = hi
         pos = write_uleb(out, pos, zigzag64(mn))
         width_pos = pos
-        used = (count + MINI - 1) // MINI
-        for m in range(MINIBLOCKS):
-            w = 0
-            if m < used:
-                acc = np.uint64(0)
-                for j in range(m * MINI, min(count, (m + 1) * MINI)):
-                    acc |= _adjusted(values, i + j, mn, is32)
-                w = bit_width_u64(acc)
-            out[width_pos + m] = w
+        umn = np.uint64(mn)
+        out[width_pos] = bit_width_u64((np.uint64(mx0) - umn) & lim)
+        out[width_pos + 1] = bit_width_u64((np.uint64(mx1) - umn) & lim) if used > 1 else 0
+        out[width_pos + 2] = bit_width_u64((np.uint64(mx2) - umn) & lim) if used > 2 else 0
+        out[width_pos + 3] = bit_width_u64((np.uint64(mx3) - umn) & lim) if used > 3 else 0
         pos = width_pos + MINIBLOCKS
         for m in range(used):
             valid = min(MINI, count - m * MINI)

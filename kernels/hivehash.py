@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_alloc
 
 _MASK32 = np.int64(0xFFFFFFFF)
 
@@ -72,7 +72,7 @@ def hive_fold_timestamp(values: np.ndarray, valid: np.ndarray, hashes: np.ndarra
         _combine(hashes, i, h)
 
 
-@jit
+@jit_alloc
 def hive_fold_decimal(lo: np.ndarray, hi: np.ndarray, scale: int, valid: np.ndarray, hashes: np.ndarray) -> None:
     """Decimals (128-bit unscaled lo/hi words, column scale): BigDecimal.hashCode of the value with its
     trailing zeros stripped (zero becomes 0 with scale 0)."""

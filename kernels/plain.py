@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_alloc
 
 
 @jit
@@ -42,7 +42,7 @@ def canonical64(b: np.int64) -> np.int64:
     return b
 
 
-@jit
+@jit_alloc
 def canonical_float_bits32(bits: np.ndarray) -> np.ndarray:
     """IEEE bits with every NaN replaced by 0x7FC00000, as Java's floatToIntBits writes them."""
     out = bits.copy()
@@ -51,7 +51,7 @@ def canonical_float_bits32(bits: np.ndarray) -> np.ndarray:
     return out
 
 
-@jit
+@jit_alloc
 def canonical_float_bits64(bits: np.ndarray) -> np.ndarray:
     """IEEE bits with every NaN replaced by 0x7FF8000000000000, as Java's doubleToLongBits writes them."""
     out = bits.copy()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
-from .bits import pack_padded, write_uleb
+from .bits import pack8, pack_padded, write_uleb
 
 
 def rle_max_size(n: int, width: int) -> int:
@@ -29,52 +29,38 @@ def _end_bitpacked(out: np.ndarray, header_pos: int, groups: int) -> None:
 
 @jit
 def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.ndarray, pos: int) -> int:
-    """Encode values[start:end] at `width` bits into out[pos:]; return the end position."""
-    nbuf = 0
-    previous = np.uint64(0)
-    repeat = 0
+    """Encode values[start:end] at `width` bits into out[pos:]; return the end position.
+
+    parquet-java's encoder, value by value, makes a group of the 8 values after each group boundary (the start,
+    the end of a bit-packed group, the value that ended a repeated run): when all 8 are equal they start a
+    repeated run, which goes on while the value does; otherwise the group is bit-packed. This loop takes
+    those decisions a group at a time (same bytes, tests/kernels/test_kernel_rle.py).
+    """
     header_pos = -1
     groups = 0
     value_bytes = (width + 7) // 8
-    for i in range(start, end):
-        v = np.uint64(values[i])
-        if v == previous:
-            repeat += 1
-            if repeat >= 8:
-                continue
-        else:
-            if repeat >= 8:
-                _end_bitpacked(out, header_pos, groups)
-                header_pos = -1
-                groups = 0
-                pos = write_uleb(out, pos, np.uint64(repeat << 1))
-                for k in range(value_bytes):
-                    out[pos] = np.uint8((previous >> np.uint64(8 * k)) & np.uint64(0xFF))
-                    pos += 1
-                nbuf = 0
-            repeat = 1
-            previous = v
-        nbuf += 1
-        if nbuf == 8:
-            if groups >= 63:
-                _end_bitpacked(out, header_pos, groups)
-                header_pos = -1
-                groups = 0
-            if header_pos == -1:
-                out[pos] = 0
-                header_pos = pos
+    i = start
+    while i + 8 <= end:
+        v = values[i]
+        same = True
+        for k in range(1, 8):
+            if values[i + k] != v:
+                same = False
+                break
+        if same:
+            j = i + 8
+            while j < end and values[j] == v:
+                j += 1
+            _end_bitpacked(out, header_pos, groups)
+            header_pos = -1
+            groups = 0
+            pos = write_uleb(out, pos, np.uint64((j - i) << 1))
+            u = np.uint64(v)
+            for k in range(value_bytes):
+                out[pos] = np.uint8((u >> np.uint64(8 * k)) & np.uint64(0xFF))
                 pos += 1
-            pos = pack_padded(values, i - 7, 8, 8, width, out, pos)
-            nbuf = 0
-            repeat = 0
-            groups += 1
-    if repeat >= 8:
-        _end_bitpacked(out, header_pos, groups)
-        pos = write_uleb(out, pos, np.uint64(repeat << 1))
-        for k in range(value_bytes):
-            out[pos] = np.uint8((previous >> np.uint64(8 * k)) & np.uint64(0xFF))
-            pos += 1
-    elif nbuf > 0:
+            i = j
+            continue
         if groups >= 63:
             _end_bitpacked(out, header_pos, groups)
             header_pos = -1
@@ -83,11 +69,24 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
             out[pos] = 0
             header_pos = pos
             pos += 1
-        pos = pack_padded(values, end - nbuf, nbuf, 8, width, out, pos)
+        if width <= 32:
+            pos = pack8(values, i, width, out, pos)
+        else:
+            pos = pack_padded(values, i, 8, 8, width, out, pos)
         groups += 1
-        _end_bitpacked(out, header_pos, groups)
-    else:
-        _end_bitpacked(out, header_pos, groups)
+        i += 8
+    if i < end:  # a last, partial group (fewer than 8 values, so never a repeated run): bit-packed, zero-padded
+        if groups >= 63:
+            _end_bitpacked(out, header_pos, groups)
+            header_pos = -1
+            groups = 0
+        if header_pos == -1:
+            out[pos] = 0
+            header_pos = pos
+            pos += 1
+        pos = pack_padded(values, i, end - i, 8, width, out, pos)
+        groups += 1
+    _end_bitpacked(out, header_pos, groups)
     return pos
 
 

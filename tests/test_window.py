@@ -185,3 +185,37 @@ def test_lookahead_writes_row_groups_while_rows_arrive(tmp_path):
     assert default[-1] == len(b"PAR1")  # the default writer converts once 32 MiB wait (or at close)
     assert len(b"PAR1") < rolled[len(rolled) // 2] < rolled[-1]  # row groups reach the file batch by batch
     assert rolled_bytes == default_bytes
+
+
+def test_threaded_conversion_gives_the_same_leaves_and_the_first_failure(monkeypatch):
+    """With the backend's pool the leaves of a step convert side by side: the same LeafData as one thread, and
+    a failure is the first failing leaf's in schema order, as without threads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    table = _table(3000)
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        windows = [RowWindow(schema, opts), RowWindow(schema, opts, pool=pool)]
+        for window in windows:
+            window.start_row_group(None)
+            for batch in table.to_batches(max_chunksize=1000):
+                window.push(batch)
+        serial, threaded = (w.extend().leaves() for w in windows)
+        assert len(serial) == len(threaded) == len(schema.leaves)
+        for a, b in zip(serial, threaded, strict=True):
+            for name in ("valid", "values", "offsets", "data", "rep", "dfn", "row_entry", "values_before"):
+                x, y = getattr(a, name), getattr(b, name)
+                assert (x is None) == (y is None), name
+                if x is not None:
+                    assert np.array_equal(x, y), name
+
+        def failing(column, leaf, options):
+            raise ValueError(f"bad {leaf.dotted}")
+
+        window = RowWindow(schema, opts, pool=pool)
+        window.start_row_group(None)
+        window.push(table)
+        monkeypatch.setattr("gpuwrite.window.leaf_data", failing)
+        with pytest.raises(ValueError, match=f"bad {schema.leaves[0].dotted}$"):
+            window.extend()
