@@ -16,6 +16,12 @@ def test_to_parquet_and_to_dataset(tmp_path):
     result = df.gpuwrite.to_parquet(tmp_path / "one.parquet", compression="zstd")
     assert isinstance(result, gpuwrite.FileResult) and result.num_rows == 3
     assert pq.read_table(tmp_path / "one.parquet").to_pandas().equals(df)
+    # issue 12 (pandas 3): the RangeIndex is not written as a column `__index_level_0__`; a named index is,
+    # as pyarrow's preserve_index=None keeps it
+    assert pq.read_table(tmp_path / "one.parquet").column_names == ["a", "s", "f"]
+    named = df.set_index(pd.Index([9, 5, 7], name="k"))  # not a range (pandas 3 would make [7, 8, 9] one)
+    named.gpuwrite.to_parquet(tmp_path / "named.parquet")
+    assert pq.read_table(tmp_path / "named.parquet").column_names == ["a", "s", "f", "k"]
     ds = df.gpuwrite.to_dataset(tmp_path / "table", partition_by=["s"])
     assert ds.num_rows == 3
     assert sorted(p.name for p in (tmp_path / "table").iterdir()) == [

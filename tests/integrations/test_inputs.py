@@ -92,6 +92,21 @@ def test_duckdb_empty_map_is_written_or_refused_clearly(tmp_path):
         assert pq.read_table(tmp_path / "m.parquet").column("m").to_pylist() == [[]]
 
 
+def test_map_with_null_typed_keys_is_refused_whatever_duckdb_exports(tmp_path):
+    """The refusal above, built directly: DuckDB 1.5 no longer exports null-typed keys, so without this the
+    reproducer's path (a map whose keys are typed null) would go untested. Refused by write_table and
+    write_dataset, naming the key column, nothing left behind."""
+    keys_null = pa.MapArray.from_arrays(pa.array([0, 0], pa.int32()), pa.array([], pa.null()),
+                                        pa.array([], pa.int32()))
+    assert pa.types.is_null(keys_null.type.key_type)
+    table = pa.table({"m": keys_null})
+    with pytest.raises(UnsupportedTypeError, match=r"column 'm\.key_value\.key'.*null"):
+        gpuwrite.write_table(table, tmp_path / "m.parquet")
+    with pytest.raises(UnsupportedTypeError, match=r"column 'm\.key_value\.key'.*null"):
+        gpuwrite.write_dataset(table, tmp_path / "ds")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_unknown_input_is_a_gpuwrite_error(tmp_path):
     with pytest.raises(UnsupportedTypeError, match="cannot write dict"):
         gpuwrite.write_table({"a": [1]}, tmp_path / "x.parquet")

@@ -94,7 +94,7 @@ def test_cached_table_join_as_test_readwriter(spark):
 
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and ours[:4] == ["id", "value_1", "index", "value_2"]
-    assert footers.all_gpuwrite()
+    assert footers.all_gpuwrite() and dropin.fallbacks() == [], dropin.fallbacks()
 
 
 def test_binary_type_parquet_as_test_readwriter(spark, tmp_path):
@@ -119,7 +119,7 @@ def test_binary_type_parquet_as_test_readwriter(spark, tmp_path):
 
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and ours[0][:2] == (bytes, b"hello") and ours[1][0] is bytearray
-    assert footers.all_gpuwrite()
+    assert footers.all_gpuwrite() and dropin.fallbacks() == [], dropin.fallbacks()
 
 
 def test_save_without_path_and_json_fall_back_as_test_readwriter(spark, tmp_path):
@@ -218,6 +218,29 @@ def test_unknown_options_are_ignored_as_spark_ignores_them(spark, tmp_path):
     assert footers.all_gpuwrite() and dropin.fallbacks() == []
 
 
+def test_save_without_a_format_follows_the_default_source(spark, tmp_path):
+    """`save(path)` with no format() writes spark.sql.sources.default: parquet (the default) through gpuwrite;
+    with the default set to json, Spark's writer and a counted fallback (test_readwriter's SET ... default)."""
+    df = spark.createDataFrame(ROWS, ["x", "y", "z"])
+
+    def scenario(tag: str) -> list[Any]:
+        df.write.mode("overwrite").save(str(tmp_path / f"{tag}-default"))
+        spark.conf.set("spark.sql.sources.default", "json")
+        try:
+            df.write.mode("overwrite").save(str(tmp_path / f"{tag}-json"))
+        finally:
+            spark.conf.unset("spark.sql.sources.default")
+        return [layout(tmp_path / f"{tag}-default"), sorted(spark.read.parquet(str(tmp_path / f"{tag}-default")).collect()),
+                sorted(spark.read.json(str(tmp_path / f"{tag}-json")).collect())]
+
+    theirs, ours, footers = both(spark, scenario)
+    assert ours == theirs and len(ours[1]) == 4 and len(ours[2]) == 4
+    assert footers.all_gpuwrite() and data_files(tmp_path / "gpuwrite-default")
+    assert all(pq.ParquetFile(f).metadata.created_by.startswith("gpuwrite")
+               for f in data_files(tmp_path / "gpuwrite-default"))
+    assert [f.call for f in dropin.fallbacks()] == ["save"] and "json" in dropin.fallbacks()[0].reason
+
+
 def _parts_frame(spark: Any, keys: list[int]) -> Any:
     return spark.createDataFrame([(i, k, f"v{i}") for i, k in enumerate(keys)], ["id", "k", "v"])
 
@@ -245,7 +268,10 @@ def test_dynamic_partition_overwrite_of_a_path(spark, tmp_path, how):
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and "_SUCCESS" not in ours[0]
     assert sorted({k for k, _ in ours[1]}) == [0, 1, 2, 3, 4, 9]  # 0, 3, 4 kept; 1, 2 replaced; 9 added
-    assert footers.all_gpuwrite()
+    # the overwrite itself is gpuwrite's: no fallback, and every file of the final table (kept partitions and
+    # replaced ones) was written by gpuwrite, not only some file of the first write
+    assert footers.all_gpuwrite() and dropin.fallbacks() == [], dropin.fallbacks()
+    assert all(pq.ParquetFile(f).metadata.created_by.startswith("gpuwrite") for f in data_files(tmp_path / "gpuwrite"))
 
 
 @pytest.mark.parametrize("mode", ["static", "dynamic"])
@@ -287,7 +313,7 @@ def test_max_records_per_file_option_and_conf(spark, tmp_path):
 
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and max(n for _, n in ours[0]) == 70 and max(n for _, n in ours[1]) == 150
-    assert footers.all_gpuwrite()
+    assert footers.all_gpuwrite() and dropin.fallbacks() == [], dropin.fallbacks()
 
 
 def test_table_statistics_updated_as_spark_does(spark):
@@ -319,7 +345,7 @@ def test_table_statistics_updated_as_spark_does(spark):
 
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs == [True, True, True]
-    assert footers.all_gpuwrite()
+    assert footers.all_gpuwrite() and dropin.fallbacks() == [], dropin.fallbacks()
 
 
 def test_sort_by_sorts_each_bucket_file(spark):
@@ -339,7 +365,7 @@ def test_sort_by_sorts_each_bucket_file(spark):
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and len(ours) > 4  # same rows in the same order in every task's bucket file
     assert all(values == sorted(values) for values in ours.values())
-    assert footers.all_gpuwrite()
+    assert footers.all_gpuwrite() and dropin.fallbacks() == [], dropin.fallbacks()
 
 
 def test_save_as_table_modes_on_an_existing_table(spark):
@@ -361,7 +387,9 @@ def test_save_as_table_modes_on_an_existing_table(spark):
 
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and len(ours[1]) == 8 and ours[2] == ["x", "z", "y"]
+    # only the refused write (error mode, table exists) is Spark's, so that Spark raises its own error
     assert footers.all_gpuwrite()
+    assert [(f.call, "mode is error" in f.reason) for f in dropin.fallbacks()] == [("saveAsTable", True)]
 
 
 def test_enable_is_per_session_and_the_conf_pauses_it(spark, tmp_path):
@@ -393,7 +421,7 @@ def test_empty_dataframe_writes_one_schema_file_like_spark(spark, tmp_path):
 
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and len(ours[1]) == 1 and str(ours[1][0]) == "string"
-    assert footers.all_gpuwrite()
+    assert footers.all_gpuwrite() and dropin.fallbacks() == [], dropin.fallbacks()
     assert os.path.exists(tmp_path / "gpuwrite" / "_SUCCESS")
 
 
@@ -435,7 +463,7 @@ def test_save_as_table_with_a_path_makes_an_external_table(spark, tmp_path):
 
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and ours[0] == "EXTERNAL" and any(n.startswith("y=foo/part-") for n in ours[2])
-    assert footers.all_gpuwrite()
+    assert footers.all_gpuwrite() and dropin.fallbacks() == [], dropin.fallbacks()
 
 
 def test_writes_into_a_temporary_view_go_to_spark(spark):
