@@ -10,6 +10,7 @@ same logic.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import types
 from collections.abc import Callable
@@ -167,18 +168,20 @@ def cuda_kernel(fn: F) -> F:
     except RuntimeError as exc:
         if "no locator available" not in str(exc):
             raise
+        from numba.cuda.core import config as cuda_config  # loaded with numba.cuda
+
         use_fallback_cache_dir()
+        cuda_config.CACHE_DIR = config.CACHE_DIR
         return cuda.jit(cache=True)(fn)  # type: ignore[no-any-return]
 
 
 def use_fallback_cache_dir() -> None:
-    """Point numba's and numba-cuda's caches at `fallback_cache_dir()`."""
+    """Point numba's cache, and numba-cuda's (its own copy of the setting) once numba.cuda is loaded, at
+    `fallback_cache_dir()`."""
     config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
-    try:
-        from numba.cuda.core import config as cuda_config
-    except ImportError:
-        return
-    cuda_config.CACHE_DIR = config.CACHE_DIR  # type: ignore[attr-defined]
+    cuda_config = sys.modules.get("numba.cuda.core.config")
+    if cuda_config is not None:
+        cuda_config.CACHE_DIR = config.CACHE_DIR
 
 
 def jit_inline(fn: F) -> F:
