@@ -148,7 +148,7 @@ def cuda_cache_root() -> str:
     """Where generated kernel sources live: numba's cache directory when one is set, else the fallback."""
     from numba.cuda.core import config as cuda_config
 
-    return str(getattr(cuda_config, "CACHE_DIR", "") or config.CACHE_DIR or fallback_cache_dir())
+    return str(getattr(cuda_config, "CACHE_DIR", "") or getattr(config, "CACHE_DIR", "") or fallback_cache_dir())
 
 
 def cuda_kernel(fn: F) -> F:
@@ -171,7 +171,7 @@ def cuda_kernel(fn: F) -> F:
         from numba.cuda.core import config as cuda_config  # loaded with numba.cuda
 
         use_fallback_cache_dir()
-        cuda_config.CACHE_DIR = config.CACHE_DIR
+        cuda_config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
         return cuda.jit(cache=True)(fn)  # type: ignore[no-any-return]
 
 
@@ -181,7 +181,7 @@ def use_fallback_cache_dir() -> None:
     config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
     cuda_config = sys.modules.get("numba.cuda.core.config")
     if cuda_config is not None:
-        cuda_config.CACHE_DIR = config.CACHE_DIR
+        cuda_config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
 
 
 def jit_inline(fn: F) -> F:

@@ -6,11 +6,10 @@ arenas, filters of a few blocks (so hashes collide and bits are shared), empty r
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from gpuwrite.kernels import bloom as B
 from gpuwrite.kernels import bloom_cuda as K
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 THREADS = 8
 _SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
