@@ -62,6 +62,8 @@ def build_blooms(device: Device, win: DeviceWindow, leaves: Sequence[Leaf], spec
                  pages: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> DeviceBlooms | None:
     """Launch the filters of the chunks that get one (a spec, and some data page not dictionary-encoded), from
     the kept pages (column, first value, end value, encoding; in file order). None when no chunk gets one."""
+    if all(spec is None for spec in specs):
+        return None
     col, va, vb, encoding = pages
     builders: dict[int, BloomBuilder] = {}
     segs: list[tuple[int, int, int, int]] = []
