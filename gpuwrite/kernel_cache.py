@@ -52,6 +52,35 @@ def cache_counts() -> tuple[int, int]:
     return hits, misses
 
 
+def cuda_dispatchers() -> list[Any]:
+    """The CUDA kernels (numba-cuda dispatchers, not device functions) of every gpuwrite kernel module imported so
+    far, page kernels included; empty when numba.cuda is not loaded or is the simulator."""
+    dispatcher_mod = sys.modules.get("numba.cuda.dispatcher")
+    kind = getattr(dispatcher_mod, "CUDADispatcher", None)
+    if kind is None:
+        return []
+    seen: dict[int, Any] = {}
+    jit_mod = sys.modules.get(KERNEL_PACKAGE + "._jit")
+    values = list(getattr(jit_mod, "_GLOBAL", {}).values())
+    for name, module in list(sys.modules.items()):
+        if (name == KERNEL_PACKAGE or name.startswith(KERNEL_PACKAGE + ".")) and module is not None:
+            values += list(vars(module).values())
+    for value in values:
+        if isinstance(value, kind) and not value.targetoptions.get("device"):
+            seen[id(value)] = value
+    return list(seen.values())
+
+
+def cuda_cache_counts() -> tuple[int, int]:
+    """(CUDA kernel specialisations loaded from the disk cache, compiled) so far in this process."""
+    hits = misses = 0
+    for dispatcher in cuda_dispatchers():
+        stats = getattr(dispatcher, "stats", None)
+        hits += sum((getattr(stats, "cache_hits", None) or {}).values())
+        misses += sum((getattr(stats, "cache_misses", None) or {}).values())
+    return hits, misses
+
+
 def signatures() -> dict[str, set[str]]:
     """Every compiled (or loaded) signature per kernel, as 'module.name' -> {'(int64, array(...))', ...}."""
     out: dict[str, set[str]] = {}

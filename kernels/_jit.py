@@ -10,6 +10,7 @@ same logic.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import types
 from collections.abc import Callable
@@ -67,7 +68,7 @@ def _compile(fn: F, options: dict[str, Any]) -> F:
     except RuntimeError as exc:
         if "no locator available" not in str(exc):
             raise
-        config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
+        use_fallback_cache_dir()
         dispatcher = njit(**options)(fn)
     if isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
         dispatcher._cache = _KernelCache(fn, ",".join(f"{k}={v}" for k, v in sorted(options.items())))
@@ -122,7 +123,8 @@ def _simulated() -> bool:
 def page_kernel(kernel: Callable[..., Any]) -> Any:
     """A CUDA kernel running the per-page @jit `kernel(p, *args)` with thread p handling page p < n.
 
-    Launch as `k[blocks, threads](n, *args)`.
+    Launch as `k[blocks, threads](n, *args)`. The wrapper's source is written to a file of its own (see
+    `_wrapper_file`) so that numba-cuda can cache the compiled kernel like the kernels written in kernels/.
     """
     fn = source(kernel)
     found = _GLOBAL.get(id(fn))
@@ -137,10 +139,80 @@ def page_kernel(kernel: Callable[..., Any]) -> Any:
             f"    if p < n:\n"
             f"        body(p, {names})\n")
     namespace: dict[str, Any] = {"cuda": cuda, "body": device(kernel)}
-    exec(compile(text, f"<page kernel {fn.__qualname__}>", "exec"), namespace)
-    compiled = cuda.jit(namespace["run_pages"])
+    filename = f"<page kernel {fn.__qualname__}>" if _simulated() else _wrapper_file(fn, text)
+    exec(compile(text, filename, "exec"), namespace)
+    compiled = cuda_kernel(namespace["run_pages"])
     _GLOBAL[id(fn)] = compiled
     return compiled
+
+
+def _wrapper_file(fn: Callable[..., Any], text: str) -> str:
+    """A file holding a page kernel's wrapper source, with the digest of the source file of `fn` in a comment:
+    numba-cuda stamps a cached kernel with its file's time and size, so an edit of the body's file rewrites the
+    wrapper and retires the cached kernel. Written atomically and only when its text changes."""
+    import hashlib
+
+    body_file = fn.__code__.co_filename
+    try:
+        with open(body_file, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+    except OSError:
+        digest = "unknown"
+    content = f"# page kernel of {fn.__module__}.{fn.__qualname__}; source digest {digest}\n" + text
+    folder = os.path.join(cuda_cache_root(), "gpuwrite_page_kernels")
+    path = os.path.join(folder, f"{fn.__module__}.{fn.__qualname__}.py".replace("<", "").replace(">", ""))
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == content:
+                return path
+    except OSError:
+        pass
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(content)
+    os.replace(tmp, path)
+    return path
+
+
+def cuda_cache_root() -> str:
+    """Where generated kernel sources live: numba's cache directory when one is set, else the fallback."""
+    from numba.cuda.core import config as cuda_config
+
+    return str(getattr(cuda_config, "CACHE_DIR", "") or getattr(config, "CACHE_DIR", "") or fallback_cache_dir())
+
+
+def cuda_kernel(fn: F) -> F:
+    """`numba.cuda.jit` with numba-cuda's on-disk cache: a kernel compiled once (PTX and cubin for the device's
+    compute capability) is loaded by later processes instead of going through NVVM again.
+
+    The cache goes where the CPU kernels' goes (`jit`): NUMBA_CACHE_DIR, else beside the source, else the user's
+    cache directory, else the temp-directory fallback (numba-cuda reads its own copy of the setting). Under the
+    simulator kernels are Python and nothing is cached.
+    """
+    from numba import cuda
+
+    if _simulated():
+        return cuda.jit(fn)  # type: ignore[no-any-return]
+    try:
+        return cuda.jit(cache=True)(fn)  # type: ignore[no-any-return]
+    except RuntimeError as exc:
+        if "no locator available" not in str(exc):
+            raise
+        from numba.cuda.core import config as cuda_config  # loaded with numba.cuda
+
+        use_fallback_cache_dir()
+        cuda_config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
+        return cuda.jit(cache=True)(fn)  # type: ignore[no-any-return]
+
+
+def use_fallback_cache_dir() -> None:
+    """Point numba's cache, and numba-cuda's (its own copy of the setting) once numba.cuda is loaded, at
+    `fallback_cache_dir()`."""
+    config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
+    cuda_config = sys.modules.get("numba.cuda.core.config")
+    if cuda_config is not None:
+        cuda_config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
 
 
 def jit_inline(fn: F) -> F:

@@ -197,3 +197,103 @@ def bloom_insert_counting(hashes: np.ndarray, start: int, end: int, words: np.nd
             fresh += 1
         bloom_insert(h, words, num_blocks)
     return fresh
+
+
+# -- The device steps' shared sources and sequential CPU twins (CUDA forms: kernels/bloom_cuda.py) ----------------
+#
+# A row group's filters are built in one pass over every value of every filtered chunk. Segment table `segs`
+# (int64[S, SG_COUNT]): one row per run of a chunk's values in one arena; hashes are laid back to back in segment
+# order (SG_OUT..SG_END), so value order within a chunk is kept. Job table `jobs` (int64[J, JB_COUNT]): one row per
+# (filter, run of hashes); a job's items are its hashes, numbered across jobs by JB_START..JB_END.
+
+SG_KIND, SG_SRC, SG_OUT, SG_END = range(4)  # hash kind, first value in its arena, first / end hash
+SG_COUNT = 4
+HK_U32, HK_U64, HK_BYTES = range(3)  # v32 bits, v64 bits, byte values (offsets in idx into dat)
+JB_HASH, JB_START, JB_END, JB_BASE, JB_BLOCKS = range(5)  # first hash, first / end item, words base, blocks
+JB_COUNT = 5
+FIRST_PER_BLOCK = 256  # first-setter slots per filter block: 8 words x 32 bits
+FIRST_UNSET = np.int32(2**31 - 1)
+
+
+@jit
+def find_row(table: np.ndarray, field: int, rows: int, t: int) -> int:
+    """The last row r of `table` with table[r, field] <= t (the field ascends; rows > 0)."""
+    lo, hi = 0, rows - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if table[mid, field] <= t:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@jit
+def hash_value(kind: int, j: int, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, dat: np.ndarray) -> np.uint64:
+    """XXH64 (seed 0) of value j of an arena, as parquet-java hashes it: 4 / 8 little-endian bytes or the bytes."""
+    if kind == HK_U32:
+        return xxhash64_u32(np.uint64(v32[j]) & MASK32, np.uint64(0))
+    if kind == HK_U64:
+        return xxhash64_u64(np.uint64(v64[j]), np.uint64(0))
+    return xxhash64(dat, idx[j], idx[j + 1], np.uint64(0))
+
+
+@jit
+def hash_segments(n: int, segs: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, dat: np.ndarray,
+                  hashes: np.ndarray) -> None:
+    """Twin of `bloom_cuda.bloom_hash_thread`: hashes[t] for t < n, segment by segment."""
+    for s in range(segs.shape[0]):
+        src = segs[s, SG_SRC] - segs[s, SG_OUT]
+        for t in range(segs[s, SG_OUT], min(segs[s, SG_END], n)):
+            hashes[t] = hash_value(segs[s, SG_KIND], src + t, v32, v64, idx, dat)
+
+
+@jit
+def insert_jobs(n: int, jobs: np.ndarray, hashes: np.ndarray, words: np.ndarray) -> None:
+    """Twin of `bloom_cuda.bloom_insert_thread`: each job's hashes inserted into its filter, in order (an OR of
+    bits, so the order does not change the result)."""
+    for r in range(jobs.shape[0]):
+        base, blocks = jobs[r, JB_BASE], jobs[r, JB_BLOCKS]
+        first = jobs[r, JB_HASH] - jobs[r, JB_START]
+        for t in range(jobs[r, JB_START], min(jobs[r, JB_END], n)):
+            bloom_insert(hashes[first + t], words[base:base + WORDS_PER_BLOCK * blocks], blocks)
+
+
+@jit
+def first_slot(h: np.uint64, i: int, base: int, blocks: int) -> int:
+    """The first-setter slot of the bit a hash sets in word i of its block."""
+    return base + bloom_block(h, blocks) * FIRST_PER_BLOCK + i * 32 + bloom_bit(h, i)
+
+
+@jit
+def first_setters(n: int, jobs: np.ndarray, hashes: np.ndarray, first: np.ndarray) -> None:
+    """Twin of `bloom_cuda.bloom_first_thread`: per filter bit, the lowest hash number (within its job) that
+    sets it (`first` starts at FIRST_UNSET; JB_BASE is the job's first slot)."""
+    for r in range(jobs.shape[0]):
+        base, blocks, start = jobs[r, JB_BASE], jobs[r, JB_BLOCKS], jobs[r, JB_START]
+        for t in range(start, min(jobs[r, JB_END], n)):
+            h = hashes[jobs[r, JB_HASH] + t - start]
+            for i in range(WORDS_PER_BLOCK):
+                s = first_slot(h, i, base, blocks)
+                if first[s] > t - start:
+                    first[s] = t - start
+
+
+@jit
+def found_before(h: np.uint64, k: int, base: int, blocks: int, first: np.ndarray) -> bool:
+    """Whether hash number k was already in the filter when inserted: each of its bits set by an earlier hash."""
+    for i in range(WORDS_PER_BLOCK):
+        if first[first_slot(h, i, base, blocks)] >= k:
+            return False
+    return True
+
+
+@jit
+def count_fresh(n: int, jobs: np.ndarray, hashes: np.ndarray, first: np.ndarray, counts: np.ndarray) -> None:
+    """Twin of `bloom_cuda.bloom_count_thread`: counts[r] += the hashes of job r not found before their
+    insertion (`bloom_insert_counting`'s count, from the first setters: order-free)."""
+    for r in range(jobs.shape[0]):
+        base, blocks, start = jobs[r, JB_BASE], jobs[r, JB_BLOCKS], jobs[r, JB_START]
+        for t in range(start, min(jobs[r, JB_END], n)):
+            if not found_before(hashes[jobs[r, JB_HASH] + t - start], t - start, base, blocks, first):
+                counts[r] += 1

@@ -14,7 +14,7 @@ import numpy as np
 from numba import cuda
 
 from . import convert as C
-from ._jit import device, page_kernel
+from ._jit import cuda_kernel, device, page_kernel
 from .layout import (
     CT_DEF,
     CT_KIND,
@@ -48,7 +48,7 @@ def scan_columns() -> Any:
     return page_kernel(C.scan_column)
 
 
-@cuda.jit
+@cuda_kernel
 def count_chunks(chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, counts: np.ndarray) -> None:
     """Launch 1; twin: convert.count_chunks. Block k owns chunk k; thread t counts rows a + t, a + t + T, ...
     and thread 0 combines the per-thread counts (shared arrays) into counts[k]."""
@@ -133,7 +133,7 @@ def _scan2(x: np.int64, y: np.int64, sx: np.ndarray, sy: np.ndarray, t: int, nt:
         d *= 2
 
 
-@cuda.jit
+@cuda_kernel
 def write_chunks(chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, zones: np.ndarray, cols: np.ndarray,
                  ranges: np.ndarray, counts: np.ndarray, errs: np.ndarray, lev: np.ndarray, idx: np.ndarray,
                  v8: np.ndarray, v32: np.ndarray, v64: np.ndarray, dat: np.ndarray) -> None:

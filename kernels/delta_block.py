@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ._jit import device
+from ._jit import cuda_kernel, device
 from .bits import write_uleb, zigzag64
 from .delta import BLOCK, MINI, MINIBLOCKS, _delta_at
 
@@ -226,7 +226,7 @@ def _gather(offsets: np.ndarray, data: np.ndarray, suffix: np.ndarray, a: int, b
     return pos
 
 
-@cuda.jit
+@cuda_kernel
 def delta_pages(values: np.ndarray, va: np.ndarray, vb: np.ndarray, is32: bool, out: np.ndarray,
                 out_off: np.ndarray, sizes: np.ndarray) -> None:
     """DELTA_BINARY_PACKED of every page: block p encodes values[va[p]:vb[p]] at out[out_off[p]:].
@@ -250,7 +250,7 @@ def delta_pages(values: np.ndarray, va: np.ndarray, vb: np.ndarray, is32: bool, 
         sizes[p] = end - pos
 
 
-@cuda.jit
+@cuda_kernel
 def delta_bytes_pages(offsets: np.ndarray, data: np.ndarray, va: np.ndarray, vb: np.ndarray,
                       prefix: np.ndarray, suffix: np.ndarray, out: np.ndarray, out_off: np.ndarray,
                       sizes: np.ndarray) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ._jit import device
+from ._jit import cuda_kernel, device
 from .dictionary_all import entry_size, home_slot, same_value, table_shift, value_key
 from .layout import CT_KEYS, CT_TAB, CT_TABN
 
@@ -25,7 +25,7 @@ _same_value = device(same_value)
 _entry_size = device(entry_size)
 
 
-@cuda.jit
+@cuda_kernel
 def dict_keys_block(chunks: np.ndarray, cols: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray,
                     dat: np.ndarray, keys: np.ndarray) -> None:
     """Step 1: keys[CT_KEYS + i] for every value of chunk `blockIdx` (threads stride over its values)."""
@@ -37,7 +37,7 @@ def dict_keys_block(chunks: np.ndarray, cols: np.ndarray, v32: np.ndarray, v64: 
         keys[base + i] = _value_key(cols, c, i, v32, v64, idx, dat)
 
 
-@cuda.jit
+@cuda_kernel
 def dict_insert_block(chunks: np.ndarray, cols: np.ndarray, keys: np.ndarray, idx: np.ndarray, dat: np.ndarray,
                       tab: np.ndarray, slot: np.ndarray) -> None:
     """Step 2: each value claims an empty slot (CAS) or lowers the slot holding its key to its index (min)."""
@@ -63,7 +63,7 @@ def dict_insert_block(chunks: np.ndarray, cols: np.ndarray, keys: np.ndarray, id
         slot[base + i] = s
 
 
-@cuda.jit
+@cuda_kernel
 def dict_first_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, tab: np.ndarray, slot: np.ndarray,
                      first: np.ndarray, totals: np.ndarray) -> None:
     """Step 3: first occurrence of every value's key; the chunk's new entries and bytes (shared atomics)."""
@@ -93,7 +93,7 @@ def dict_first_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, tab:
         totals[k, 1] = acc[1]
 
 
-@cuda.jit
+@cuda_kernel
 def dict_bases_thread(n: int, col_chunks: np.ndarray, totals: np.ndarray, bases: np.ndarray) -> None:
     """Step 4: one thread per column sums its chunks' new entries and bytes (few chunks per column)."""
     c = cuda.grid(1)
@@ -126,7 +126,7 @@ def _scan_pair(sh: np.ndarray, t: int, threads: int) -> None:
         step *= 2
 
 
-@cuda.jit
+@cuda_kernel
 def dict_number_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, limit: int, bases: np.ndarray,
                       first: np.ndarray, rank: np.ndarray, ecum: np.ndarray, bcum: np.ndarray, efirst: np.ndarray,
                       overflow: np.ndarray) -> None:
@@ -167,7 +167,7 @@ def dict_number_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, lim
         bcum[base + i] = b
 
 
-@cuda.jit
+@cuda_kernel
 def dict_ids_block(chunks: np.ndarray, cols: np.ndarray, first: np.ndarray, rank: np.ndarray,
                    ids: np.ndarray) -> None:
     """Step 6: ids[CT_KEYS + i] = rank of value i's first occurrence (threads stride over the chunk)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ._jit import device
+from ._jit import cuda_kernel, device
 from .dictionary import _bytes_equal, hash_bytes
 from .plain import canonical32, canonical64
 
@@ -37,7 +37,7 @@ def _settle(table: np.ndarray, slot: int, i: int, slot_of: np.ndarray, claimed: 
     slot_of[i] = slot
 
 
-@cuda.jit
+@cuda_kernel
 def insert_fixed(keys: np.ndarray, lo: int, hi: int, table: np.ndarray, shift: int, slot_of: np.ndarray) -> None:
     """Insert value indices lo..hi keyed by keys[i]; slot_of[i] receives the slot holding the key."""
     i = cuda.grid(1) + lo  # type: ignore[call-arg]
@@ -54,7 +54,7 @@ def insert_fixed(keys: np.ndarray, lo: int, hi: int, table: np.ndarray, shift: i
         slot = (slot + 1) & mask
 
 
-@cuda.jit
+@cuda_kernel
 def hash_values(offsets: np.ndarray, data: np.ndarray, lo: int, hi: int, hashes: np.ndarray) -> None:
     """hashes[i] = hash of value i's bytes, for lo <= i < hi."""
     i = cuda.grid(1) + lo  # type: ignore[call-arg]
@@ -62,7 +62,7 @@ def hash_values(offsets: np.ndarray, data: np.ndarray, lo: int, hi: int, hashes:
         hashes[i] = _hash_bytes(data, offsets[i], offsets[i + 1])
 
 
-@cuda.jit
+@cuda_kernel
 def insert_bytes(offsets: np.ndarray, data: np.ndarray, hashes: np.ndarray, lo: int, hi: int,
                  table: np.ndarray, slot_of: np.ndarray) -> None:
     """insert_fixed for byte-string values data[offsets[i]:offsets[i+1]] (hashes precomputed)."""
@@ -81,7 +81,7 @@ def insert_bytes(offsets: np.ndarray, data: np.ndarray, hashes: np.ndarray, lo: 
         slot = (slot + 1) & mask
 
 
-@cuda.jit
+@cuda_kernel
 def first_of(slot_of: np.ndarray, table: np.ndarray, lo: int, hi: int, first: np.ndarray) -> None:
     """first[i - lo] = the first index holding value i's key (read after every insert has finished)."""
     i = cuda.grid(1) + lo  # type: ignore[call-arg]
@@ -93,7 +93,7 @@ _canonical32 = device(canonical32)
 _canonical64 = device(canonical64)
 
 
-@cuda.jit
+@cuda_kernel
 def canonical_keys(bits: np.ndarray, lo: int, hi: int, is32: bool, keys: np.ndarray) -> None:
     """keys[i - lo] = the dictionary key of float / double bits[i]: IEEE bits with every NaN canonical, as
     Java's floatToIntBits / doubleToLongBits (the CPU form: `plain.canonical32` / `canonical64`)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ._jit import device
+from ._jit import cuda_kernel, device
 from .page_layout import (
     dictionary_header,
     entry_position,
@@ -35,7 +35,7 @@ _entry_position = device(entry_position)
 _write_entry = device(write_entry)
 
 
-@cuda.jit
+@cuda_kernel
 def pages_info_thread(n: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.ndarray, cols: np.ndarray,
                       idx: np.ndarray, ids: np.ndarray, ecum: np.ndarray, bcum: np.ndarray, overflow: np.ndarray,
                       info: np.ndarray) -> None:
@@ -46,7 +46,7 @@ def pages_info_thread(n: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb
         _page_info(p, col, a, va, vb, cols, idx, ids, ecum, bcum, overflow, info)
 
 
-@cuda.jit
+@cuda_kernel
 def stored_choices_thread(n: int, val_len: np.ndarray, comp_len: np.ndarray, identity: bool, fields: np.ndarray,
                           stored_len: np.ndarray, copy_len: np.ndarray, body_len: np.ndarray) -> None:
     """Thread p: compressed or raw values for page p, and its header sizes."""
@@ -55,7 +55,7 @@ def stored_choices_thread(n: int, val_len: np.ndarray, comp_len: np.ndarray, ide
         _stored_choice(p, val_len, comp_len, identity, fields, stored_len, copy_len, body_len)
 
 
-@cuda.jit
+@cuda_kernel
 def pages_extremes_thread(n: int, col: np.ndarray, bounds: np.ndarray, ext_in: np.ndarray, cols: np.ndarray,
                           v8: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
     """Thread p: page p's min and max values (fixed kinds) or their places in `dat` (byte kinds), and its NaN
@@ -65,7 +65,7 @@ def pages_extremes_thread(n: int, col: np.ndarray, bounds: np.ndarray, ext_in: n
         _page_extremes(p, col, bounds, ext_in, cols, v8, v32, v64, idx, out)
 
 
-@cuda.jit
+@cuda_kernel
 def page_headers_thread(n: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out: np.ndarray,
                         out_off: np.ndarray, sizes: np.ndarray) -> None:
     """Thread p: page p's DATA_PAGE_V2 header."""
@@ -74,7 +74,7 @@ def page_headers_thread(n: int, fields: np.ndarray, crc: np.ndarray, has_crc: bo
         _page_header(p, fields, crc, has_crc, out, out_off, sizes)
 
 
-@cuda.jit
+@cuda_kernel
 def dictionary_headers_thread(n: int, fields: np.ndarray, stored: np.ndarray, crc: np.ndarray, has_crc: bool,
                               out: np.ndarray, out_off: np.ndarray, sizes: np.ndarray) -> None:
     """Thread c: column c's DICTIONARY_PAGE header."""
@@ -83,7 +83,7 @@ def dictionary_headers_thread(n: int, fields: np.ndarray, stored: np.ndarray, cr
         _dictionary_header(c, fields, stored, crc, has_crc, out, out_off, sizes)
 
 
-@cuda.jit
+@cuda_kernel
 def dictionary_pages_block(dcol: np.ndarray, count: np.ndarray, cols: np.ndarray, efirst: np.ndarray,
                            bcum: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, dat: np.ndarray,
                            out: np.ndarray, out_off: np.ndarray) -> None:
@@ -95,7 +95,7 @@ def dictionary_pages_block(dcol: np.ndarray, count: np.ndarray, cols: np.ndarray
                      out_off[k] + _entry_position(cols, c, e, efirst, bcum, idx))
 
 
-@cuda.jit
+@cuda_kernel
 def exclusive_scan_block(values: np.ndarray, n: int, out: np.ndarray) -> None:
     """One block: out[i] = sum of values[:i] for i <= n (launched with a grid of 1 block)."""
     sh = cuda.shared.array(MAX_THREADS, np.int64)
@@ -127,7 +127,7 @@ def exclusive_scan_block(values: np.ndarray, n: int, out: np.ndarray) -> None:
         out[n] = carry[0]
 
 
-@cuda.jit
+@cuda_kernel
 def flush_sizes_thread(n: int, pos: np.ndarray, header_len: np.ndarray, body_len: np.ndarray, out: np.ndarray) -> None:
     """Thread j: planned page j's stored size (header + body), for the row-group replay."""
     j = cuda.grid(1)

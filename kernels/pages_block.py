@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from ._jit import device, jit
+from ._jit import cuda_kernel, device, jit
 from .crc32 import combine, fill_powers
 from .pages import _float_key
 from .plain import canonical32, canonical64, write_le
@@ -120,7 +120,7 @@ def launch(kernel: Any, n_pages: int, threads: int, *args: Any) -> None:
 # -- PLAIN values and byte copies -------------------------------------------------------------------------
 
 
-@cuda.jit
+@cuda_kernel
 def block_plain_fixed(values: np.ndarray, va: np.ndarray, vb: np.ndarray, nbytes: int, canon: int,
                       out: np.ndarray, out_off: np.ndarray, sizes: np.ndarray) -> None:
     """PLAIN values of `nbytes` each, canon 4 / 8 canonicalising float / double NaNs as Java does.
@@ -143,7 +143,7 @@ def block_plain_fixed(values: np.ndarray, va: np.ndarray, vb: np.ndarray, nbytes
         sizes[p] = max(vb[p] - a, 0) * nbytes
 
 
-@cuda.jit
+@cuda_kernel
 def block_plain_bool(values: np.ndarray, va: np.ndarray, vb: np.ndarray, out: np.ndarray, out_off: np.ndarray,
                      sizes: np.ndarray) -> None:
     """PLAIN booleans, one bit per value LSB first, the last byte zero-padded.
@@ -167,7 +167,7 @@ def block_plain_bool(values: np.ndarray, va: np.ndarray, vb: np.ndarray, out: np
         sizes[p] = nb
 
 
-@cuda.jit
+@cuda_kernel
 def block_copy_bytes(offsets: np.ndarray, data: np.ndarray, va: np.ndarray, vb: np.ndarray, out: np.ndarray,
                      out_off: np.ndarray, sizes: np.ndarray) -> None:
     """The page's value bytes back to back (INT96 / FIXED_LEN_BYTE_ARRAY PLAIN).
@@ -183,7 +183,7 @@ def block_copy_bytes(offsets: np.ndarray, data: np.ndarray, va: np.ndarray, vb: 
         sizes[p] = n
 
 
-@cuda.jit
+@cuda_kernel
 def block_plain_byte_array(offsets: np.ndarray, data: np.ndarray, va: np.ndarray, vb: np.ndarray,
                            out: np.ndarray, out_off: np.ndarray, sizes: np.ndarray) -> None:
     """PLAIN BYTE_ARRAY: each value as a 4-byte little-endian length then its bytes (dictionary pages).
@@ -222,7 +222,7 @@ def block_plain_byte_array(offsets: np.ndarray, data: np.ndarray, va: np.ndarray
         sizes[p] = 4 * max(b - a, 0) + (offsets[b] - s if b > a else 0)
 
 
-@cuda.jit
+@cuda_kernel
 def block_gather(reps: np.ndarray, rep_off: np.ndarray, rep_len: np.ndarray, levels: np.ndarray,
                  lev_off: np.ndarray, lev_len: np.ndarray, values: np.ndarray, val_off: np.ndarray,
                  val_len: np.ndarray, out: np.ndarray, out_off: np.ndarray) -> None:
@@ -271,7 +271,7 @@ def _block_minmax(mode: int, values: np.ndarray, data: np.ndarray, a: int, b: in
     return lows[0], highs[0]
 
 
-@cuda.jit
+@cuda_kernel
 def block_int_minmax(values: np.ndarray, va: np.ndarray, vb: np.ndarray, imin: np.ndarray,
                      imax: np.ndarray) -> None:
     """Indices of the first smallest and first largest value of the page (signed order); -1 when empty.
@@ -288,7 +288,7 @@ def block_int_minmax(values: np.ndarray, va: np.ndarray, vb: np.ndarray, imin: n
         imax[p] = hi
 
 
-@cuda.jit
+@cuda_kernel
 def block_float_minmax(bits: np.ndarray, va: np.ndarray, vb: np.ndarray, is32: bool, imin: np.ndarray,
                        imax: np.ndarray) -> None:
     """Indices of the first min and max under Java's Float/Double.compare of canonical bits; -1 when empty.
@@ -306,7 +306,7 @@ def block_float_minmax(bits: np.ndarray, va: np.ndarray, vb: np.ndarray, is32: b
         imax[p] = hi
 
 
-@cuda.jit
+@cuda_kernel
 def block_bytes_minmax(offsets: np.ndarray, data: np.ndarray, va: np.ndarray, vb: np.ndarray,
                        signed_first: bool, imin: np.ndarray, imax: np.ndarray, same: np.ndarray) -> None:
     """First min / max indices in unsigned byte order (first byte signed when signed_first: decimals), and
@@ -330,7 +330,7 @@ def block_bytes_minmax(offsets: np.ndarray, data: np.ndarray, va: np.ndarray, vb
 # -- CRC-32 ----------------------------------------------------------------------------------------------
 
 
-@cuda.jit
+@cuda_kernel
 def block_crc32(buf: np.ndarray, off: np.ndarray, length: np.ndarray, table: np.ndarray,
                 crc: np.ndarray) -> None:
     """CRC-32 (zlib's polynomial) of buf[off[b]:off[b] + length[b]] into crc[b] (0..2^32-1 as int64).

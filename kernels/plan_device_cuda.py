@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ._jit import device
+from ._jit import cuda_kernel, device
 from .plan_device import pack_stream, page_span
 from .schedule import plan_pages, replay_blocks
 
@@ -21,13 +21,13 @@ _replay_blocks = device(replay_blocks)
 _page_span = device(page_span)
 
 
-@cuda.jit
+@cuda_kernel
 def pack_levels_block(streams: np.ndarray, lev: np.ndarray, bits: np.ndarray) -> None:
     """Block k packs stream k; thread t its words t, t + blockDim, ..."""
     _pack_stream(cuda.blockIdx.x, streams, lev, bits, cuda.threadIdx.x, cuda.blockDim.x)
 
 
-@cuda.jit
+@cuda_kernel
 def plan_thread(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
                 index: np.ndarray, params: np.ndarray, horizon: int, sched: np.ndarray, cursor: np.ndarray,
                 ev_row: np.ndarray, ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
@@ -38,7 +38,7 @@ def plan_thread(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray,
                                 ev_lev, fl_col, fl_start)
 
 
-@cuda.jit
+@cuda_kernel
 def replay_thread(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
                   index: np.ndarray, params: np.ndarray, limits: np.ndarray, sched: np.ndarray, ev_row: np.ndarray,
                   ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_size: np.ndarray, block: np.ndarray,
@@ -49,7 +49,7 @@ def replay_thread(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarra
                                    ev_row, ev_end, ev_lev, fl_col, fl_size, limits[2], block, cursor)
 
 
-@cuda.jit
+@cuda_kernel
 def page_spans_thread(n: int, pages: np.ndarray, cols: np.ndarray, idx: np.ndarray, spans: np.ndarray) -> None:
     """Thread p: page p's level entries and values."""
     p = cuda.grid(1)

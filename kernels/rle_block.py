@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ._jit import device
+from ._jit import cuda_kernel, device
 from .rle_segments import (
     IDENTITY,
     compose,
@@ -112,7 +112,7 @@ def _page(values: np.ndarray, start: int, n: int, width: int, out: np.ndarray, p
     return sh[4][threads - 1]  # type: ignore[no-any-return]
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def rle_sizes_block(values: np.ndarray, page_start: np.ndarray, page_end: np.ndarray, width: np.ndarray,
                     width_byte: bool, out_size: np.ndarray) -> None:
     """out_size[p] = bytes of page p as `rle_encode` writes them (CPU twin), plus 1 for the width byte if set.
@@ -131,7 +131,7 @@ def rle_sizes_block(values: np.ndarray, page_start: np.ndarray, page_end: np.nda
         out_size[p] = size + (1 if width_byte else 0)
 
 
-@cuda.jit(cache=True)
+@cuda_kernel
 def rle_encode_block(values: np.ndarray, page_start: np.ndarray, page_end: np.ndarray, width: np.ndarray,
                      width_byte: bool, out: np.ndarray, out_off: np.ndarray, out_size: np.ndarray) -> None:
     """Write page p at out[out_off[p]:] (the width byte first if `width_byte`) and its size to out_size[p].

@@ -249,6 +249,12 @@ class BloomBuilder:
 def chunk_bitset(builder: BloomBuilder | None, page_encodings: Sequence[int]) -> bytes | None:
     """The chunk's bitset, or None: SPEC ParquetFileWriter.writeColumnChunk writes a filter only when some
     data page is not dictionary-encoded."""
-    if builder is None or all(e in _DICTIONARY_ENCODINGS for e in page_encodings):
+    if builder is None or not needs_filter(page_encodings):
         return None
     return builder.bitset()
+
+
+def needs_filter(page_encodings: Sequence[int]) -> bool:
+    """Whether a chunk with data pages of these encodings gets its filter written (some page is not
+    dictionary-encoded: SPEC ParquetFileWriter.writeColumnChunk)."""
+    return not all(e in _DICTIONARY_ENCODINGS for e in page_encodings)

@@ -162,6 +162,10 @@ KERNELS: list[Row] = [
     # value checks over the conversion's chunks (kernels/value_checks.py, gpuwrite/backends/device/checks.py)
     Row("value_checks", "check_chunk", (C2_i64, C2_i64, C_u8, C2_i64, C2_i64), per_item=True),
     # Iceberg partition transforms (kernels/transforms.py), one thread per row
+    Row("bloom_cuda", "bloom_hash_thread", (i64, C2_i64, C_i32, C_i64, C_i64, C_u8, T.uint64[::1])),
+    Row("bloom_cuda", "bloom_insert_thread", (i64, C2_i64, T.uint64[::1], T.uint32[::1])),
+    Row("bloom_cuda", "bloom_first_thread", (i64, C2_i64, T.uint64[::1], C_i32)),
+    Row("bloom_cuda", "bloom_count_thread", (i64, C2_i64, T.uint64[::1], C_i32, C_i64)),
     Row("transforms", "bucket_long_at", (A_i64, i64, A_i64), per_item=True),
     Row("transforms", "bucket_bytes_at", (A_i64, A_u8, i64, A_i64), tag="int64 offsets", per_item=True),
     Row("transforms", "bucket_bytes_at", (A_i32, A_u8, i64, A_i64), tag="int32 offsets", per_item=True),
@@ -207,7 +211,7 @@ def compile_all() -> None:
 
 
 def global_kernels() -> set[str]:
-    """module.name of every `@cuda.jit` kernel (not device function) defined in kernels/."""
+    """module.name of every CUDA kernel (`@cuda_kernel` or `@cuda.jit`, not a device function) in kernels/."""
     found = set()
     for path in sorted((ROOT / "kernels").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -217,7 +221,7 @@ def global_kernels() -> set[str]:
                 call = deco if isinstance(deco, ast.Call) else None
                 target = call.func if call else deco
                 device = call is not None and any(k.arg == "device" for k in call.keywords)
-                if ast.unparse(target) == "cuda.jit" and not device:
+                if ast.unparse(target) in ("cuda.jit", "cuda_kernel") and not device:
                     found.add(f"{path.stem}.{node.name}")
     return found
 

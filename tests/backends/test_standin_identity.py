@@ -51,3 +51,18 @@ def test_random_tables(tmp_path: Path, seed: int, dict_limit: int, block: int, p
     rows = int(np.random.default_rng(seed).integers(1, 4000))
     assert_identical(tmp_path, random_table(rows, seed, distinct=int(seed % 3000) + 2), dictionary_page_size=dict_limit,
                      block_size=block, page_row_count_limit=page_rows)
+
+
+def test_bloom_filters_across_row_groups_and_cuts(tmp_path: Path) -> None:
+    """Bloom filters built by the device steps' twins over many pages, row groups cut inside a window and pages
+    encoded again at the cut, adaptive candidates whose choice depends on the distinct count, nested columns."""
+    table = store_sales_table(30_000)
+    data = assert_identical(tmp_path, table, block_size=256 << 10, page_size=8 << 10, bloom_filter_enabled=True,
+                            bloom_filter_adaptive=True, bloom_filter_max_bytes=64 << 10, enable_dictionary=False)
+    md = pq.ParquetFile(pa.BufferReader(data)).metadata
+    assert md.num_row_groups >= 3
+    assert {md.row_group(0).column(i).to_dict()["bloom_filter_length"] for i in range(md.num_columns)} != {32}
+    nested = pa.table({"l": pa.array([[1, 2], None, [], [3, None, 4]] * 300, pa.list_(pa.int64())),
+                       "m": pa.array([[("k", "v")], None, [("a", "b"), ("c", None)]] * 400,
+                                     pa.map_(pa.string(), pa.string()))})
+    assert_identical(tmp_path, nested, bloom_filter_enabled=True, page_size=1024, block_size=8 << 10)

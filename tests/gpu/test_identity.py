@@ -94,6 +94,19 @@ def test_plain_fallback(tmp_path):
     _assert_identical(tmp_path, table, fallback_encoding="plain", enable_dictionary=False, page_size=4096)
 
 
+@pytest.mark.parametrize("timestamp_type", ["INT96", "TIMESTAMP_MICROS"])
+def test_bloom_filters_of_every_type_built_on_the_device(tmp_path, timestamp_type):
+    """Every type's hashing (INT96 and FLBA decimals included), fixed sizes, sized by NDV, and adaptive candidates
+    chosen by the distinct count the device finds, with dictionary-only chunks left without a filter."""
+    table = _extremes()
+    data = _assert_identical(tmp_path, table, timestamp_type=timestamp_type, bloom_filter_enabled=True,
+                             enable_dictionary=False, bloom_filter_ndv={"i32": 3, "s": 100})
+    md = pq.ParquetFile(pa.BufferReader(data)).metadata.row_group(0)
+    assert all(md.column(i).to_dict().get("bloom_filter_offset") for i in range(md.num_columns))
+    _assert_identical(tmp_path, table, bloom_filter_enabled=True, bloom_filter_adaptive=True,
+                      bloom_filter_max_bytes=256, bloom_filter_candidates=3, column_dictionary={"i64": False})
+
+
 def test_empty_all_null_and_single_row(tmp_path):
     schema = pa.schema([("a", pa.int32()), ("s", pa.string()), ("f", pa.float64())])
     _assert_identical(tmp_path, schema.empty_table())

@@ -16,7 +16,6 @@ import numpy as np
 
 from gpuwrite.kernels import schedule as k
 
-from ...encode.bloom import BloomBuilder, chunk_bitset
 from ...encode.chunk import Compressor, EncodedChunk
 from ...options import WriteOptions
 from ...schema import Leaf
@@ -112,21 +111,11 @@ class DeviceRowGroup:
         return cut
 
     def finish(self) -> list[EncodedChunk]:
-        """The finished chunks: bytes gathered in file order on the device and read back once."""
+        """The finished chunks: bytes and bloom filters made on the device, read back in one copy."""
         assert self.win is not None and self.dic is not None
-        chunks = assemble_chunks(self.device, (self.win, self.dic), self.leaves, self.batches, self.kept,
-                                 (self.codec, self.opts.page_checksum))
-        for c, (leaf, chunk) in enumerate(zip(self.leaves, chunks, strict=True)):
-            spec = self.opts.bloom_filter(leaf.dotted)
-            if spec is None:
-                continue
-            builder = BloomBuilder(leaf, spec)
-            assert self.window is not None
-            data = self.window.leaves()[c]  # bloom filters are built on the host from the window (see docs)
-            for page in chunk.pages:
-                builder.add(data, page.span.va, page.span.vb)
-            chunk.bloom_filter = chunk_bitset(builder, [p.encoding for p in chunk.pages])
-        return chunks
+        return assemble_chunks(self.device, (self.win, self.dic), self.leaves, self.batches, self.kept,
+                               (self.codec, self.opts.page_checksum),
+                               [self.opts.bloom_filter(leaf.dotted) for leaf in self.leaves])
 
 
 def _pages(rows: Sequence[tuple[int, int, int]]) -> PageTable:

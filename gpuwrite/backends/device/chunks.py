@@ -26,8 +26,10 @@ from ...encode.chunk import DictionaryPage, EncodedChunk, EncodedPage, PageSecti
 from ...encode.rules import as_signed32
 from ...encode.stats import stats_of
 from ...format.enums import Encoding
+from ...options import BloomSpec
 from ...schema import BYTE_ARRAY, Leaf
 from . import steps
+from .bloom import build_blooms
 from .codecs import PageCodec, aligned, starts
 from .dictionary import DeviceDictionary
 from .encode import EncodedBatch, PageTable
@@ -159,12 +161,14 @@ def dictionary_counts(cols: np.ndarray, flat: _Flat) -> dict[int, tuple[int, int
 
 def assemble_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], leaves: Sequence[Leaf],
                     batches: Sequence[EncodedBatch], kept: KeptPages,
-                    chunk: tuple[PageCodec | None, bool]) -> list[EncodedChunk]:
+                    chunk: tuple[PageCodec | None, bool], blooms: Sequence[BloomSpec | None]) -> list[EncodedChunk]:
     """The row group's chunks: dictionary pages, then every kept page's header and body, gathered in file order
-    into one buffer on the device and read back (with the byte-kind statistics) in one copy."""
+    into one buffer on the device and read back (with the byte-kind statistics and the bloom filters, built on
+    the device from `blooms`, each column's filter settings) in one copy."""
     win, dic = state
     hosts = [b.fetch(device) for b in batches]
     flat = _Flat.of(batches, hosts, kept.in_file_order())
+    filters = build_blooms(device, win, leaves, blooms, (flat.col, flat.table.va, flat.table.vb, flat.encoding))
     counts = dictionary_counts(win.cols, flat)
     dp = _dictionary_pages(device, win, dic, chunk, counts) if counts else None
     dict_sizes = device.download_many([dp.header_len, dp.body_len, dp.crc]) if dp is not None else None
@@ -177,11 +181,16 @@ def assemble_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary]
     byte_kind = np.isin(win.cols[flat.col, CT_KIND], _BYTE_KINDS) & (flat.table.vb > flat.table.va)
     bounds = flat.ext[byte_kind]
     extra = (bounds[:, [0, 2]].reshape(-1), bounds[:, [1, 3]].reshape(-1))  # min then max of each page
-    blob, stats = _gather(device, sources, segments, (win.arenas.dat, extra))
+    more = [] if filters is None else [filters.words, filters.counts]
+    blob, stats, got = _gather(device, sources, segments, (win.arenas.dat, extra), more)
     stats_at = np.zeros(len(flat.col) + 1, dtype=np.int64)
     np.cumsum(np.where(byte_kind, flat.ext[:, 1] + flat.ext[:, 3], 0), out=stats_at[1:])
-    return _chunks(leaves, (win, flat, page_at), (dp, dict_sizes), (memoryview(blob.data), stats, stats_at),
-                   chunk[1])
+    chunks = _chunks(leaves, (win, flat, page_at), (dp, dict_sizes), (memoryview(blob.data), stats, stats_at),
+                     chunk[1])
+    if filters is not None:
+        for c, bitset in filters.bitsets(got[0], got[1]).items():
+            chunks[c].bloom_filter = bitset
+    return chunks
 
 
 def _segments(flat: _Flat, columns: int, dicts: tuple[int, _DictPages | None, list[np.ndarray] | None]
@@ -215,9 +224,11 @@ def _segments(flat: _Flat, columns: int, dicts: tuple[int, _DictPages | None, li
 
 
 def _gather(device: Device, sources: list[Any], segments: tuple[np.ndarray, np.ndarray, np.ndarray],
-            extra: tuple[Any, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+            extra: tuple[Any, tuple[np.ndarray, np.ndarray]], more: list[Any]
+            ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """Copy every segment to its place in one buffer (one launch per source buffer), and the `extra` runs
-    (offsets, lengths) of another buffer to a second one; read both back in one copy."""
+    (offsets, lengths) of another buffer to a second one; read both back, with the device arrays `more`, in one
+    copy."""
     src_ids, offs, lengths = segments
     out_off = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1], out=out_off[1:])
@@ -232,8 +243,8 @@ def _gather(device: Device, sources: list[Any], segments: tuple[np.ndarray, np.n
     stats = device.empty(int(e_len.sum()) + 8, np.uint8)
     if len(e_len):
         _copy(device, dat, (e_off, e_len), stats, e_out)
-    host_blob, host_stats = device.download_many([blob, stats])
-    return host_blob[:total], host_stats
+    host_blob, host_stats, *host_more = device.download_many([blob, stats, *more])
+    return host_blob[:total], host_stats, host_more
 
 
 def _copy(device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray], out: Any, out_off: np.ndarray) -> None:

@@ -6,6 +6,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
+from gpuwrite.kernels import bloom as B
 from gpuwrite.kernels import dictionary_all as D
 from gpuwrite.kernels import page_layout as L
 from gpuwrite.kernels import page_twins as T
@@ -64,3 +65,9 @@ PLAN = Kernel("plan", _cuda("plan_device_cuda", "plan_thread"), P.plan_step, "th
 REPLAY = Kernel("replay", _cuda("plan_device_cuda", "replay_thread"), P.replay_step, "thread")
 SPANS = Kernel("spans", _cuda("plan_device_cuda", "page_spans_thread"), P.page_spans, "thread")
 FLUSH_SIZES = Kernel("flush_sizes", _cuda("page_layout_cuda", "flush_sizes_thread"), L.flush_sizes, "thread")
+
+# bloom filters (kernels/bloom.py, kernels/bloom_cuda.py)
+BLOOM_HASH = Kernel("bloom_hash", _cuda("bloom_cuda", "bloom_hash_thread"), B.hash_segments, "thread")
+BLOOM_INSERT = Kernel("bloom_insert", _cuda("bloom_cuda", "bloom_insert_thread"), B.insert_jobs, "thread")
+BLOOM_FIRST = Kernel("bloom_first", _cuda("bloom_cuda", "bloom_first_thread"), B.first_setters, "thread")
+BLOOM_COUNT = Kernel("bloom_count", _cuda("bloom_cuda", "bloom_count_thread"), B.count_fresh, "thread")
