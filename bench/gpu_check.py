@@ -249,7 +249,7 @@ class Timings:
               flush=True)
 
 
-def time_size(tmp: Path, rows: int, codec: str, repeats: int, cudf: tuple[str | None, bool],
+def time_size(tmp: Path, rows: int, codec: str, repeats: int, cudf: tuple[str | None, bool], *,
               deadline: float, first_size: int) -> list[dict[str, Any]]:
     """Every writer on store_sales at `rows` rows (`first_size`: the size timed first in this process)."""
     import gpuwrite
@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
         report["timings"] = []
         for rows in sizes:
             report["timings"] += time_size(Path(tmp), rows, args.codec, repeats, (args.cudf_python, args.expect_cudf),
-                                           deadline, sizes[0])
+                                           deadline=deadline, first_size=sizes[0])
     report["cudf_problem"] = cudf_problem(report["timings"])
     report["seconds"] = time.perf_counter() - began
     out.parent.mkdir(parents=True, exist_ok=True)

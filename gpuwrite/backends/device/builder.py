@@ -115,7 +115,7 @@ class DeviceRowGroup:
         assert self.win is not None and self.dic is not None
         return assemble_chunks(self.device, (self.win, self.dic), self.leaves, self.batches, self.kept,
                                (self.codec, self.opts.page_checksum),
-                               [self.opts.bloom_filter(leaf.dotted) for leaf in self.leaves])
+                               blooms=[self.opts.bloom_filter(leaf.dotted) for leaf in self.leaves])
 
 
 def _pages(rows: Sequence[tuple[int, int, int]]) -> PageTable:

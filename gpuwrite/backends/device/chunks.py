@@ -161,7 +161,8 @@ def dictionary_counts(cols: np.ndarray, flat: _Flat) -> dict[int, tuple[int, int
 
 def assemble_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], leaves: Sequence[Leaf],
                     batches: Sequence[EncodedBatch], kept: KeptPages,
-                    chunk: tuple[PageCodec | None, bool], blooms: Sequence[BloomSpec | None]) -> list[EncodedChunk]:
+                    chunk: tuple[PageCodec | None, bool], *,
+                    blooms: Sequence[BloomSpec | None]) -> list[EncodedChunk]:
     """The row group's chunks: dictionary pages, then every kept page's header and body, gathered in file order
     into one buffer on the device and read back (with the byte-kind statistics and the bloom filters, built on
     the device from `blooms`, each column's filter settings) in one copy."""
