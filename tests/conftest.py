@@ -67,3 +67,16 @@ def probe() -> Any:
                 pytest.fail(f"CI is set, so the parquet-java bloom probes must run: {e}")
             pytest.skip(str(e))
     return ask
+
+
+@pytest.fixture
+def memfs() -> Iterator[Any]:
+    """fsspec's process-wide in-memory filesystem, emptied before and after the test."""
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    fs.store.clear()
+    fs.pseudo_dirs[:] = [""]
+    yield fs
+    fs.store.clear()
+    fs.pseudo_dirs[:] = [""]

@@ -26,15 +26,6 @@ from gpuwrite.spark.publish import CommitError  # noqa: E402
 TABLE = pa.table({"v": pa.array(range(60), pa.int64()), "k": pa.array([i % 3 for i in range(60)], pa.int32())})
 
 
-@pytest.fixture
-def memfs() -> Iterator[Any]:
-    fs = fsspec.filesystem("memory")
-    fs.store.clear()
-    fs.pseudo_dirs[:] = [""]
-    yield fs
-    fs.store.clear()
-    fs.pseudo_dirs[:] = [""]
-
 
 def _files(fs: Any, root: str) -> list[str]:
     return sorted(p[len(root) + 1:] for p in fs.find(root))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import io
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -236,15 +235,6 @@ def test_pyarrow_object_stores_are_spooled() -> None:
 
 # -- filesystems with rename and local forms -----------------------------------------------------------------------
 
-
-@pytest.fixture
-def memfs() -> Iterator[Any]:
-    fs = fsspec.filesystem("memory")
-    fs.store.clear()
-    fs.pseudo_dirs[:] = [""]
-    yield fs
-    fs.store.clear()
-    fs.pseudo_dirs[:] = [""]
 
 
 def test_memory_uri(memfs: Any) -> None:
