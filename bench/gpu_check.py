@@ -291,7 +291,7 @@ def time_size(tmp: Path, rows: int, codec: str, repeats: int, cudf: tuple[str | 
             continue
         seconds = _timed(lambda f=fn, p=target: f(p), 1 if big else repeats, warmup=not big)
         t.record(name, seconds, target.stat().st_size)
-    _time_cudf(tmp, table, codec, repeats, cudf, t, deadline)
+    _time_cudf(tmp, table, codec, repeats, cudf, t=t, deadline=deadline)
     return t.results
 
 
@@ -317,7 +317,7 @@ def cudf_python(given: str | None) -> tuple[str, str | None]:
     return python, probe.stdout.strip() if probe.returncode == 0 else None
 
 
-def _time_cudf(tmp: Path, table: pa.Table, codec: str, repeats: int, cudf: tuple[str | None, bool], t: Timings,
+def _time_cudf(tmp: Path, table: pa.Table, codec: str, repeats: int, cudf: tuple[str | None, bool], *, t: Timings,
                deadline: float) -> None:
     """cudf's to_parquet and the gpuwrite cudf hook on one cudf DataFrame, in cudf's environment."""
     given, _ = cudf
