@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.demo-stamp
 
-.PHONY: demo test test-sim-identity lint venv clean bench warmup
+.PHONY: demo test lint venv clean bench warmup
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,15 +36,10 @@ lint: $(STAMP)
 
 # The GPU backend's tests run in a second pytest process under numba's CUDA simulator (small inputs):
 # the simulator is chosen when numba is imported, so it cannot share a process with the CPU tests.
-# Whole files under the simulator (tests/gpu/test_identity.py) take minutes per case: `make test` checks the same
-# corpus on the stand-in device (tests/backends/test_standin_identity.py) and every CUDA kernel against its twin
-# under the simulator; `make test-sim-identity` runs the whole-file simulator cases.
+# That run includes whole files written with device="gpu" (tests/gpu/test_identity.py), byte-identical to the CPU's.
 test: $(STAMP) lint
 	$(PY) -m pytest -q tests
-	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q tests/gpu --ignore=tests/gpu/test_identity.py
-
-test-sim-identity: $(STAMP)
-	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q tests/gpu/test_identity.py
+	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q tests/gpu
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
