@@ -376,3 +376,62 @@ def test_every_sink_writes_the_local_bytes(tmp_path: Path, store: FakeObjectStor
     assert store.cat_file("bucket/t.parquet") == expected
     assert memfs.cat_file("/bucket/t.parquet") == expected
     assert handler.objects["b/t.parquet"] == expected and from_mock == expected
+
+
+class _FailingLocal:
+    """pyarrow's local filesystem whose `move` and (after `armed`) `open_output_stream` fail with a full disk."""
+
+    def __init__(self) -> None:
+        self.local = pafs.LocalFileSystem()
+        self.armed = False
+
+    def open_output_stream(self, path: str) -> Any:
+        if self.armed:
+            raise OSError(28, "No space left on device")
+        return self.local.open_output_stream(path)
+
+    def move(self, src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    def delete_file(self, path: str) -> None:
+        self.local.delete_file(path)
+
+
+def test_failed_commit_is_named_and_leaves_nothing(tmp_path: Path, store: FakeObjectStore) -> None:
+    """Each store sink's commit failure: a FileWriteError naming the path as given and the reason, and no file
+    (neither the target nor a temporary name) left behind."""
+    from gpuwrite.errors import FileWriteError
+
+    fs = _FailingLocal()
+    rename = RenameSink(fs, str(tmp_path / "r.parquet"), "r.parquet")  # type: ignore[arg-type]
+    spool = SpoolSink(fs, str(tmp_path / "s.parquet"), "s.parquet")  # type: ignore[arg-type]
+    txn = TransactionSink(store, "/bucket/t.parquet", "s3://bucket/t.parquet")
+
+    def no_commit() -> None:
+        raise OSError(28, "No space left on device")
+
+    txn._f.commit = no_commit  # the store refuses to publish
+    fs.armed = True
+    for sink, shown, action in ((rename, "r.parquet", "move the finished file to"), (spool, "s.parquet", "upload"),
+                                (txn, "s3://bucket/t.parquet", "write")):
+        sink.write(b"PAR1" * 10)
+        with pytest.raises(FileWriteError, match=f"cannot {action} '{shown}': No space left") as e:
+            sink.commit()
+        assert e.value.filename == shown and isinstance(e.value.__cause__, OSError)
+        assert sink.closed
+    assert list(tmp_path.iterdir()) == []
+    assert store.find("/bucket") == [] and store.aborted == ["/bucket/t.parquet"]
+
+
+def test_failed_commit_passes_other_errors_through(tmp_path: Path) -> None:
+    """A non-OS failure during commit (an interrupt) is raised as it is, after the clean-up."""
+    fs = _FailingLocal()
+    sink = RenameSink(fs, str(tmp_path / "r.parquet"), "r.parquet")  # type: ignore[arg-type]
+
+    def interrupted(src: str, dst: str) -> None:
+        raise KeyboardInterrupt
+
+    fs.move = interrupted  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        sink.commit()
+    assert sink.closed and list(tmp_path.iterdir()) == []

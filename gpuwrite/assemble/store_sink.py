@@ -16,7 +16,7 @@ import posixpath
 import tempfile
 import warnings
 import weakref
-from typing import IO, Any, Protocol
+from typing import IO, Any, NoReturn, Protocol
 
 import pyarrow.fs as pafs
 
@@ -93,6 +93,26 @@ class _StoreSink:
         if self.closed:
             raise GpuwriteError(f"the file {self.path!r} is already closed or aborted")
 
+    def _append(self, out: Any, data: bytes | bytearray | memoryview, action: str = "write") -> None:
+        """Write `data` to stream `out` and advance; an OSError becomes a FileWriteError naming the path."""
+        try:
+            out.write(data)
+        except OSError as e:
+            raise _error(self.path, action, e) from e
+        self.pos += len(data)
+
+    def _commit_failed(self, e: BaseException, action: str) -> NoReturn:
+        """After a failed commit: abort (nothing left at the path), then raise (an OSError as a named
+        FileWriteError)."""
+        self.abort()
+        if isinstance(e, OSError):
+            raise _error(self.path, action, e) from e
+        raise e
+
+    def abort(self) -> None:
+        """Give up; nothing is left at the path (each sink's own clean-up)."""
+        raise NotImplementedError
+
     def _finish(self) -> bool:
         """Mark closed; False when it already was."""
         if self.closed:
@@ -129,11 +149,7 @@ class RenameSink(_StoreSink):
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         """Append to the temporary file."""
-        try:
-            self._out.write(data)
-        except OSError as e:
-            raise _error(self.path, "write", e) from e
-        self.pos += len(data)
+        self._append(self._out, data)
 
     def commit(self) -> int:
         """Close the temporary file and move it to the target; on failure it is removed."""
@@ -144,10 +160,7 @@ class RenameSink(_StoreSink):
             action = "move the finished file to"
             self.fs.move(self.tmp_path, self.target)
         except BaseException as e:
-            self.abort()
-            if isinstance(e, OSError):
-                raise _error(self.path, action, e) from e
-            raise
+            self._commit_failed(e, action)
         self._finish()
         return self.pos
 
@@ -187,11 +200,7 @@ class TransactionSink(_StoreSink):
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         """Append (the store sees parts, never the file)."""
-        try:
-            self._f.write(data)
-        except OSError as e:
-            raise _error(self.path, "write", e) from e
-        self.pos += len(data)
+        self._append(self._f, data)
 
     def commit(self) -> int:
         """Upload what is buffered, then publish the file (s3fs: complete the multipart upload)."""
@@ -200,10 +209,7 @@ class TransactionSink(_StoreSink):
             self._f.close()
             self._f.commit()
         except BaseException as e:
-            self.abort()
-            if isinstance(e, OSError):
-                raise _error(self.path, "write", e) from e
-            raise
+            self._commit_failed(e, "write")
         self._finish()
         self._forget()
         return self.pos
@@ -252,11 +258,7 @@ class SpoolSink(_StoreSink):
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         """Append to the local spool."""
-        try:
-            self._spool.write(data)
-        except OSError as e:
-            raise _error(self.path, "spool (in the local temporary directory)", e) from e
-        self.pos += len(data)
+        self._append(self._spool, data, "spool (in the local temporary directory)")
 
     def commit(self) -> int:
         """Stream the spooled file to the store (published when the stream closes)."""
@@ -267,10 +269,7 @@ class SpoolSink(_StoreSink):
                 while chunk := self._spool.read(UPLOAD_CHUNK):
                     out.write(chunk)
         except BaseException as e:
-            self.abort()
-            if isinstance(e, OSError):
-                raise _error(self.path, "upload", e) from e
-            raise
+            self._commit_failed(e, "upload")
         self._spool.close()
         self._finish()
         return self.pos
