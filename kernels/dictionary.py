@@ -32,34 +32,6 @@ def hash_bytes(data: np.ndarray, start: int, end: int) -> np.uint64:
 
 
 @jit
-def _word_at(data: np.ndarray, i: int) -> np.uint64:
-    """The 8 bytes data[i:i + 8] as a little-endian word (one load once compiled)."""
-    w = np.uint64(0)
-    for j in range(8):
-        w |= np.uint64(data[i + j]) << np.uint64(8 * j)
-    return w
-
-
-@jit
-def hash_bytes_words(data: np.ndarray, start: int, end: int) -> np.uint64:
-    """A hash of data[start:end] a word at a time (one multiply per 8 bytes, where FNV-1a takes one per byte),
-    finalised with hash_u64. Used by the CPU dictionary only: it places entries in the table, while ids follow
-    first occurrence, so the hash never shows in a file."""
-    h = np.uint64(0xCBF29CE484222325)
-    i = start
-    while i + 8 <= end:
-        h = (h ^ _word_at(data, i)) * _GOLDEN
-        h ^= h >> np.uint64(29)
-        i += 8
-    if i < end:
-        w = np.uint64(0)
-        for j in range(end - i):
-            w |= np.uint64(data[i + j]) << np.uint64(8 * j)
-        h = (h ^ w) * _GOLDEN
-    return hash_u64(h ^ np.uint64(end - start))
-
-
-@jit
 def _log2(n: int) -> int:
     """log2 of a power of two."""
     k = 0
@@ -136,7 +108,7 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
     for i in range(start, end):
         s = offsets[i]
         t = offsets[i + 1]
-        h = hash_bytes_words(data, s, t)
+        h = hash_bytes(data, s, t)
         slot = h & mask
         while True:
             e = table[slot]

@@ -62,25 +62,19 @@ def _compare(data: np.ndarray, a0: int, a1: int, b0: int, b1: int, signed_first:
 
 @jit
 def bytes_minmax(offsets: np.ndarray, data: np.ndarray, start: int, end: int, signed_first: bool) -> tuple:
-    """Indices of min and max values among start..end, and whether all values are identical.
-
-    A value is compared with the maximum only when it is above the minimum (one equal to or below it cannot be
-    above the maximum); the values are all identical exactly when none is above or below the first, which is
-    the minimum while they are."""
+    """Indices of min and max values among start..end, and whether all values are identical."""
     imin = start
     imax = start
     same = True
     for i in range(start + 1, end):
         s = offsets[i]
         t = offsets[i + 1]
-        c = _compare(data, s, t, offsets[imin], offsets[imin + 1], signed_first)
-        if c < 0:
+        if _compare(data, s, t, offsets[imin], offsets[imin + 1], signed_first) < 0:
             imin = i
+        if _compare(data, s, t, offsets[imax], offsets[imax + 1], signed_first) > 0:
+            imax = i
+        if same and _compare(data, s, t, offsets[start], offsets[start + 1], False) != 0:
             same = False
-        elif c > 0:
-            same = False
-            if _compare(data, s, t, offsets[imax], offsets[imax + 1], signed_first) > 0:
-                imax = i
     return imin, imax, same
 
 
