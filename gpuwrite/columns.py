@@ -218,7 +218,12 @@ def _nested_leaf_data(arr: pa.Array, leaf: Leaf, opts: WriteOptions) -> LeafData
     """LeafData of a nested leaf: its present values converted as a flat column, plus levels and indexes."""
     pos, rep, dfn, values = walk(arr, leaf)
     present = pos >= 0
-    taken = values.take(pa.array(pos[present])) if len(values) else values.slice(0, 0)
+    at = pos[present]
+    if len(at) == len(values) and (len(at) == 0 or (at[0] == 0 and at[-1] == len(values) - 1
+                                                    and np.array_equal(at, np.arange(len(at))))):
+        taken = values  # every value present, in order (no nulls, no slicing): take would copy them as they are
+    else:
+        taken = values.take(pa.array(at)) if len(values) else values.slice(0, 0)
     flat = leaf_data(taken, replace(leaf, nested_path=(), def_level=-1, rep_level=0, repetition=-1, steps=(),
                                     name=leaf.dotted, nullable=False), opts)
     if leaf.max_rep > 0:

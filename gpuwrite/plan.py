@@ -49,19 +49,30 @@ def schedule_params(opts: WriteOptions) -> np.ndarray:
 
 
 class _Parts:
-    """Arrays laid back to back, each from a multiple of `unit` elements, in one array padded by a unit."""
+    """Arrays laid back to back, each from a multiple of `unit` elements, in one array padded by a unit.
+
+    A part equal to one already added is not copied again: its start is the earlier part's (sibling leaves of a
+    repeated group have the same row entries and, without nulls of their own, the same value counts; the
+    kernels only read these arrays, so sharing them changes nothing but the copy and its memory)."""
 
     def __init__(self, dtype: type, unit: int = 1) -> None:
         self.dtype = dtype
         self.unit = unit
         self.parts: list[np.ndarray] = []
         self.size = 0
+        self._seen: dict[tuple[int, ...], list[tuple[np.ndarray, int]]] = {}
 
     def put(self, arr: np.ndarray) -> int:
-        """Add a part; its start."""
+        """Add a part; its start (an equal earlier part's start when there is one)."""
+        key = _probe(arr)
+        same = self._seen.setdefault(key, [])
+        for earlier, at in same:
+            if earlier is arr or np.array_equal(earlier, arr):
+                return at
         start = self.size
         self.parts.append(arr)
         self.size += -(-len(arr) // self.unit) * self.unit
+        same.append((arr, start))
         return start
 
     def join(self) -> np.ndarray:
@@ -119,6 +130,14 @@ class ColumnArrays:
         level_bytes = levels.join()
         return cls(desc, level_bytes, level_bytes.view(np.uint64), bits.join().view(np.uint64), index.join(),
                    rows)
+
+
+def _probe(arr: np.ndarray) -> tuple[int, ...]:
+    """A cheap key for equality candidates: dtype, length and three sampled elements."""
+    n = len(arr)
+    if n == 0:
+        return (arr.dtype.num, 0)
+    return (arr.dtype.num, n, int(arr[0]), int(arr[n // 2]), int(arr[-1]))
 
 
 def _kind(leaf: Leaf) -> tuple[int, int]:

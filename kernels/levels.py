@@ -89,3 +89,12 @@ def expand_all(pos: np.ndarray, rep: np.ndarray, dfn: np.ndarray, offsets: np.nd
     """slot_expand over every slot."""
     for i in range(pos.shape[0]):
         slot_expand(i, pos, rep, dfn, offsets, start, level, new_pos, new_rep, new_dfn)
+
+
+@jit
+def level_counts(levels: np.ndarray, start: int, end: int, counts: np.ndarray) -> None:
+    """counts[v] += number of levels[start:end] equal to v (a page's level histogram; counts is zeroed by the
+    caller and has one slot per level up to the maximum). Sequential, CPU: one pass over uint8 levels where
+    np.bincount would first widen them to intp."""
+    for i in range(start, end):
+        counts[levels[i]] += 1

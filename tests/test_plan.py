@@ -188,3 +188,34 @@ def test_one_batch_cut_inside_the_window_drops_the_last_pages_too() -> None:
     assert builder.advance(LeafWindow([_longs(40_000)]), 40_000, final=True) == 24_707
     assert len(encoders.batches) == 2 and encoders.batches[1] == [1]
     assert [(p.a, p.b) for p in encoders.pages_of[0][-2:]] == [(23_412, 24_387), (24_387, 24_707)]
+
+
+def test_equal_index_parts_are_stored_once() -> None:
+    """Sibling leaves of a repeated group share row entries and value counts: ColumnArrays keeps one copy,
+    and each column's descriptor points at it; unequal parts (even with the same probe) stay apart."""
+    from gpuwrite.columns import leaf_data
+    from gpuwrite.plan import _Parts
+
+    parts = _Parts(np.int64)
+    a = np.array([0, 2, 5, 9], dtype=np.int64)
+    assert parts.put(a) == 0
+    assert parts.put(a.copy()) == 0  # equal content, another array
+    b = np.array([0, 3, 5, 9], dtype=np.int64)  # same length, first, middle and last element as `a`
+    assert parts.put(b) == 4
+    assert parts.put(np.array([0, 2, 5], dtype=np.int64)) == 8
+    joined = parts.join()
+    assert joined[:11].tolist() == [0, 2, 5, 9, 0, 3, 5, 9, 0, 2, 5]
+
+    typ = pa.list_(pa.struct([("x", pa.int64()), ("y", pa.int64())]))
+    table = pa.table({"l": pa.array([[{"x": 1, "y": 2}], [], None, [{"x": 3, "y": 4}] * 3], type=typ)})
+    opts = WriteOptions()
+    leaves = FileSchema.from_arrow(table.schema, opts).leaves
+    datas = [leaf_data(table.column(0).chunks[0], leaf, opts) for leaf in leaves]
+    cols = ColumnArrays.build(leaves, datas)
+    assert cols.desc[0, k.D_ENTRY] == cols.desc[1, k.D_ENTRY]
+    assert cols.desc[0, k.D_VBEFORE] == cols.desc[1, k.D_VBEFORE]
+    data = datas[1]
+    assert data.row_entry is not None and data.values_before is not None
+    entry, vbefore = int(cols.desc[1, k.D_ENTRY]), int(cols.desc[1, k.D_VBEFORE])
+    assert cols.index[entry:entry + len(data.row_entry)].tolist() == data.row_entry.tolist()
+    assert cols.index[vbefore:vbefore + len(data.values_before)].tolist() == data.values_before.tolist()

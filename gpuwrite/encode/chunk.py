@@ -15,6 +15,7 @@ import numpy as np
 
 from gpuwrite.kernels.bits import bit_width_u64
 from gpuwrite.kernels.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
+from gpuwrite.kernels.levels import level_counts
 from gpuwrite.kernels.plain import plain_byte_array
 from gpuwrite.kernels.rle import rle_encode, rle_max_size
 
@@ -118,9 +119,9 @@ class EncodedPage:
         # SPEC: SizeStatistics level histograms: repetition when its max level > 0, definition when > 1.
         if leaf.max_rep > 0:
             assert data.rep is not None
-            rep_hist = np.bincount(data.rep[span.ea:span.eb], minlength=leaf.max_rep + 1).tolist()
+            rep_hist = _histogram(data.rep, span, leaf.max_rep)
         if leaf.max_def > 1:
-            def_hist = np.bincount(data.def_levels[span.ea:span.eb], minlength=leaf.max_def + 1).tolist()
+            def_hist = _histogram(data.def_levels, span, leaf.max_def)
         return cls(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist, column=leaf.dotted)
 
     @property
@@ -153,6 +154,13 @@ class EncodedPage:
     def size(self) -> int:
         """Bytes on disk, header included."""
         return len(self.header) + len(self.sections.body)
+
+
+def _histogram(levels: Array, span: PageSpan, max_level: int) -> list[int]:
+    """How many of the page's level entries are at each level 0..max_level."""
+    counts = np.zeros(max_level + 1, dtype=np.int64)
+    level_counts(levels, span.ea, span.eb, counts)
+    return counts.tolist()
 
 
 @dataclass(frozen=True)

@@ -189,7 +189,8 @@ def run_bytes(values: list[bytes], cuts: list[int], overhead: int, limit: int) -
 
 
 byte_values = (st.binary(max_size=12) | st.sampled_from([b"", b"a", b"ab", b"\x00", b"\x00\x00", b"\xff"])
-               | st.text(max_size=5).map(lambda s: s.encode("utf-8")))
+               | st.text(max_size=5).map(lambda s: s.encode("utf-8"))
+               | st.binary(min_size=7, max_size=40))  # longer values: several hash rounds, longer compares
 
 
 @SETTINGS

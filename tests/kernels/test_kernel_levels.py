@@ -95,3 +95,18 @@ def test_walk_matches_oracle(data):
         got_values = [leaf_arr[int(p)].as_py() if p >= 0 else None for p in pos]
         assert list(zip(rep.tolist(), dfn.tolist(), got_values, strict=True)) == expected, leaf.dotted
         assert all((d == leaf.max_def) == (p >= 0) for d, p in zip(dfn.tolist(), pos.tolist(), strict=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 5), max_size=200), st.data())
+def test_level_counts_is_a_bincount_of_the_span(levels: list[int], data: st.DataObject) -> None:
+    """level_counts over levels[a:b] adds what np.bincount counts there (levels 0..max)."""
+    import numpy as np
+    from gpuwrite.kernels.levels import level_counts
+
+    arr = np.array(levels, dtype=np.uint8)
+    a = data.draw(st.integers(0, len(levels)))
+    b = data.draw(st.integers(a, len(levels)))
+    counts = np.zeros(6, dtype=np.int64)
+    level_counts(arr, a, b, counts)
+    assert counts.tolist() == np.bincount(arr[a:b], minlength=6).tolist()

@@ -101,6 +101,7 @@ def test_bytes_minmax_unsigned(data: st.DataObject, values: list[bytes]) -> None
     part = values[start:end]
     assert values[imin] == min(part)
     assert values[imax] == max(part)
+    assert imin == start + part.index(min(part)) and imax == start + part.index(max(part))  # first of ties
     assert bool(same) == (len(set(part)) == 1)
 
 
@@ -118,6 +119,7 @@ def test_bytes_minmax_decimal(data: st.DataObject, width: int) -> None:
     part = ints[start:end]
     assert ints[imin] == min(part)
     assert ints[imax] == max(part)
+    assert imin == start + part.index(min(part)) and imax == start + part.index(max(part))  # first of ties
     assert bool(same) == (len(set(part)) == 1)
 
 
