@@ -4,10 +4,8 @@ columns of a batch encoded concurrently on a thread pool."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from contextvars import ContextVar
 
 from ..assemble.pages import stamp_headers
 from ..encode.chunk import ChunkEncoder, ChunkOptions, Compressor, EncodedChunk, EncodedPage
@@ -17,25 +15,10 @@ from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
 from .rowgroup import PlannedRowGroup
 
-# The cores a writer opened in this context may use (None: every core). A caller already given a share of the
-# machine (a Spark task: spark.task.cpus) sets it, so concurrent writers do not each start a thread per core.
-_CORES: ContextVar[int | None] = ContextVar("gpuwrite_cpu_cores", default=None)
-
-
-@contextmanager
-def cpu_cores(cores: int | None) -> Iterator[None]:
-    """Writers opened in this block (on this thread) use at most `cores` threads (None: one per core)."""
-    token = _CORES.set(cores)
-    try:
-        yield
-    finally:
-        _CORES.reset(token)
-
 
 def page_pool(columns: int) -> ThreadPoolExecutor | None:
-    """Threads for page encoding: one per core (at most one per column, at most `cpu_cores`); None for one."""
-    limit = _CORES.get()
-    workers = min(os.cpu_count() or 1, columns, limit if limit is not None else columns)
+    """Threads for page encoding: one per core (at most one per column); None on a single core."""
+    workers = min(os.cpu_count() or 1, columns)
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpuwrite") if workers > 1 else None
 
 

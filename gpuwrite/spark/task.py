@@ -112,16 +112,6 @@ def _select_gpu(ordinal: int) -> None:
     cuda.select_device(ordinal)
 
 
-def task_cpus(context: Any) -> int:
-    """The cores Spark gave this task (spark.task.cpus, 1 by default): the task's encode uses that many threads,
-    as Spark runs one task per core; more would compete with the other tasks and the JVM for the same cores."""
-    cpus = getattr(context, "cpus", None)
-    try:
-        return max(1, int(cpus())) if callable(cpus) else 1
-    except (TypeError, ValueError):
-        return 1
-
-
 def _should_fail(spec: str, task: int, attempt: int) -> bool:
     """Whether the fault-injection spec asks this attempt to fail."""
     for item in filter(None, spec.split(",")):
@@ -133,7 +123,6 @@ def _should_fail(spec: str, task: int, attempt: int) -> bool:
 
 def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = None) -> Iterator[pa.RecordBatch]:
     """Write one task's batches and commit them; yield the stats of the committed files."""
-    from ..backends.cpu import cpu_cores
     from ..options import WriteOptions
     from .buckets import parse_bucket_by
     from .dataset import write_task
@@ -167,14 +156,9 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
                             buckets=parse_bucket_by(plan.bucket_by, plan.partition_by),
                             max_records_per_file=plan.max_records_per_file, options=opts, streaming=True)
         timings: dict[str, float] = {}
-        cores = task_cpus(context)
-
-        def write(pieces: Iterator[pa.RecordBatch]) -> list[Any]:
-            with cpu_cores(cores):  # on the encode thread, where the writers open their thread pools
-                return write_task(schema, pieces, work, layout, empty_file=task == 0 and unpartitioned,
-                                  presorted=True)
-
-        files = encode_behind(rows(), write, timings=timings)
+        files = encode_behind(rows(), lambda pieces: write_task(schema, pieces, work, layout,
+                                                                empty_file=task == 0 and unpartitioned,
+                                                                presorted=True), timings=timings)
         if not local:
             pafs.copy_files(work, attempt_dir, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
         if _should_fail(plan.faults, task, attempt):

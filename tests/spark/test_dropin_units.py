@@ -207,18 +207,3 @@ def test_connect_session_conf_needs_no_spark_context_and_enable_refuses_clearly(
     with pytest.raises(gpuwrite.GpuwriteError, match="Spark Connect.*client.*JVM"):
         dropin.enable(spark)
     assert not dropin.is_enabled(spark)
-
-
-def test_a_task_encodes_with_the_cores_spark_gave_it():
-    from gpuwrite.spark.task import task_cpus
-
-    class Context:
-        def __init__(self, cpus: Any) -> None:
-            self._cpus = cpus
-
-        def cpus(self) -> Any:
-            return self._cpus
-
-    assert task_cpus(Context(1)) == 1 and task_cpus(Context(4)) == 4
-    assert task_cpus(object()) == 1  # a PySpark without TaskContext.cpus(): Spark's default, one core
-    assert task_cpus(None) == 1
