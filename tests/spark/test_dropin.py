@@ -503,3 +503,28 @@ def test_writes_spark_refuses_raise_sparks_own_errors(spark, tmp_path):
 
     theirs, ours, footers = both(spark, scenario)
     assert ours == theirs and footers.created_by == [] and len(dropin.fallbacks()) == 5
+
+
+def test_session_conf_read_in_one_jvm_call_matches_pyspark_getall(spark, monkeypatch):
+    from py4j.clientserver import ClientServerConnection
+
+    from gpuwrite.spark import conf as gw_conf
+
+    spark.conf.set("spark.gpuwrite.test.key", "a \"quoted\" value, with: json = chars")
+    try:
+        calls = []
+        send = ClientServerConnection.send_command
+
+        def counted(self: Any, command: str) -> Any:
+            calls.append(command)
+            return send(self, command)
+
+        monkeypatch.setattr(ClientServerConnection, "send_command", counted)
+        ours = gw_conf._read_all(spark)
+        monkeypatch.setattr(ClientServerConnection, "send_command", send)
+        theirs = {k: v for k, v in spark.conf.getAll.items() if v is not None}
+        assert ours == theirs and ours["spark.gpuwrite.test.key"] == "a \"quoted\" value, with: json = chars"
+        # PySpark's getAll iterates the Java map: a round trip per entry; one JSON string here
+        assert 2 * len(calls) < len(theirs), calls
+    finally:
+        spark.conf.unset("spark.gpuwrite.test.key")
