@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_inline
 
 
 @jit
@@ -98,6 +98,31 @@ def put_word32(out: np.ndarray, pos: int, acc: np.uint64) -> int:
     return pos + 4
 
 
+@jit_inline
+def put_bits32(out: np.ndarray, pos: int, acc: np.uint64, nbits: int, v: np.uint64, width: int) -> tuple:
+    """Append v (below 2**width, width <= 32) to the LSB-first accumulator, writing a 32-bit word whenever one
+    is full: the word-at-a-time form of `put_bits`. Returns (pos, acc, nbits); finish with `flush_bits`."""
+    acc |= v << np.uint64(nbits)
+    nbits += width
+    if nbits >= 32:
+        pos = put_word32(out, pos, acc)
+        acc = acc >> np.uint64(32)
+        nbits -= 32
+    return pos, acc, nbits
+
+
+@jit
+def flush_bits(out: np.ndarray, pos: int, acc: np.uint64, nbits: int) -> int:
+    """Write the accumulator's remaining `nbits` bits as whole bytes (the last one zero-padded); the new
+    position."""
+    while nbits > 0:
+        out[pos] = np.uint8(acc & np.uint64(0xFF))
+        pos += 1
+        acc = acc >> np.uint64(8)
+        nbits -= 8
+    return pos
+
+
 @jit
 def pack8(vals: np.ndarray, start: int, width: int, out: np.ndarray, pos: int) -> int:
     """Bit-pack the 8 values vals[start:start+8] LSB first at `width` <= 32 bits (one RLE group); return the
@@ -112,15 +137,5 @@ def pack8(vals: np.ndarray, start: int, width: int, out: np.ndarray, pos: int) -
     acc = np.uint64(0)
     nbits = 0
     for k in range(8):
-        acc |= (np.uint64(vals[start + k]) & mask) << np.uint64(nbits)
-        nbits += width
-        if nbits >= 32:
-            pos = put_word32(out, pos, acc)
-            acc = acc >> np.uint64(32)
-            nbits -= 32
-    while nbits > 0:
-        out[pos] = np.uint8(acc & np.uint64(0xFF))
-        pos += 1
-        acc = acc >> np.uint64(8)
-        nbits -= 8
-    return pos
+        pos, acc, nbits = put_bits32(out, pos, acc, nbits, np.uint64(vals[start + k]) & mask, width)
+    return flush_bits(out, pos, acc, nbits)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit, jit_inline
-from .bits import bit_width_u64, put_bits, put_word32, write_uleb, zigzag64
+from .bits import bit_width_u64, flush_bits, put_bits, put_bits32, write_uleb, zigzag64
 
 BLOCK = 128
 MINIBLOCKS = 4
@@ -50,17 +50,8 @@ def _pack_miniblock(values: np.ndarray, first: int, valid: int, mn: np.int64, is
         mask = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
         for j in range(valid):
             v = (np.uint64(_delta_at(values, first + j, is32)) - umn) & mask
-            acc |= v << np.uint64(nbits)
-            nbits += width
-            if nbits >= 32:
-                pos = put_word32(out, pos, acc)
-                acc = acc >> np.uint64(32)
-                nbits -= 32
-    while nbits > 0:
-        out[pos] = np.uint8(acc & np.uint64(0xFF))
-        pos += 1
-        acc = acc >> np.uint64(8)
-        nbits -= 8
+            pos, acc, nbits = put_bits32(out, pos, acc, nbits, v, width)
+    pos = flush_bits(out, pos, acc, nbits)
     while pos < end:
         out[pos] = 0
         pos += 1

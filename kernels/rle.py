@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_inline
 from .bits import pack8, pack_padded, write_uleb
 
 
@@ -25,6 +25,22 @@ def _end_bitpacked(out: np.ndarray, header_pos: int, groups: int) -> None:
     """Fill in the header byte of the open bit-packed run."""
     if header_pos >= 0:
         out[header_pos] = np.uint8((groups << 1) | 1)
+
+
+@jit_inline
+def _group_slot(out: np.ndarray, pos: int, header_pos: int, groups: int) -> tuple:
+    """Before one more bit-packed group: close the open run at 63 groups (the most its header byte counts,
+    SPEC: RunLengthBitPackingHybridEncoder), open a run (header byte reserved) if none is. (pos, header_pos,
+    groups)."""
+    if groups >= 63:
+        _end_bitpacked(out, header_pos, groups)
+        header_pos = -1
+        groups = 0
+    if header_pos == -1:
+        out[pos] = 0
+        header_pos = pos
+        pos += 1
+    return pos, header_pos, groups
 
 
 @jit
@@ -61,14 +77,7 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
                 pos += 1
             i = j
             continue
-        if groups >= 63:
-            _end_bitpacked(out, header_pos, groups)
-            header_pos = -1
-            groups = 0
-        if header_pos == -1:
-            out[pos] = 0
-            header_pos = pos
-            pos += 1
+        pos, header_pos, groups = _group_slot(out, pos, header_pos, groups)
         if width <= 32:
             pos = pack8(values, i, width, out, pos)
         else:
@@ -76,14 +85,7 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
         groups += 1
         i += 8
     if i < end:  # a last, partial group (fewer than 8 values, so never a repeated run): bit-packed, zero-padded
-        if groups >= 63:
-            _end_bitpacked(out, header_pos, groups)
-            header_pos = -1
-            groups = 0
-        if header_pos == -1:
-            out[pos] = 0
-            header_pos = pos
-            pos += 1
+        pos, header_pos, groups = _group_slot(out, pos, header_pos, groups)
         pos = pack_padded(values, i, end - i, 8, width, out, pos)
         groups += 1
     _end_bitpacked(out, header_pos, groups)
