@@ -20,16 +20,20 @@ KERNEL_PACKAGE = "gpuwrite.kernels"
 NOTICE_ENV = "GPUWRITE_COMPILE_NOTICE"  # "0" silences the one-line notice
 
 
+def _kernel_module_values() -> list[Any]:
+    """Every top-level value of every gpuwrite kernel module imported so far."""
+    values: list[Any] = []
+    for name, module in list(sys.modules.items()):
+        if (name == KERNEL_PACKAGE or name.startswith(KERNEL_PACKAGE + ".")) and module is not None:
+            values += list(vars(module).values())
+    return values
+
+
 def kernel_dispatchers() -> list[Any]:
     """The CPU dispatchers of every gpuwrite kernel module imported so far."""
     from numba.core.registry import CPUDispatcher
 
-    seen: dict[int, Any] = {}
-    for name, module in list(sys.modules.items()):
-        if (name == KERNEL_PACKAGE or name.startswith(KERNEL_PACKAGE + ".")) and module is not None:
-            for value in vars(module).values():
-                if isinstance(value, CPUDispatcher):
-                    seen[id(value)] = value
+    seen = {id(value): value for value in _kernel_module_values() if isinstance(value, CPUDispatcher)}
     return list(seen.values())
 
 
@@ -42,14 +46,19 @@ def cache_dir() -> str | None:
     return None
 
 
-def cache_counts() -> tuple[int, int]:
-    """(signatures loaded from the disk cache, signatures compiled) so far over gpuwrite's kernels."""
+def _cache_counts(dispatchers: list[Any]) -> tuple[int, int]:
+    """(specialisations loaded from numba's disk cache, compiled) over `dispatchers`."""
     hits = misses = 0
-    for dispatcher in kernel_dispatchers():
+    for dispatcher in dispatchers:
         stats = getattr(dispatcher, "stats", None)
         hits += sum((getattr(stats, "cache_hits", None) or {}).values())
         misses += sum((getattr(stats, "cache_misses", None) or {}).values())
     return hits, misses
+
+
+def cache_counts() -> tuple[int, int]:
+    """(signatures loaded from the disk cache, signatures compiled) so far over gpuwrite's kernels."""
+    return _cache_counts(kernel_dispatchers())
 
 
 def cuda_dispatchers() -> list[Any]:
@@ -61,10 +70,7 @@ def cuda_dispatchers() -> list[Any]:
         return []
     seen: dict[int, Any] = {}
     jit_mod = sys.modules.get(KERNEL_PACKAGE + "._jit")
-    values = list(getattr(jit_mod, "_GLOBAL", {}).values())
-    for name, module in list(sys.modules.items()):
-        if (name == KERNEL_PACKAGE or name.startswith(KERNEL_PACKAGE + ".")) and module is not None:
-            values += list(vars(module).values())
+    values = list(getattr(jit_mod, "_GLOBAL", {}).values()) + _kernel_module_values()
     for value in values:
         if isinstance(value, kind) and not value.targetoptions.get("device"):
             seen[id(value)] = value
@@ -73,12 +79,7 @@ def cuda_dispatchers() -> list[Any]:
 
 def cuda_cache_counts() -> tuple[int, int]:
     """(CUDA kernel specialisations loaded from the disk cache, compiled) so far in this process."""
-    hits = misses = 0
-    for dispatcher in cuda_dispatchers():
-        stats = getattr(dispatcher, "stats", None)
-        hits += sum((getattr(stats, "cache_hits", None) or {}).values())
-        misses += sum((getattr(stats, "cache_misses", None) or {}).values())
-    return hits, misses
+    return _cache_counts(cuda_dispatchers())
 
 
 def signatures() -> dict[str, set[str]]:
