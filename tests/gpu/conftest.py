@@ -40,8 +40,8 @@ def _shared_arrays_allocated_once() -> None:
         existing = self._allocations.get(key)
         if existing is not None:
             return existing
-        from numba.np import numpy_support
         from numba.core import types
+        from numba.np import numpy_support
 
         if isinstance(dtype, types.Type):
             dtype = numpy_support.as_dtype(dtype)
