@@ -199,10 +199,7 @@ def cuda_kernel(fn: F) -> F:
     except RuntimeError as exc:
         if "no locator available" not in str(exc):
             raise
-        from numba.cuda.core import config as cuda_config  # loaded with numba.cuda
-
-        use_fallback_cache_dir()
-        cuda_config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
+        use_fallback_cache_dir()  # numba-cuda's setting included: numba.cuda is loaded
         return cuda.jit(cache=True)(fn)  # type: ignore[no-any-return]
 
 
