@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .kernels.levels import block_counts
+
 Array = npt.NDArray[Any]
 
 _BLOCK = 4096
@@ -87,9 +89,9 @@ class LeafData:
         if self.valid is None:
             return row
         if self._block_prefix is None:
-            full = (self.num_rows // _BLOCK) * _BLOCK
-            counts = np.count_nonzero(self.valid[:full].reshape(-1, _BLOCK), axis=1)
-            self._block_prefix = np.concatenate(([0], np.cumsum(counts)))
+            prefix = np.zeros(self.num_rows // _BLOCK + 1, dtype=np.int64)
+            block_counts(self.valid.view(np.uint8), _BLOCK, prefix[1:])
+            self._block_prefix = np.cumsum(prefix, out=prefix)
         block = row // _BLOCK
         return int(self._block_prefix[block]) + int(np.count_nonzero(self.valid[block * _BLOCK:row]))
 
@@ -225,7 +227,9 @@ class LeafBuffer:
         """Capacity hint: the array's length per row so far, scaled to the expected rows."""
         have = (g.n if g is not None else 0) + count
         total_rows = self.num_rows + rows
-        return have if total_rows == 0 else int(have * max(1.0, self.rows_hint / total_rows))
+        if total_rows == 0 or self.rows_hint <= total_rows:
+            return have
+        return int(have * self.rows_hint / total_rows * 1.0625) + 64  # slack: later rows may hold more per row
 
     def _add(self, name: str, arr: Array, a: int, b: int, rows: int) -> None:
         """Append arr[a:b] to the named array (created with arr's dtype on first use)."""

@@ -32,11 +32,12 @@ from .integrations.arrow import ArrowPiece
 from .integrations.device_data import DeviceTable
 from .leafdata import LeafBuffer, LeafData
 from .options import WriteOptions
-from .schema import FileSchema
+from .schema import FileSchema, Leaf
 
 MIN_CONVERT_BYTES = 32 << 20
 STREAM_CONVERT_BYTES = 4 << 20  # a streaming writer converts once this much Arrow data is waiting,
 STREAM_CONVERT_ROWS = 32768  # or this many rows
+HINT_GROWTH = 16  # the first row group's buffers reserve at most this many times the block-size estimate
 
 
 class Window(Protocol):
@@ -126,7 +127,11 @@ class RowWindow:
             self.rows_hint = max(1024, last_rows * 5 // 4)
         else:
             per_row = max(1, self.unconverted_bytes // max(1, self.unconverted))
-            self.rows_hint = max(1024, 2 * self.opts.block_size // per_row)
+            guess = max(1024, 2 * self.opts.block_size // per_row)
+            # Rows already waiting can all land in this row group (compressible data fills block_size with
+            # several times its Arrow bytes): reserve for them, so the buffers are not regrown (each growth
+            # copies every converted row) while untouched capacity costs no memory.
+            self.rows_hint = max(guess, min(self.pending_rows, HINT_GROWTH * guess))
         for buffer in self.buffers:
             buffer.rows_hint = self.rows_hint
 
@@ -148,16 +153,17 @@ class RowWindow:
             self.pending = [rest] if rest.num_rows else []
             self.unconverted -= rows
             self.unconverted_bytes = rest.nbytes if rest.num_rows else 0
-            jobs = [(buffer, chunk, leaf) for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True)
-                    for chunk in head.column(leaf.index).chunks if len(chunk)]
+            jobs = [(buffer, [chunk for chunk in head.column(leaf.index).chunks if len(chunk)], leaf)
+                    for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True)]
+            jobs = [job for job in jobs if job[1]]
             if self.pool is None or len(jobs) < 2:
-                for buffer, chunk, leaf in jobs:
-                    buffer.append(leaf_data(chunk, leaf, self.opts))
-            else:
-                futures = [self.pool.submit(leaf_data, chunk, leaf, self.opts) for _, chunk, leaf in jobs]
-                try:  # appended in order, so a failure is the first leaf's (in schema order) as without threads
-                    for (buffer, _, _), future in zip(jobs, futures, strict=True):
-                        buffer.append(future.result())
+                for job in jobs:
+                    _convert_into(*job, self.opts)
+            else:  # one job per leaf converts its chunks and appends them (the copy off the main thread too)
+                futures = [self.pool.submit(_convert_into, *job, self.opts) for job in jobs]
+                try:  # waited for in order, so a failure is the first leaf's (in schema order) as without threads
+                    for future in futures:
+                        future.result()
                 finally:
                     for future in futures:
                         future.cancel()
@@ -184,6 +190,12 @@ class RowWindow:
         self.pending, self.unconverted, self.unconverted_bytes = [], 0, 0
         self.buffers = [LeafBuffer() for _ in self.schema.leaves]
         self.rows = 0
+
+
+def _convert_into(buffer: LeafBuffer, chunks: list[pa.Array], leaf: Leaf, opts: WriteOptions) -> None:
+    """Convert one leaf's chunks of a step in order and append them to its buffer."""
+    for chunk in chunks:
+        buffer.append(leaf_data(chunk, leaf, opts))
 
 
 class ArrowWindow:

@@ -219,3 +219,30 @@ def test_threaded_conversion_gives_the_same_leaves_and_the_first_failure(monkeyp
         monkeypatch.setattr("gpuwrite.window.leaf_data", failing)
         with pytest.raises(ValueError, match=f"bad {schema.leaves[0].dotted}$"):
             window.extend()
+
+
+def test_first_row_group_reserves_for_the_rows_waiting():
+    """Rows already waiting when a row group starts are reserved for at once (within HINT_GROWTH times the
+    block-size estimate): later steps append without regrowing, so converted rows are copied once."""
+    from gpuwrite.window import HINT_GROWTH
+
+    table = _table(6000)
+    opts = WriteOptions(block_size=64 * 1024)
+    schema = FileSchema.from_arrow(table.schema, opts)
+    window = RowWindow(schema, opts)
+    window.convert_bytes = table.nbytes // 6
+    window.push(table)
+    window.start_row_group(None)
+    per_row = table.nbytes // table.num_rows
+    guess = max(1024, 2 * opts.block_size // per_row)
+    assert guess < table.num_rows <= HINT_GROWTH * guess  # the old estimate alone would regrow
+    assert window.rows_hint == table.num_rows
+    window.extend()
+    window.extend()
+    ints = window.buffers[0].values
+    assert ints is not None and ints.owned
+    held = ints.buf
+    while not window.at_end:
+        window.extend()
+    assert ints.buf is held  # no regrowth after the first copy
+    assert window.rows == table.num_rows

@@ -110,3 +110,18 @@ def test_level_counts_is_a_bincount_of_the_span(levels: list[int], data: st.Data
     counts = np.zeros(6, dtype=np.int64)
     level_counts(arr, a, b, counts)
     assert counts.tolist() == np.bincount(arr[a:b], minlength=6).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.booleans(), max_size=300), st.integers(1, 17))
+def test_block_counts_counts_each_full_block(flags: list[bool], block: int) -> None:
+    """block_counts gives each full block's number of true flags, as NumPy counts them."""
+    import numpy as np
+    from gpuwrite.kernels.levels import block_counts
+
+    arr = np.array(flags, dtype=np.bool_)
+    blocks = len(flags) // block
+    counts = np.full(blocks, -1, dtype=np.int64)
+    block_counts(arr.view(np.uint8), block, counts)
+    expected = np.count_nonzero(arr[:blocks * block].reshape(blocks, block), axis=1)
+    assert counts.tolist() == expected.tolist()
