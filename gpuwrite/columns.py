@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import GpuwriteError
+from .kernels.compact import compact_words
 from .leafdata import LeafData
 from .levels import walk
 from .options import WriteOptions
@@ -23,6 +24,7 @@ from .schema import Leaf, value_type
 MICROS_PER_DAY = 86_400_000_000
 JULIAN_DAY_OF_EPOCH = 2_440_588
 _UNIT_TO_MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1}
+_NO_ROWS = np.zeros(0, dtype=np.uint8)  # validity of an array without nulls, for kernels taking one
 
 
 def _validity(arr: pa.Array) -> np.ndarray | None:
@@ -44,7 +46,10 @@ def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None) -> np.nd
         return arr.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
     np_type = np.dtype(arr.type.to_pandas_dtype())
     raw = np.frombuffer(arr.buffers()[1], dtype=np_type, count=arr.offset + len(arr))[arr.offset:]
-    return raw[valid].astype(dtype, copy=False)
+    if np_type != np.dtype(dtype):
+        return raw[valid].astype(dtype, copy=False)
+    out = np.empty(int(np.count_nonzero(valid)) + 1, dtype=dtype)
+    return out[:compact_words(raw, 1, valid.view(np.uint8), out)]
 
 
 def widen_decimal(arr: pa.Array) -> pa.Array:
@@ -74,6 +79,18 @@ def _decimal_words(arr: pa.Array, valid: np.ndarray | None, count: int) -> np.nd
     for k in range(count):
         out[:, k] = words[:, k][valid]
     return out
+
+
+def _decimal_low_words(arr: pa.Array, valid: np.ndarray | None, dtype: type) -> np.ndarray:
+    """Non-null decimal128/256 values of precision <= 18 as `dtype` (their low words), in one pass."""
+    width = arr.type.byte_width // 8
+    words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=(arr.offset + len(arr)) * width)
+    if valid is None:
+        out = np.empty(len(arr), dtype=dtype)
+        compact_words(words[arr.offset * width:], width, _NO_ROWS, out)
+        return out
+    out = np.empty(int(np.count_nonzero(valid)) + 1, dtype=dtype)
+    return out[:compact_words(words[arr.offset * width:], width, valid.view(np.uint8), out)]
 
 
 def _decimal_big_endian(words: np.ndarray, length: int) -> np.ndarray:
@@ -185,7 +202,7 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
         out.values = _fixed_values(arr, np.float32 if kind == "float" else np.float64, out.valid)
     elif leaf.is_decimal and kind in ("int32", "int64"):
         arr = widen_decimal(arr)
-        out.values = _decimal_words(arr, out.valid, 1)[:, 0].astype(np.int32 if kind == "int32" else np.int64)
+        out.values = _decimal_low_words(arr, out.valid, np.int32 if kind == "int32" else np.int64)
     elif leaf.is_decimal:
         arr = widen_decimal(arr)
         out.offsets, out.data = _fixed_bytes(_decimal_big_endian(_decimal_words(arr, out.valid, 2), leaf.type_length))

@@ -20,6 +20,21 @@ Array = npt.NDArray[Any]
 _BLOCK = 4096
 
 
+def block_prefix(valid: Array, known: Array | None) -> Array:
+    """Non-null rows before each full block of `_BLOCK` rows (one entry per full block, plus one), extending
+    `known` (the prefix of an earlier, shorter state of the same validity array) rather than counting again."""
+    blocks = len(valid) // _BLOCK
+    done = 0 if known is None else len(known) - 1
+    if known is not None and done >= blocks:
+        return known[:blocks + 1]
+    prefix = np.zeros(blocks + 1, dtype=np.int64)
+    if known is not None:
+        prefix[:done + 1] = known
+    block_counts(valid[done * _BLOCK:].view(np.uint8), _BLOCK, prefix[done + 1:])
+    np.cumsum(prefix[done:], out=prefix[done:])
+    return prefix
+
+
 @dataclass
 class LeafData:
     """A window of rows of one leaf, ready for the encoders."""
@@ -89,9 +104,7 @@ class LeafData:
         if self.valid is None:
             return row
         if self._block_prefix is None:
-            prefix = np.zeros(self.num_rows // _BLOCK + 1, dtype=np.int64)
-            block_counts(self.valid.view(np.uint8), _BLOCK, prefix[1:])
-            self._block_prefix = np.cumsum(prefix, out=prefix)
+            self._block_prefix = block_prefix(self.valid, None)
         block = row // _BLOCK
         return int(self._block_prefix[block]) + int(np.count_nonzero(self.valid[block * _BLOCK:row]))
 
@@ -222,6 +235,7 @@ class LeafBuffer:
         self.dfn: _Grow | None = None
         self.row_entry: _Grow | None = None
         self.values_before: _Grow | None = None
+        self._prefix: Array | None = None  # block_prefix of `valid` as of the last view
 
     def _expect(self, g: _Grow | None, count: int, rows: int) -> int:
         """Capacity hint: the array's length per row so far, scaled to the expected rows."""
@@ -297,9 +311,12 @@ class LeafBuffer:
         offsets = v(self.offsets)
         if offsets is not None and len(offsets) == 0:
             offsets = np.zeros(1, dtype=np.int64)
-        return LeafData(self.num_rows, v(self.valid), values=v(self.values), offsets=offsets, data=data,
-                        rep=v(self.rep), dfn=v(self.dfn), row_entry=v(self.row_entry),
-                        values_before=v(self.values_before))
+        out = LeafData(self.num_rows, v(self.valid), values=v(self.values), offsets=offsets, data=data,
+                       rep=v(self.rep), dfn=v(self.dfn), row_entry=v(self.row_entry),
+                       values_before=v(self.values_before))
+        if out.valid is not None and out.row_entry is None:  # flat: the rows' block counts carry over view to view
+            self._prefix = out._block_prefix = block_prefix(out.valid, self._prefix)
+        return out
 
     def tail(self, row: int, rows_hint: int) -> LeafBuffer:
         """A new buffer holding rows `row`.. of this one (borrowed until more rows arrive, then copied)."""

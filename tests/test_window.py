@@ -246,3 +246,36 @@ def test_first_row_group_reserves_for_the_rows_waiting():
         window.extend()
     assert ints.buf is held  # no regrowth after the first copy
     assert window.rows == table.num_rows
+
+
+def test_block_prefix_carries_over_from_view_to_view(monkeypatch):
+    """A flat leaf's non-null block counts are extended view by view (not counted again) and equal a fresh
+    count of the whole validity array."""
+    import gpuwrite.leafdata as leafdata
+    from gpuwrite.leafdata import _BLOCK, block_prefix
+
+    scanned: list[int] = []
+    count = leafdata.block_counts
+
+    def counting(flags, block, out):
+        scanned.append(len(out) * block)
+        count(flags, block, out)
+
+    rng = np.random.default_rng(5)
+    buffer = LeafBuffer(rows_hint=10 * _BLOCK)
+    counted: list[int] = []
+    for rows in (100, _BLOCK, 3 * _BLOCK + 7, 2 * _BLOCK - 7, 5):
+        valid = rng.random(rows) > 0.3
+        values = np.arange(int(valid.sum()), dtype=np.int64)
+        buffer.append(LeafData(rows, valid, values=values))
+        monkeypatch.setattr(leafdata, "block_counts", counting)
+        view = buffer.view()
+        monkeypatch.undo()
+        assert view.valid is not None
+        fresh = block_prefix(view.valid, None)
+        assert np.array_equal(view._block_prefix, fresh)
+        counted.append(len(fresh) - 1)
+        row = int(rng.integers(0, view.num_rows + 1))
+        assert view.value_index(row) == int(np.count_nonzero(view.valid[:row]))
+    assert counted == sorted(counted) and counted[-1] == buffer.num_rows // _BLOCK
+    assert sum(scanned) == counted[-1] * _BLOCK  # each full block counted once over all the views
