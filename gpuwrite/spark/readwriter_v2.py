@@ -3,23 +3,30 @@
 For a table of the session catalog with the parquet provider (`using("parquet")`, or no `using` with
 `spark.sql.sources.default` = parquet), `create`, `replace` and `createOrReplace` are CTAS writes: Spark's own
 V2 writer makes the table from zero rows (so its checks, errors and table metadata are Spark's), then gpuwrite
-writes the rows into it (`insert.create_table`). `append`, `overwrite` and `overwritePartitions`, other
-catalogs, partition transforms, `clusterBy` and other providers run Spark's own writer, counted as fallbacks.
+writes the rows into it (`insert.create_table`). `append`, `overwrite` and `overwritePartitions` write nothing
+in Spark into such a table: its analyzer refuses every DataFrameWriterV2 write into a V1 table (a Parquet table
+of the session catalog is one) before resolving a column, so these run Spark's own writer, which raises that
+error (or writes a catalog plugin's V2 table), and each is counted as a fallback with Spark's verdict as its
+reason. Other catalogs, partition transforms, `clusterBy` and other providers run Spark's own writer too.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from pyspark.sql.readwriter import DataFrameWriterV2 as SparkDataFrameWriterV2
 
 from .conf import all_conf, with_conf_snapshot
 from .dropin import record_fallback, spark_writer_v2
-from .readwriter import to_str
+from .readwriter import _table_route_problem, to_str
 from .routing import WriterState, committer_problem, enabled, layout_problem, source_problem
 
 _PLAIN_COLUMN = re.compile(r"^Column<'(`?)([^'`()]+)\1'>$")
+# SPEC: QueryCompilationErrors.writeIntoV1TableNotAllowedError ("Cannot write into v1 table: ...")
+V1_TABLE_REFUSED = "_LEGACY_ERROR_TEMP_1012"
 
 
 def plain_column(col: Any) -> str | None:
@@ -88,22 +95,31 @@ class DropinWriterV2Mixin:
             super().createOrReplace()  # type: ignore[misc]
 
     def append(self) -> None:
-        record_fallback("writeTo.append", "appending through DataFrameWriterV2 is Spark's")
-        super().append()  # type: ignore[misc]
+        self._gw_spark_write("append", super().append)  # type: ignore[misc]
 
     def overwrite(self, condition: Any) -> None:
-        record_fallback("writeTo.overwrite", "overwriting by condition is Spark's")
-        super().overwrite(condition)  # type: ignore[misc]
+        self._gw_spark_write("overwrite", partial(super().overwrite, condition))  # type: ignore[misc]
 
     def overwritePartitions(self) -> None:
-        record_fallback("writeTo.overwritePartitions", "overwritePartitions through DataFrameWriterV2 is Spark's")
-        super().overwritePartitions()  # type: ignore[misc]
+        self._gw_spark_write("overwritePartitions", super().overwritePartitions)  # type: ignore[misc]
+
+    def _gw_spark_write(self, call: str, write: Callable[[], None]) -> None:
+        """append / overwrite / overwritePartitions: Spark's own writer, counted as a fallback whose reason is
+        what Spark did with it (see `spark_verdict`)."""
+        conf = all_conf(self._gw_df.sparkSession)
+        reason = None if enabled(conf) else "spark.gpuwrite.enabled is false"
+        reason = reason or _table_route_problem(self._gw_df.sparkSession, self._gw_table, conf)
+        try:
+            write()
+        except Exception as err:
+            record_fallback(f"writeTo.{call}", reason or spark_verdict(self._gw_table, err))
+            raise
+        record_fallback(f"writeTo.{call}", reason or spark_verdict(self._gw_table, None))
 
     def _gw_problem(self) -> str | None:
         """Why this V2 CTAS is not gpuwrite's."""
         from .conf import session_conf, writer_conf
         from .job import fallback_reason
-        from .readwriter import _table_route_problem
         from .routing import DEFAULT_SOURCE_KEY, local_path
 
         df, v2 = self._gw_df, self._gw_v2
@@ -149,6 +165,25 @@ class DropinWriterV2Mixin:
         if v2["partitions"]:
             writer = writer.partitionedBy(*v2["partitions"])
         return writer
+
+
+def spark_verdict(table: str, err: BaseException | None) -> str:
+    """Why a V2 append / overwrite / overwritePartitions into a session-catalog table is Spark's.
+
+    SPEC: Analyzer.ResolveRelations resolves a V2WriteCommand's table first, before ResolveOutputRelation
+    matches a column: a V1 table (UnresolvedCatalogRelation: every Parquet table of the session catalog) is
+    refused with writeIntoV1TableNotAllowedError, so Spark writes no row there whatever the columns, options or
+    condition; gpuwrite, to behave the same, lets Spark's writer raise it. Without an error Spark wrote a
+    DataSource V2 table (a catalog plugin's), which gpuwrite does not write.
+    """
+    if err is None:
+        return f"{table} is a DataSource V2 table of the session catalog: Spark's own V2 write"
+    condition = getattr(err, "getCondition", lambda: None)()
+    first = str(err).splitlines()[0][:200] if str(err) else type(err).__name__
+    if condition == V1_TABLE_REFUSED:
+        return (f"{table} is a V1 table: Spark refuses DataFrameWriterV2 writes into V1 tables and raises "
+                f"{type(err).__name__} [{condition}] {first}")
+    return f"Spark's writer raises {type(err).__name__} [{condition}]: {first}"
 
 
 class DataFrameWriterV2(DropinWriterV2Mixin, SparkDataFrameWriterV2):

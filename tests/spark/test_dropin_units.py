@@ -207,3 +207,23 @@ def test_connect_session_conf_needs_no_spark_context_and_enable_refuses_clearly(
     with pytest.raises(gpuwrite.GpuwriteError, match="Spark Connect.*client.*JVM"):
         dropin.enable(spark)
     assert not dropin.is_enabled(spark)
+
+
+def test_v2_write_fallback_reason_is_sparks_verdict():
+    from gpuwrite.spark.readwriter_v2 import V1_TABLE_REFUSED, spark_verdict
+
+    class Refused(Exception):
+        def __init__(self, condition: str, message: str) -> None:
+            super().__init__(message)
+            self.condition = condition
+
+        def getCondition(self) -> str:
+            return self.condition
+
+    v1 = spark_verdict("t", Refused(V1_TABLE_REFUSED, "Cannot write into v1 table: `t`.\nJVM stacktrace: ..."))
+    assert v1.startswith("t is a V1 table: Spark refuses") and "[_LEGACY_ERROR_TEMP_1012]" in v1
+    assert "JVM" not in v1
+    other = spark_verdict("t", Refused("TABLE_OR_VIEW_NOT_FOUND", "The table or view `t` cannot be found."))
+    assert other == "Spark's writer raises Refused [TABLE_OR_VIEW_NOT_FOUND]: The table or view `t` cannot be found."
+    assert spark_verdict("t", ValueError()) == "Spark's writer raises ValueError [None]: ValueError"
+    assert "DataSource V2 table" in spark_verdict("t", None)
