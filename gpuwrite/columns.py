@@ -48,7 +48,7 @@ def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None) -> np.nd
     raw = np.frombuffer(arr.buffers()[1], dtype=np_type, count=arr.offset + len(arr))[arr.offset:]
     if np_type != np.dtype(dtype):
         return raw[valid].astype(dtype, copy=False)
-    out = np.empty(int(np.count_nonzero(valid)) + 1, dtype=dtype)
+    out: np.ndarray = np.empty(int(np.count_nonzero(valid)) + 1, dtype=dtype)
     return out[:compact_words(raw, 1, valid.view(np.uint8), out)]
 
 
@@ -85,12 +85,9 @@ def _decimal_low_words(arr: pa.Array, valid: np.ndarray | None, dtype: type) -> 
     """Non-null decimal128/256 values of precision <= 18 as `dtype` (their low words), in one pass."""
     width = arr.type.byte_width // 8
     words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=(arr.offset + len(arr)) * width)
-    if valid is None:
-        out = np.empty(len(arr), dtype=dtype)
-        compact_words(words[arr.offset * width:], width, _NO_ROWS, out)
-        return out
-    out = np.empty(int(np.count_nonzero(valid)) + 1, dtype=dtype)
-    return out[:compact_words(words[arr.offset * width:], width, valid.view(np.uint8), out)]
+    flags = _NO_ROWS if valid is None else valid.view(np.uint8)
+    out: np.ndarray = np.empty(len(arr) if valid is None else int(np.count_nonzero(valid)) + 1, dtype=dtype)
+    return out[:compact_words(words[arr.offset * width:], width, flags, out)]
 
 
 def _decimal_big_endian(words: np.ndarray, length: int) -> np.ndarray:
