@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from .errors import GpuwriteError
 from .kernels.compact import compact_words
-from .leafdata import LeafData
+from .leafdata import LeafBuffer, LeafData
 from .levels import walk
 from .options import WriteOptions
 from .rebase import rebase_dates, rebase_timestamps
@@ -38,8 +38,16 @@ def _validity(arr: pa.Array) -> np.ndarray | None:
     return bits[arr.offset:arr.offset + len(arr)].view(np.bool_)
 
 
-def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None) -> np.ndarray:
-    """Non-null values of a primitive array as a NumPy array (nulls dropped with the validity mask)."""
+def _values_out(dtype: type, count: int, rows: int, into: LeafBuffer | None) -> np.ndarray:
+    """Where `count` converted values go: the leaf buffer's next values (no copy when appended) or a new
+    array."""
+    return np.empty(count, dtype=dtype) if into is None else into.values_slot(dtype, count, rows)
+
+
+def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None,
+                  into: LeafBuffer | None = None) -> np.ndarray:
+    """Non-null values of a primitive array as a NumPy array (nulls dropped with the validity mask); written
+    into `into`'s next values where the conversion is a compaction."""
     if valid is None or pa.types.is_boolean(arr.type):
         if arr.null_count:
             arr = pc.drop_null(arr)
@@ -48,7 +56,7 @@ def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None) -> np.nd
     raw = np.frombuffer(arr.buffers()[1], dtype=np_type, count=arr.offset + len(arr))[arr.offset:]
     if np_type != np.dtype(dtype):
         return raw[valid].astype(dtype, copy=False)
-    out: np.ndarray = np.empty(int(np.count_nonzero(valid)) + 1, dtype=dtype)
+    out = _values_out(dtype, int(np.count_nonzero(valid)) + 1, len(arr), into)
     return out[:compact_words(raw, 1, valid.view(np.uint8), out)]
 
 
@@ -81,12 +89,14 @@ def _decimal_words(arr: pa.Array, valid: np.ndarray | None, count: int) -> np.nd
     return out
 
 
-def _decimal_low_words(arr: pa.Array, valid: np.ndarray | None, dtype: type) -> np.ndarray:
-    """Non-null decimal128/256 values of precision <= 18 as `dtype` (their low words), in one pass."""
+def _decimal_low_words(arr: pa.Array, valid: np.ndarray | None, dtype: type,
+                       into: LeafBuffer | None = None) -> np.ndarray:
+    """Non-null decimal128/256 values of precision <= 18 as `dtype` (their low words), in one pass, written
+    into `into`'s next values when given."""
     width = arr.type.byte_width // 8
     words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=(arr.offset + len(arr)) * width)
     flags = _NO_ROWS if valid is None else valid.view(np.uint8)
-    out: np.ndarray = np.empty(len(arr) if valid is None else int(np.count_nonzero(valid)) + 1, dtype=dtype)
+    out = _values_out(dtype, len(arr) if valid is None else int(np.count_nonzero(valid)) + 1, len(arr), into)
     return out[:compact_words(words[arr.offset * width:], width, flags, out)]
 
 
@@ -181,9 +191,11 @@ def decode_dictionary(arr: pa.DictionaryArray) -> pa.Array:
     return dictionary.take(arr.indices)
 
 
-def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions) -> LeafData:
+def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions,
+              into: LeafBuffer | None = None) -> LeafData:
     """Convert rows of a column (a chunked column is combined first: the window passes chunks one by one) to
-    LeafData; byte offsets may index a larger data buffer than the values use."""
+    LeafData; byte offsets may index a larger data buffer than the values use. With `into` (the buffer the
+    result will be appended to), compacted values are written straight into its next values."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if leaf.nested:
         return _nested_leaf_data(arr, leaf, opts)
@@ -196,10 +208,10 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
     if kind == "bool":
         out.values = _fixed_values(arr, np.uint8, out.valid)
     elif kind in ("float", "double"):
-        out.values = _fixed_values(arr, np.float32 if kind == "float" else np.float64, out.valid)
+        out.values = _fixed_values(arr, np.float32 if kind == "float" else np.float64, out.valid, into)
     elif leaf.is_decimal and kind in ("int32", "int64"):
         arr = widen_decimal(arr)
-        out.values = _decimal_low_words(arr, out.valid, np.int32 if kind == "int32" else np.int64)
+        out.values = _decimal_low_words(arr, out.valid, np.int32 if kind == "int32" else np.int64, into)
     elif leaf.is_decimal:
         arr = widen_decimal(arr)
         out.offsets, out.data = _fixed_bytes(_decimal_big_endian(_decimal_words(arr, out.valid, 2), leaf.type_length))
@@ -218,9 +230,9 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
         out.values = rebase_dates(_fixed_values(arr.view(pa.int32()), np.int32, out.valid), opts.datetime_rebase,
                                   leaf.name)
     elif kind == "int32":
-        out.values = _fixed_values(arr, np.int32, out.valid)
+        out.values = _fixed_values(arr, np.int32, out.valid, into)
     elif kind == "int64":
-        out.values = _fixed_values(arr, np.int64, out.valid)
+        out.values = _fixed_values(arr, np.int64, out.valid, into)
     elif kind == "bytes":
         out.offsets, out.data = _binary(arr, out.valid)
     else:

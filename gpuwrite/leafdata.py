@@ -202,13 +202,27 @@ class _Grow:
             self.n += count
             return
         need = self.n + count
+        if self.owned and need <= self.buf.size and src.dtype == self.dtype \
+                and src[a:].ctypes.data == self.buf[self.n:].ctypes.data:
+            self.n = need  # converted in place (see `slot`)
+            return
+        self._own(need, expected)
+        self.buf[self.n:need] = src[a:b]
+        self.n = need
+
+    def _own(self, need: int, expected: int) -> None:
+        """Hold the filled part in an array of this buffer's own with room for `need` elements."""
         if not self.owned or need > self.buf.size:
             cap = max(need, expected, 2 * self.n if self.owned else need)
             grown = np.empty(cap, dtype=self.dtype)
             grown[:self.n] = self.buf[self.first:self.first + self.n]
             self.buf, self.first, self.owned = grown, 0, True
-        self.buf[self.n:need] = src[a:b]
-        self.n = need
+
+    def slot(self, count: int, expected: int) -> Array:
+        """The writable `count` elements right after the filled part: a conversion writes its output there
+        and appends that output, which then only advances the filled part (no copy)."""
+        self._own(self.n + count, expected)
+        return self.buf[self.n:self.n + count]
 
     def view(self) -> Array:
         """The filled part."""
@@ -244,6 +258,15 @@ class LeafBuffer:
         if total_rows == 0 or self.rows_hint <= total_rows:
             return have
         return int(have * self.rows_hint / total_rows * 1.0625) + 64  # slack: later rows may hold more per row
+
+    def values_slot(self, dtype: Any, count: int, rows: int) -> Array:
+        """Room for `count` values of the next `rows` rows (converted there, then appended without a copy);
+        a fresh array when the values held so far have another type."""
+        if self.values is None:
+            self.values = _Grow(dtype)
+        if self.values.dtype != np.dtype(dtype):
+            return np.empty(count, dtype=dtype)
+        return self.values.slot(count, self._expect(self.values, count, rows))
 
     def _add(self, name: str, arr: Array, a: int, b: int, rows: int) -> None:
         """Append arr[a:b] to the named array (created with arr's dtype on first use)."""

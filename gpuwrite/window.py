@@ -195,7 +195,7 @@ class RowWindow:
 def _convert_into(buffer: LeafBuffer, chunks: list[pa.Array], leaf: Leaf, opts: WriteOptions) -> None:
     """Convert one leaf's chunks of a step in order and append them to its buffer."""
     for chunk in chunks:
-        buffer.append(leaf_data(chunk, leaf, opts))
+        buffer.append(leaf_data(chunk, leaf, opts, buffer))
 
 
 class ArrowWindow:

@@ -210,7 +210,7 @@ def test_threaded_conversion_gives_the_same_leaves_and_the_first_failure(monkeyp
                 if x is not None:
                     assert np.array_equal(x, y), name
 
-        def failing(column, leaf, options):
+        def failing(column, leaf, options, into=None):
             raise ValueError(f"bad {leaf.dotted}")
 
         window = RowWindow(schema, opts, pool=pool)
@@ -279,3 +279,42 @@ def test_block_prefix_carries_over_from_view_to_view(monkeypatch):
         assert view.value_index(row) == int(np.count_nonzero(view.valid[:row]))
     assert counted == sorted(counted) and counted[-1] == buffer.num_rows // _BLOCK
     assert sum(scanned) == counted[-1] * _BLOCK  # each full block counted once over all the views
+
+
+def test_compacted_values_are_converted_in_place(monkeypatch):
+    """Values compacted from nullable columns (ints, doubles, small decimals) are written straight into the
+    leaf buffer: after the first step's copy no append copies them again, and the leaves equal a plain
+    conversion."""
+    import gpuwrite.leafdata as leafdata
+
+    rng = np.random.default_rng(9)
+    n = 4000
+    mask = rng.random(n) < 0.1
+    table = pa.table({"i": pa.array(rng.integers(-50, 50, n), pa.int32(), mask=mask),
+                      "f": pa.array(rng.random(n), pa.float64(), mask=mask),
+                      "d": pa.array([Decimal(int(v)) / 100 for v in rng.integers(-9999, 9999, n)],
+                                    pa.decimal128(7, 2), mask=mask)})
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    window = RowWindow(schema, opts)
+    window.push(table)
+    window.start_row_group(None)
+    window.convert_bytes = table.nbytes // 8
+    copies: list[int] = []
+    plain_append = leafdata._Grow.append
+
+    def counting(self, src, a, b, expected):
+        before = self.buf
+        plain_append(self, src, a, b, expected)
+        if self.dtype != np.bool_ and self.buf is before and self.owned:
+            copies.append(int(np.shares_memory(src, before)))
+
+    monkeypatch.setattr(leafdata._Grow, "append", counting)
+    while not window.at_end:
+        window.extend()
+    leaves = window.extend().leaves()
+    assert copies and all(copies)  # every later append of values was the buffer's own memory
+    for leaf, got in zip(schema.leaves, leaves, strict=True):
+        want = leaf_data(table.column(leaf.index), leaf, opts)
+        assert np.array_equal(got.values, want.values), leaf.name
+        assert np.array_equal(got.valid, want.valid), leaf.name
