@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from .errors import GpuwriteError
 from .kernels.compact import compact_words
 from .leafdata import LeafBuffer, LeafData
-from .levels import walk
+from .levels import Walked, walk
 from .options import WriteOptions
 from .rebase import rebase_dates, rebase_timestamps
 from .schema import Leaf, value_type
@@ -192,13 +192,14 @@ def decode_dictionary(arr: pa.DictionaryArray) -> pa.Array:
 
 
 def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions,
-              into: LeafBuffer | None = None) -> LeafData:
+              into: LeafBuffer | None = None, memo: dict[tuple, Walked] | None = None) -> LeafData:
     """Convert rows of a column (a chunked column is combined first: the window passes chunks one by one) to
     LeafData; byte offsets may index a larger data buffer than the values use. With `into` (the buffer the
-    result will be appended to), compacted values are written straight into its next values."""
+    result will be appended to), compacted values are written straight into its next values; `memo` (one per
+    Arrow array) lets sibling nested leaves share the levels of the steps they have in common."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if leaf.nested:
-        return _nested_leaf_data(arr, leaf, opts)
+        return _nested_leaf_data(arr, leaf, opts, memo)
     if pa.types.is_dictionary(arr.type):
         arr = decode_dictionary(arr)
     elif arr.type != value_type(leaf.arrow_type):
@@ -240,9 +241,10 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
     return out
 
 
-def _nested_leaf_data(arr: pa.Array, leaf: Leaf, opts: WriteOptions) -> LeafData:
+def _nested_leaf_data(arr: pa.Array, leaf: Leaf, opts: WriteOptions,
+                      memo: dict[tuple, Walked] | None = None) -> LeafData:
     """LeafData of a nested leaf: its present values converted as a flat column, plus levels and indexes."""
-    pos, rep, dfn, values = walk(arr, leaf)
+    pos, rep, dfn, values = walk(arr, leaf, memo)
     present = pos >= 0
     at = pos[present]
     if len(at) == len(values) and (len(at) == 0 or (at[0] == 0 and at[-1] == len(values) - 1

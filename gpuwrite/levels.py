@@ -31,16 +31,34 @@ def _offsets(arr: pa.Array, step: tuple) -> np.ndarray:
     return np.asarray(arr.offsets).astype(np.int64)
 
 
-def walk(arr: pa.Array, leaf: Leaf) -> tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]:
-    """(slot positions in the leaf array, -1 where no value; repetition levels; definition levels; leaf array)."""
+Walked = tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]
+"""Slot positions in the current array (-1 where no value), repetition levels, definition levels, the array."""
+
+
+def walk(arr: pa.Array, leaf: Leaf, memo: dict[tuple, Walked] | None = None) -> Walked:
+    """(slot positions in the leaf array, -1 where no value; repetition levels; definition levels; leaf array).
+
+    With `memo` (one per Arrow array), the state reached before each struct field is kept, and a sibling leaf
+    walked later starts from the longest step prefix it shares (its list expansions are not done again)."""
     n = len(arr)
     pos = np.arange(n, dtype=np.int64)
     rep = np.zeros(n, dtype=np.uint8)
     dfn = np.zeros(n, dtype=np.uint8)
     bad = np.zeros(1, dtype=np.int64)
     cur = arr
-    for step in leaf.steps:
+    first = 0
+    if memo:
+        for k in range(len(leaf.steps) - 1, 0, -1):
+            hit = memo.get(leaf.steps[:k])
+            if hit is not None:  # positions and definition levels change in place below: start from copies
+                pos, rep, dfn, cur = hit[0].copy(), hit[1], hit[2].copy(), hit[3]
+                first = k
+                break
+    for k in range(first, len(leaf.steps)):
+        step = leaf.steps[k]
         kind = step[0]
+        if memo is not None and kind == "field" and leaf.steps[:k] not in memo:
+            memo[leaf.steps[:k]] = (pos.copy(), rep, dfn.copy(), cur)
         if kind == "node":
             optional_all(pos, dfn, _valid(cur), not step[1], bad)
             if bad[0]:

@@ -31,6 +31,7 @@ from .columns import leaf_data
 from .integrations.arrow import ArrowPiece
 from .integrations.device_data import DeviceTable
 from .leafdata import LeafBuffer, LeafData
+from .levels import Walked
 from .options import WriteOptions
 from .schema import FileSchema, Leaf
 
@@ -153,14 +154,17 @@ class RowWindow:
             self.pending = [rest] if rest.num_rows else []
             self.unconverted -= rows
             self.unconverted_bytes = rest.nbytes if rest.num_rows else 0
-            jobs = [(buffer, [chunk for chunk in head.column(leaf.index).chunks if len(chunk)], leaf)
-                    for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True)]
-            jobs = [job for job in jobs if job[1]]
+            jobs: dict[int, list[tuple[LeafBuffer, Leaf]]] = {}  # by column: sibling leaves share their levels
+            for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True):
+                jobs.setdefault(leaf.index, []).append((buffer, leaf))
+            pieces = {index: [chunk for chunk in head.column(index).chunks if len(chunk)] for index in jobs}
+            jobs = {index: leaves for index, leaves in jobs.items() if pieces[index]}
             if self.pool is None or len(jobs) < 2:
-                for job in jobs:
-                    _convert_into(*job, self.opts)
-            else:  # one job per leaf converts its chunks and appends them (the copy off the main thread too)
-                futures = [self.pool.submit(_convert_into, *job, self.opts) for job in jobs]
+                for index, leaves in jobs.items():
+                    _convert_into(leaves, pieces[index], self.opts)
+            else:  # one job per column converts its chunks and appends them (the copy off the main thread too)
+                futures = [self.pool.submit(_convert_into, leaves, pieces[index], self.opts)
+                           for index, leaves in jobs.items()]
                 try:  # waited for in order, so a failure is the first leaf's (in schema order) as without threads
                     for future in futures:
                         future.result()
@@ -192,10 +196,13 @@ class RowWindow:
         self.rows = 0
 
 
-def _convert_into(buffer: LeafBuffer, chunks: list[pa.Array], leaf: Leaf, opts: WriteOptions) -> None:
-    """Convert one leaf's chunks of a step in order and append them to its buffer."""
-    for chunk in chunks:
-        buffer.append(leaf_data(chunk, leaf, opts, buffer))
+def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array], opts: WriteOptions) -> None:
+    """Convert one column's chunks of a step in order and append each leaf's rows to its buffer (leaves in
+    schema order, so the first failure is the first failing leaf's)."""
+    memos: list[dict[tuple, Walked]] = [{} for _ in chunks]  # one per chunk: the levels its leaves share
+    for buffer, leaf in leaves:
+        for chunk, memo in zip(chunks, memos, strict=True):
+            buffer.append(leaf_data(chunk, leaf, opts, buffer, memo))
 
 
 class ArrowWindow:

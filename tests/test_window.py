@@ -210,7 +210,7 @@ def test_threaded_conversion_gives_the_same_leaves_and_the_first_failure(monkeyp
                 if x is not None:
                     assert np.array_equal(x, y), name
 
-        def failing(column, leaf, options, into=None):
+        def failing(column, leaf, options, into=None, memo=None):
             raise ValueError(f"bad {leaf.dotted}")
 
         window = RowWindow(schema, opts, pool=pool)

@@ -1,0 +1,57 @@
+"""gpuwrite.levels: sibling nested leaves walked with one memo give the levels each gets alone, with the list
+and map expansions they share done once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import gpuwrite.levels as levels
+from gpuwrite.options import WriteOptions
+from gpuwrite.schema import FileSchema
+
+
+def _table() -> pa.Table:
+    rng = np.random.default_rng(4)
+    rows = []
+    for k in range(300):
+        items = None if k % 11 == 0 else [
+            None if j % 4 == 3 else {"a": int(rng.integers(0, 9)), "b": None if j % 3 else f"s{j}",
+                                     "c": [int(x) for x in rng.integers(0, 5, j % 3)], "d": {"e": j}}
+            for j in range(k % 5)]
+        attrs = None if k % 7 == 0 else [(f"k{j}", None if j % 2 else j) for j in range(k % 4)]
+        rows.append({"items": items, "attrs": attrs})
+    item = pa.struct([("a", pa.int64()), ("b", pa.string()), ("c", pa.list_(pa.int32())),
+                      ("d", pa.struct([("e", pa.int64())]))])
+    schema = pa.schema([("items", pa.list_(item)), ("attrs", pa.map_(pa.string(), pa.int64()))])
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_memo_gives_each_leaf_its_own_levels_and_expands_shared_lists_once(monkeypatch, order):
+    table = _table()
+    schema = FileSchema.from_arrow(table.schema, WriteOptions())
+    expansions: list[int] = []
+    expand = levels.expand_all
+
+    def counting(*args):
+        expansions.append(1)
+        expand(*args)
+
+    for column in range(table.num_columns):
+        arr = table.column(column).combine_chunks().slice(5, 250)  # a sliced array: offsets not at 0
+        leaves = [leaf for leaf in schema.leaves if leaf.index == column][::order]
+        alone = [levels.walk(arr, leaf) for leaf in leaves]
+        monkeypatch.setattr(levels, "expand_all", counting)
+        memo: dict = {}
+        shared = [levels.walk(arr, leaf, memo) for leaf in leaves]
+        monkeypatch.undo()
+        for leaf, a, b in zip(leaves, alone, shared, strict=True):
+            for x, y in zip(a[:3], b[:3], strict=True):
+                assert np.array_equal(x, y), leaf.dotted
+            assert a[3].equals(b[3]), leaf.dotted
+        repeated = {leaf.steps[:k + 1] for leaf in leaves for k, step in enumerate(leaf.steps)
+                    if step[0] not in ("node", "field")}
+        assert len(expansions) == len(repeated)  # each distinct list / map step expanded once
+        expansions.clear()
