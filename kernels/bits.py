@@ -7,7 +7,7 @@ import numpy as np
 from ._jit import jit, jit_inline
 
 
-@jit
+@jit_inline
 def bit_width_u64(v: np.uint64) -> int:
     """Number of bits needed for the unsigned value v (0 for 0)."""
     n = 0
@@ -17,7 +17,7 @@ def bit_width_u64(v: np.uint64) -> int:
     return n
 
 
-@jit
+@jit_inline
 def write_uleb(out: np.ndarray, pos: int, v: np.uint64) -> int:
     """Write v as unsigned LEB128 at out[pos:]; return the new position."""
     while True:
@@ -31,7 +31,7 @@ def write_uleb(out: np.ndarray, pos: int, v: np.uint64) -> int:
             return pos + 1
 
 
-@jit
+@jit_inline
 def zigzag64(v: np.int64) -> np.uint64:
     """Zigzag-map a signed 64-bit value (same result as 32-bit zigzag for values in int32 range)."""
     return np.uint64((np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63)))
@@ -46,7 +46,7 @@ def pack_lsb(vals: np.ndarray, start: int, count: int, width: int, out: np.ndarr
     return pack_padded(vals, start, count, count, width, out, pos)
 
 
-@jit
+@jit_inline
 def put_bits(out: np.ndarray, pos: int, acc: np.uint64, nbits: int, v: np.uint64, width: int) -> tuple:
     """Append the low `width` bits of v to the LSB-first accumulator, flushing whole bytes to out[pos:].
 
@@ -123,7 +123,7 @@ def flush_bits(out: np.ndarray, pos: int, acc: np.uint64, nbits: int) -> int:
     return pos
 
 
-@jit
+@jit_inline
 def pack8(vals: np.ndarray, start: int, width: int, out: np.ndarray, pos: int) -> int:
     """Bit-pack the 8 values vals[start:start+8] LSB first at `width` <= 32 bits (one RLE group); return the
     new position. The same bytes as `pack_padded(vals, start, 8, 8, width, out, pos)`, a word at a time."""

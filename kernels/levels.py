@@ -10,18 +10,19 @@ and its definition level. Walking from the top-level column down to the leaf:
   the slot's repetition level, the others take the list's; all add one definition level; an empty list ends
   its slot (`slot_count` then, after a prefix sum, `slot_expand`).
 
-Each `slot_*` function handles item i; the `*_all` loops run them on the CPU, and `_jit.page_kernel` runs the
-same functions on a GPU with one thread per slot.
+Each `slot_*` function handles item i; the `*_all` loops run them on the CPU (inlined there: a call per
+slot cost more than the slot's work), and `_jit.page_kernel` runs the same functions on a GPU with one thread
+per slot.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_inline
 
 
-@jit
+@jit_inline
 def slot_optional(i: int, pos: np.ndarray, dfn: np.ndarray, valid: np.ndarray, required: bool,
                   bad: np.ndarray) -> None:
     """Optional node: end slot i if its node is null, else count the level. A required node must not be null
@@ -39,7 +40,7 @@ def slot_optional(i: int, pos: np.ndarray, dfn: np.ndarray, valid: np.ndarray, r
         dfn[i] += 1
 
 
-@jit
+@jit_inline
 def slot_count(i: int, pos: np.ndarray, offsets: np.ndarray, counts: np.ndarray) -> None:
     """Slots that slot i becomes at a repeated node: its element count, at least one."""
     p = pos[i]
@@ -51,7 +52,7 @@ def slot_count(i: int, pos: np.ndarray, offsets: np.ndarray, counts: np.ndarray)
     counts[i] = n
 
 
-@jit
+@jit_inline
 def slot_expand(i: int, pos: np.ndarray, rep: np.ndarray, dfn: np.ndarray, offsets: np.ndarray,
                 start: np.ndarray, level: int, new_pos: np.ndarray, new_rep: np.ndarray, new_dfn: np.ndarray) -> None:
     """Write slot i's slots at start[i]: one per element (or one ended slot for a null or empty list)."""

@@ -20,7 +20,7 @@ def rle_max_size(n: int, width: int) -> int:
     return (n // 8 + 2) * (max(width, 9) + 2) + 16
 
 
-@jit
+@jit_inline
 def _end_bitpacked(out: np.ndarray, header_pos: int, groups: int) -> None:
     """Fill in the header byte of the open bit-packed run."""
     if header_pos >= 0:
