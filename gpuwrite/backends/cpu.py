@@ -15,7 +15,6 @@ from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
 from .rowgroup import PlannedRowGroup
 
-
 _thread_limit: int | None = None  # cores this process may use for a file's pages (None: every core)
 
 
