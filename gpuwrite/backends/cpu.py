@@ -15,10 +15,26 @@ from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
 from .rowgroup import PlannedRowGroup
 
+_thread_limit: int | None = None  # cores this process may use for a file's pages (None: every core)
+
+
+def limit_threads(cores: int | None) -> None:
+    """Encode each file's pages on at most `cores` threads in this process (None: one per core).
+
+    For a process that is given a share of the machine, as a Spark executor's Python worker is given
+    spark.task.cpus cores per task: more threads than that only add hand-offs between threads that wait
+    for the same cores. Files opened afterwards use the limit; the bytes are the same with any count.
+    """
+    global _thread_limit
+    if cores is not None and cores < 1:
+        raise ValueError(f"limit_threads: cores must be at least 1, got {cores}")
+    _thread_limit = cores
+
 
 def page_pool(columns: int) -> ThreadPoolExecutor | None:
-    """Threads for page encoding: one per core (at most one per column); None on a single core."""
-    workers = min(os.cpu_count() or 1, columns)
+    """Threads for page encoding: one per core (at most `limit_threads`, at most one per column); None when
+    that is one."""
+    workers = min(os.cpu_count() or 1, columns, _thread_limit or columns)
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpuwrite") if workers > 1 else None
 
 

@@ -53,6 +53,14 @@ def plain_page_of_values(leaf: Leaf, data: LeafData, first: Array) -> bytes:
     return plain_byte_entries(leaf, gathered, raw[picks], len(first))
 
 
+def _grown(array: Array, used: int, capacity: int) -> Array:
+    """`array` with room for `capacity` items, its first `used` kept (the rest is never read: no fill, unlike
+    np.resize, which tiles the old items over the new room)."""
+    out = np.empty(capacity, dtype=array.dtype)
+    out[:used] = array[:used]
+    return out
+
+
 def _next_pow2(n: int) -> int:
     """Smallest power of two >= n (at least 64)."""
     p = 64
@@ -88,17 +96,17 @@ class Dictionary:
             self._rehash()
         if self.fixed:
             if need > len(self.keys):
-                self.keys = np.resize(self.keys, _next_pow2(need))
+                self.keys = _grown(self.keys, self.size, _next_pow2(need))
             return
         if need > len(self.hashes):
             cap = _next_pow2(need)
-            self.hashes = np.resize(self.hashes, cap)
+            self.hashes = _grown(self.hashes, self.size, cap)
             offsets = np.zeros(cap + 1, dtype=np.int64)
             offsets[: self.size + 1] = self.offsets[: self.size + 1]
             self.offsets = offsets
         used = int(self.offsets[self.size])
         if used + nbytes > len(self.data):
-            self.data = np.resize(self.data, _next_pow2(used + nbytes))
+            self.data = _grown(self.data, used, _next_pow2(used + nbytes))
 
     def _rehash(self) -> None:
         """Rebuild the hash table over the current entries."""

@@ -112,6 +112,17 @@ def _select_gpu(ordinal: int) -> None:
     cuda.select_device(ordinal)
 
 
+def task_cores(context: Any) -> int | None:
+    """The cores Spark gave this task (spark.task.cpus, from `TaskContext.cpus`); None when it does not say.
+
+    SPEC: TaskSchedulerImpl runs a task per spark.task.cpus free cores, so a task's Python worker shares the
+    executor's cores with the other tasks and the JVM's: its page encoding gets that many threads.
+    """
+    cpus = getattr(context, "cpus", None)
+    cores = cpus() if callable(cpus) else None
+    return cores if isinstance(cores, int) and cores >= 1 else None
+
+
 def _should_fail(spec: str, task: int, attempt: int) -> bool:
     """Whether the fault-injection spec asks this attempt to fail."""
     for item in filter(None, spec.split(",")):
@@ -123,6 +134,7 @@ def _should_fail(spec: str, task: int, attempt: int) -> bool:
 
 def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = None) -> Iterator[pa.RecordBatch]:
     """Write one task's batches and commit them; yield the stats of the committed files."""
+    from ..backends.cpu import limit_threads
     from ..options import WriteOptions
     from .buckets import parse_bucket_by
     from .dataset import write_task
@@ -146,6 +158,7 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
     work = attempt_dir if local else tempfile.mkdtemp(prefix="gpuwrite-task-")
     try:
         opts = WriteOptions.from_conf(plan.conf, device=task_device(context, plan.device))
+        limit_threads(task_cores(context))
 
         def rows() -> Iterator[pa.RecordBatch]:
             if first is not None:

@@ -25,7 +25,7 @@ from gpuwrite.spark.routing import (
     source_problem,
 )
 from gpuwrite.spark.tables import in_session_catalog, name_parts, parse_fragment
-from gpuwrite.spark.task import gpu_ordinal
+from gpuwrite.spark.task import gpu_ordinal, task_cores
 
 
 def test_gpu_ordinal_maps_the_spark_address_through_cuda_visible_devices():
@@ -37,6 +37,21 @@ def test_gpu_ordinal_maps_the_spark_address_through_cuda_visible_devices():
         gpu_ordinal("5", "1,3")
     with pytest.raises(RuntimeError, match="hides every GPU"):
         gpu_ordinal("0", "")
+
+
+def test_task_cores_are_the_task_contexts_cpus():
+    class Context:
+        def __init__(self, cpus: Any) -> None:
+            self._cpus = cpus
+
+        def cpus(self) -> Any:
+            return self._cpus
+
+    assert task_cores(Context(1)) == 1
+    assert task_cores(Context(4)) == 4
+    assert task_cores(Context(0)) is None  # not a core count: no limit
+    assert task_cores(object()) is None  # a context without cpus() (PySpark before 3.3)
+    assert task_cores(None) is None
 
 
 def test_encode_behind_runs_the_consumer_on_another_thread_while_batches_arrive():

@@ -1,0 +1,48 @@
+"""The CPU backend's page-encoding threads: one per core, at most `limit_threads` (a Spark task's cores), the
+same bytes with any count."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from gpuwrite.api import write_table
+from gpuwrite.backends import cpu
+
+
+@pytest.fixture(autouse=True)
+def _no_limit() -> Iterator[None]:
+    yield
+    cpu.limit_threads(None)
+
+
+def _workers(pool: object) -> int:
+    return 1 if pool is None else pool._max_workers  # type: ignore[attr-defined]
+
+
+def test_limit_caps_the_threads_of_files_opened_afterwards() -> None:
+    cores = os.cpu_count() or 1
+    assert _workers(cpu.page_pool(50)) == min(cores, 50)
+    cpu.limit_threads(1)
+    assert cpu.page_pool(50) is None  # one thread: the pages are encoded on the writing thread
+    cpu.limit_threads(3)
+    assert _workers(cpu.page_pool(50)) == min(cores, 3)
+    assert _workers(cpu.page_pool(2)) == min(cores, 2)
+    cpu.limit_threads(None)
+    assert _workers(cpu.page_pool(50)) == min(cores, 50)
+    with pytest.raises(ValueError, match="at least 1"):
+        cpu.limit_threads(0)
+
+
+def test_same_bytes_on_one_thread_and_on_several(tmp_path: Path) -> None:
+    table = pa.table({f"c{i}": pa.array([(r * (i + 3)) % 97 for r in range(5000)], pa.int64()) for i in range(6)})
+    one, many = tmp_path / "one.parquet", tmp_path / "many.parquet"
+    cpu.limit_threads(1)
+    write_table(table, str(one), device="cpu")
+    cpu.limit_threads(None)
+    write_table(table, str(many), device="cpu")
+    assert one.read_bytes() == many.read_bytes()
