@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
+from .byteops import compare_bytes
 
 
 @jit
@@ -44,20 +45,7 @@ def total_order_minmax64(bits: np.ndarray, start: int, end: int) -> tuple:
 @jit
 def _compare(data: np.ndarray, a0: int, a1: int, b0: int, b1: int, signed_first: bool) -> int:
     """Lexicographic compare of two byte ranges; the first byte is signed when signed_first (decimals)."""
-    la = a1 - a0
-    lb = b1 - b0
-    n = min(la, lb)
-    for j in range(n):
-        x = np.int32(data[a0 + j])
-        y = np.int32(data[b0 + j])
-        if j == 0 and signed_first:
-            x = x ^ 0x80
-            y = y ^ 0x80
-        if x != y:
-            return -1 if x < y else 1
-    if la == lb:
-        return 0
-    return -1 if la < lb else 1
+    return compare_bytes(data, a0, a1, b0, b1, signed_first)
 
 
 @jit
