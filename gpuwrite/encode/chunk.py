@@ -24,6 +24,7 @@ from ..leafdata import Array, LeafData
 from ..options import BloomSpec, WriteOptions
 from ..schema import BYTE_ARRAY, Leaf
 from .bloom import BloomBuilder, chunk_bitset, hash_values
+from .compress import PackAfter, packer_after
 from .dictionary import Dictionary
 from .rules import canonical_bits, fallback_encoding, keeps_dictionary, raw_value_bytes, signed_crc32
 from .stats import PageStats, page_stats
@@ -81,13 +82,19 @@ class PageSections:
         otherwise), join the sections and take the CRC."""
         rep, dfn = levels
         stored, compressed = values, bool(values)
+        body: Section | None = None
         if values and not chunk.identity:
-            packed = chunk.compress(values)
-            if len(packed) < len(values):
-                stored = packed
+            if (rep or dfn) and chunk.pack_after is not None:  # levels and compressed values in one buffer
+                body = chunk.pack_after(values, rep + dfn)
+                compressed = body is not None
             else:
-                compressed = False
-        body = rep + dfn + stored if rep or dfn else stored  # (no copy of a large section without levels)
+                packed = chunk.compress(values)
+                if len(packed) < len(values):
+                    stored = packed
+                else:
+                    compressed = False
+        if body is None:
+            body = rep + dfn + stored if rep or dfn else stored  # (no copy of a large section without levels)
         return cls(body, len(rep), len(dfn), len(values), compressed, signed_crc32(body) if chunk.checksum else None)
 
 
@@ -202,13 +209,16 @@ class ChunkOptions:
     checksum: bool
     bloom: BloomSpec | None
     plain_fallback: bool = False  # WriteOptions.fallback_encoding == "plain"
+    # levels + compressed values in one buffer (compress.packer_after; same bytes as `compress`), or None
+    pack_after: PackAfter | None = None
 
     @classmethod
     def for_leaf(cls, leaf: Leaf, opts: WriteOptions, compress: Compressor) -> ChunkOptions:
-        """The leaf's settings (per-column dictionary and bloom filter overrides applied)."""
+        """The leaf's settings (per-column dictionary and bloom filter overrides applied); `compress` is
+        `compress.compressor` of the options' codec."""
         return cls(opts.dictionary_enabled(leaf.dotted) and leaf.kind != "bool", opts.dictionary_page_size,
                    compress, opts.compression == "uncompressed", opts.page_checksum, opts.bloom_filter(leaf.dotted),
-                   opts.fallback_encoding == "plain")
+                   opts.fallback_encoding == "plain", packer_after(opts.compression))
 
 
 def _rle_levels(levels: Array, ea: int, eb: int, width: int) -> bytes:
