@@ -67,6 +67,37 @@ def bytes_minmax(offsets: np.ndarray, data: np.ndarray, start: int, end: int, si
 
 
 @jit
+def bytes_minmax_ids(offsets: np.ndarray, data: np.ndarray, start: int, ids: np.ndarray, seen: np.ndarray,
+                     signed_first: bool) -> tuple:
+    """bytes_minmax of the values start..start+len(ids) of a dictionary-encoded page, given their dictionary
+    ids (equal bytes, equal id): only the first value of each id is compared, so a page of a few distinct
+    values costs a few comparisons. Same result as bytes_minmax (the first index of the min and of the max,
+    and whether every value is the same). `seen`: zeros, one per dictionary entry (left set for the ids met).
+    """
+    n = ids.shape[0]
+    imin = start
+    imax = start
+    if n == 0:
+        return imin, imax, True
+    seen[ids[0]] = 1
+    distinct = 1
+    for k in range(1, n):
+        e = ids[k]
+        if seen[e] != 0:
+            continue
+        seen[e] = 1
+        distinct += 1
+        i = start + k
+        s = offsets[i]
+        t = offsets[i + 1]
+        if _compare(data, s, t, offsets[imin], offsets[imin + 1], signed_first) < 0:
+            imin = i
+        if _compare(data, s, t, offsets[imax], offsets[imax + 1], signed_first) > 0:
+            imax = i
+    return imin, imax, distinct == 1
+
+
+@jit
 def float_nans(bits: np.ndarray, start: int, end: int, is32: bool) -> tuple:
     """NaN count of IEEE bits start..end (int32 floats / int64 doubles, any NaN payload), and the index of
     the largest non-NaN value under Java's Float/Double.compare (-1 when every value is NaN or none)."""

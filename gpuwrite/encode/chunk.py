@@ -325,8 +325,9 @@ class ChunkEncoder:
         # are kept per page and inserted at finish, so dropped pages leave no trace.
         self._hashes: list[Array] = []
 
-    def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, Section]:
-        """Encoding and body of a page's values, applying parquet-java's dictionary rules."""
+    def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, Section, tuple[Array, int] | None]:
+        """Encoding and body of a page's values, applying parquet-java's dictionary rules; with the values'
+        ids and the dictionary size when the page is dictionary-encoded."""
         d = self.dictionary
         if not (self.fell_back or d is None):
             ids, overflow = d.insert(data, va, vb)
@@ -334,11 +335,11 @@ class ChunkEncoder:
                 body = _encode_ids(ids, d.size)
                 if self.pages or keeps_dictionary(len(body), d.byte_size, raw_value_bytes(self.leaf, data, va, vb)):
                     self.dict_entries_used = d.size
-                    return Encoding.RLE_DICTIONARY, body
+                    return Encoding.RLE_DICTIONARY, body, (ids, d.size)
             self.fell_back = True
         plain = self.chunk.plain_fallback
         return (fallback_encoding(self.leaf.kind, "plain" if plain else "delta"),
-                fallback_values(self.leaf, data, va, vb, plain))
+                fallback_values(self.leaf, data, va, vb, plain), None)
 
     def encode_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
         """Encode rows a..b of `data` (row indices of the window) as the chunk's next DATA_PAGE_V2."""
@@ -347,13 +348,13 @@ class ChunkEncoder:
                                              self.fell_back))
         span = PageSpan.of(data, a, b)
         levels = encode_levels(self.leaf, data, span)
-        encoding, values = self._values(data, span.va, span.vb)
+        encoding, values, ids = self._values(data, span.va, span.vb)
         if self.chunk.bloom is not None:
             self._hashes.append(hash_values(self.leaf, data, span.va, span.vb))
         first_row = self.pages[-1].first_row + self.pages[-1].num_rows if self.pages else 0
         page = EncodedPage.of(self.leaf, data, span, first_row=first_row, encoding=int(encoding),
                               sections=PageSections.build(levels, values, self.chunk),
-                              stats=page_stats(self.leaf, data, span.va, span.vb, span.num_nulls))
+                              stats=page_stats(self.leaf, data, span.va, span.vb, span.num_nulls, ids))
         self.pages.append(page)
         return page
 
