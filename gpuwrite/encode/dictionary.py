@@ -61,6 +61,13 @@ def _next_pow2(n: int) -> int:
     return p
 
 
+def _grown(arr: Array, used: int, size: int) -> Array:
+    """A larger buffer holding arr[:used] (np.resize would also fill the rest with repeats of arr)."""
+    out = np.empty(size, dtype=arr.dtype)
+    out[:used] = arr[:used]
+    return out
+
+
 class Dictionary:
     """Entries of one chunk's dictionary and the hash table over them."""
 
@@ -88,17 +95,17 @@ class Dictionary:
             self._rehash()
         if self.fixed:
             if need > len(self.keys):
-                self.keys = np.resize(self.keys, _next_pow2(need))
+                self.keys = _grown(self.keys, self.size, _next_pow2(need))
             return
         if need > len(self.hashes):
             cap = _next_pow2(need)
-            self.hashes = np.resize(self.hashes, cap)
+            self.hashes = _grown(self.hashes, self.size, cap)
             offsets = np.zeros(cap + 1, dtype=np.int64)
             offsets[: self.size + 1] = self.offsets[: self.size + 1]
             self.offsets = offsets
         used = int(self.offsets[self.size])
         if used + nbytes > len(self.data):
-            self.data = np.resize(self.data, _next_pow2(used + nbytes))
+            self.data = _grown(self.data, used, _next_pow2(used + nbytes))
 
     def _rehash(self) -> None:
         """Rebuild the hash table over the current entries."""
