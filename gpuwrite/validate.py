@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gpuwrite.kernels.checks import decimal_first_outside, first_longer
+from gpuwrite.kernels.checks import ascii_strings, decimal_first_outside, first_longer
 from gpuwrite.kernels.rebase import LAST_SWITCH_GREGORIAN_DAY
 
 from .columns import widen_decimal
@@ -288,10 +288,28 @@ def _valid_utf8(arr: pa.Array, a: int, b: int) -> bool:
     return True
 
 
+def _all_ascii(arr: pa.Array, start: int) -> bool:
+    """Whether strings start.. of a string / large_string array hold only ASCII bytes (so are valid UTF-8):
+    one vectorised pass over their bytes instead of Arrow's per-string validation; False when unsure."""
+    t = arr.type
+    if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        return False
+    bufs = arr.buffers()
+    if bufs[1] is None:
+        return False
+    dtype = np.int32 if pa.types.is_string(t) else np.int64
+    offsets = np.frombuffer(bufs[1], dtype=dtype)[arr.offset:arr.offset + len(arr) + 1]
+    if len(offsets) != len(arr) + 1:
+        return False
+    data = np.zeros(0, dtype=np.uint8) if bufs[2] is None else np.frombuffer(bufs[2], dtype=np.uint8)
+    return bool(ascii_strings(offsets, data, start))
+
+
 def _first_bad_utf8(arr: pa.Array, start: int) -> int:
-    """First string that is not valid UTF-8: one pass over the range, then bisection to find it."""
+    """First string that is not valid UTF-8: one pass over the range (a byte scan when it is all ASCII),
+    then bisection to find it."""
     lo, hi = start, len(arr)
-    if lo >= hi or _valid_utf8(arr, lo, hi):
+    if lo >= hi or _all_ascii(arr, lo) or _valid_utf8(arr, lo, hi):
         return -1
     while hi - lo > 1:
         mid = (lo + hi) // 2

@@ -114,6 +114,9 @@ class RowWindow:
         self.rows_hint = 0  # rows the open row group is expected to reach (capacity of the buffers)
         self.buffers = [LeafBuffer() for _ in schema.leaves]
         self.rows = 0  # rows of the open row group converted so far
+        # the window `extend` returned last, returned again while no rows were converted or dropped since (the
+        # row group lays a window out for its planner once per window object: the same rows are not copied twice)
+        self._window: LeafWindow | None = None
 
     @property
     def pending_rows(self) -> int:
@@ -176,7 +179,10 @@ class RowWindow:
                     for future in futures:
                         future.cancel()
             self.rows += rows
-        return LeafWindow([buffer.view() for buffer in self.buffers])
+            self._window = None
+        if self._window is None:
+            self._window = LeafWindow([buffer.view() for buffer in self.buffers])
+        return self._window
 
     @property
     def at_end(self) -> bool:
@@ -192,12 +198,14 @@ class RowWindow:
         hint = max(1024, rows * 5 // 4)
         self.buffers = [buffer.tail(rows, hint) for buffer in self.buffers]
         self.rows -= rows
+        self._window = None
 
     def clear(self) -> None:
         """Forget everything pending (the write was abandoned)."""
         self.pending, self.unconverted, self.unconverted_bytes = [], 0, 0
         self.buffers = [LeafBuffer() for _ in self.schema.leaves]
         self.rows = 0
+        self._window = None
 
 
 def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array], opts: WriteOptions) -> None:

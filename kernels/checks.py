@@ -108,3 +108,34 @@ def first_longer(offsets: np.ndarray, valid_bits: np.ndarray, bit_offset: int, s
         if np.int64(offsets[i + 1]) - np.int64(offsets[i]) > limit and is_valid_at(valid_bits, bit_offset, i):
             return i
     return -1
+
+
+ASCII_BLOCK = 1 << 16
+
+
+@jit
+def ascii_strings(offsets: np.ndarray, data: np.ndarray, start: int) -> bool:
+    """Whether the byte values start..n (offsets: n + 1 entries into `data`) are all ASCII with offsets in
+    order and within `data`: then every value is valid UTF-8 without a per-value decode.
+
+    False says nothing about validity (a non-ASCII byte, or offsets to check otherwise). The bytes are
+    OR-ed a block at a time with unsigned indices (vectorised; see kernels/byteops.py).
+    """
+    n = offsets.shape[0] - 1
+    if start >= n:
+        return True
+    for i in range(start, n):
+        if offsets[i + 1] < offsets[i]:
+            return False
+    a = np.int64(offsets[start])
+    b = np.int64(offsets[n])
+    if a < 0 or b > data.shape[0]:
+        return False
+    for lo in range(a, b, ASCII_BLOCK):
+        hi = min(lo + ASCII_BLOCK, b)
+        acc = np.uint8(0)
+        for j in range(np.uint64(lo), np.uint64(hi)):
+            acc |= data[j]
+        if acc >= np.uint8(0x80):
+            return False
+    return True

@@ -10,6 +10,7 @@ import numpy as np
 
 from ._jit import jit, jit_inline
 from .bits import bit_width_u64, flush_bits, put_bits, put_bits32, write_uleb, zigzag64
+from .byteops import common_prefix, copy_bytes
 
 BLOCK = 128
 MINIBLOCKS = 4
@@ -134,9 +135,7 @@ def byte_array_prefixes(offsets: np.ndarray, data: np.ndarray, start: int, end: 
         p = 0
         if i > start:
             ps = offsets[i - 1]
-            lim = min(t - s, offsets[i] - ps)
-            while p < lim and data[s + p] == data[ps + p]:
-                p += 1
+            p = common_prefix(data, s, ps, min(t - s, s - ps))
         prefix[i - start] = p
         suffix[i - start] = (t - s) - p
         total += (t - s) - p
@@ -146,11 +145,18 @@ def byte_array_prefixes(offsets: np.ndarray, data: np.ndarray, start: int, end: 
 @jit
 def gather_suffixes(offsets: np.ndarray, data: np.ndarray, start: int, end: int, prefix: np.ndarray,
                     out: np.ndarray, pos: int) -> int:
-    """Append each value's suffix bytes (after its shared prefix) to out[pos:]."""
-    for i in range(start, end):
+    """Append each value's suffix bytes (after its shared prefix) to out[pos:].
+
+    Suffixes lie back to back in `data` wherever the next value shares no prefix, so each run of such values
+    is one copy (free text, where few values share a prefix, is nearly one copy per page).
+    """
+    i = start
+    while i < end:
         s = offsets[i] + prefix[i - start]
-        t = offsets[i + 1]
-        for j in range(s, t):
-            out[pos] = data[j]
-            pos += 1
+        i += 1
+        while i < end and prefix[i - start] == 0:
+            i += 1
+        n = offsets[i] - s
+        copy_bytes(out, pos, data, s, n)
+        pos += n
     return pos

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_inline
+from .byteops import copy_bytes, same_bytes
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -22,11 +23,11 @@ def hash_u64(k: np.uint64) -> np.uint64:
     return k ^ (k >> np.uint64(31))
 
 
-@jit
+@jit_inline
 def hash_bytes(data: np.ndarray, start: int, end: int) -> np.uint64:
     """FNV-1a over data[start:end], finalised with hash_u64."""
     h = np.uint64(0xCBF29CE484222325)
-    for i in range(start, end):
+    for i in range(np.uint64(start), np.uint64(end)):  # unsigned: no wrap-around select per byte (byteops)
         h = (h ^ np.uint64(data[i])) * np.uint64(0x100000001B3)
     return hash_u64(h ^ np.uint64(end - start))
 
@@ -83,15 +84,12 @@ def fixed_rehash(entry_keys: np.ndarray, n_entries: int, table: np.ndarray) -> N
         table[slot] = e
 
 
-@jit
+@jit_inline
 def _bytes_equal(a: np.ndarray, a0: int, a1: int, b: np.ndarray, b0: int, b1: int) -> bool:
     """Whether a[a0:a1] and b[b0:b1] hold the same bytes."""
     if a1 - a0 != b1 - b0:
         return False
-    for j in range(a1 - a0):
-        if a[a0 + j] != b[b0 + j]:
-            return False
-    return True
+    return same_bytes(a, a0, b, b0, a1 - a0)
 
 
 @jit
@@ -123,8 +121,7 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
                     entry_offsets[n_entries + 1] = p
                     ids[i - start] = n_entries
                     return n_entries + 1, dict_bytes, i - start
-                for j in range(t - s):
-                    entry_data[p + j] = data[s + j]
+                copy_bytes(entry_data, p, data, s, t - s)
                 entry_offsets[n_entries + 1] = p + (t - s)
                 ids[i - start] = n_entries
                 n_entries += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit, jit_alloc
+from .byteops import copy_bytes
 
 
 @jit
@@ -20,8 +21,7 @@ def plain_byte_array(offsets: np.ndarray, data: np.ndarray, start: int, end: int
         out[pos + 2] = (n >> 16) & 0xFF
         out[pos + 3] = (n >> 24) & 0xFF
         pos += 4
-        for j in range(n):
-            out[pos + j] = data[s + j]
+        copy_bytes(out, pos, data, s, n)
         pos += n
     return pos
 

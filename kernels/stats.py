@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._jit import jit
+from .byteops import compare_bytes
 
 
 @jit
@@ -44,20 +45,7 @@ def total_order_minmax64(bits: np.ndarray, start: int, end: int) -> tuple:
 @jit
 def _compare(data: np.ndarray, a0: int, a1: int, b0: int, b1: int, signed_first: bool) -> int:
     """Lexicographic compare of two byte ranges; the first byte is signed when signed_first (decimals)."""
-    la = a1 - a0
-    lb = b1 - b0
-    n = min(la, lb)
-    for j in range(n):
-        x = np.int32(data[a0 + j])
-        y = np.int32(data[b0 + j])
-        if j == 0 and signed_first:
-            x = x ^ 0x80
-            y = y ^ 0x80
-        if x != y:
-            return -1 if x < y else 1
-    if la == lb:
-        return 0
-    return -1 if la < lb else 1
+    return compare_bytes(data, a0, a1, b0, b1, signed_first)
 
 
 @jit
@@ -76,6 +64,37 @@ def bytes_minmax(offsets: np.ndarray, data: np.ndarray, start: int, end: int, si
         if same and _compare(data, s, t, offsets[start], offsets[start + 1], False) != 0:
             same = False
     return imin, imax, same
+
+
+@jit
+def bytes_minmax_ids(offsets: np.ndarray, data: np.ndarray, start: int, ids: np.ndarray, seen: np.ndarray,
+                     signed_first: bool) -> tuple:
+    """bytes_minmax of the values start..start+len(ids) of a dictionary-encoded page, given their dictionary
+    ids (equal bytes, equal id): only the first value of each id is compared, so a page of a few distinct
+    values costs a few comparisons. Same result as bytes_minmax (the first index of the min and of the max,
+    and whether every value is the same). `seen`: zeros, one per dictionary entry (left set for the ids met).
+    """
+    n = ids.shape[0]
+    imin = start
+    imax = start
+    if n == 0:
+        return imin, imax, True
+    seen[ids[0]] = 1
+    distinct = 1
+    for k in range(1, n):
+        e = ids[k]
+        if seen[e] != 0:
+            continue
+        seen[e] = 1
+        distinct += 1
+        i = start + k
+        s = offsets[i]
+        t = offsets[i + 1]
+        if _compare(data, s, t, offsets[imin], offsets[imin + 1], signed_first) < 0:
+            imin = i
+        if _compare(data, s, t, offsets[imax], offsets[imax + 1], signed_first) > 0:
+            imax = i
+    return imin, imax, distinct == 1
 
 
 @jit

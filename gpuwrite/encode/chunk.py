@@ -24,6 +24,7 @@ from ..leafdata import Array, LeafData
 from ..options import BloomSpec, WriteOptions
 from ..schema import BYTE_ARRAY, Leaf
 from .bloom import BloomBuilder, chunk_bitset, hash_values
+from .compress import PackAfter, packer_after
 from .dictionary import Dictionary
 from .rules import canonical_bits, fallback_encoding, keeps_dictionary, raw_value_bytes, signed_crc32
 from .stats import PageStats, page_stats
@@ -81,13 +82,19 @@ class PageSections:
         otherwise), join the sections and take the CRC."""
         rep, dfn = levels
         stored, compressed = values, bool(values)
+        body: Section | None = None
         if values and not chunk.identity:
-            packed = chunk.compress(values)
-            if len(packed) < len(values):
-                stored = packed
+            if (rep or dfn) and chunk.pack_after is not None:  # levels and compressed values in one buffer
+                body = chunk.pack_after(values, rep + dfn)
+                compressed = body is not None
             else:
-                compressed = False
-        body = rep + dfn + stored if rep or dfn else stored  # (no copy of a large section without levels)
+                packed = chunk.compress(values)
+                if len(packed) < len(values):
+                    stored = packed
+                else:
+                    compressed = False
+        if body is None:
+            body = rep + dfn + stored if rep or dfn else stored  # (no copy of a large section without levels)
         return cls(body, len(rep), len(dfn), len(values), compressed, signed_crc32(body) if chunk.checksum else None)
 
 
@@ -202,13 +209,16 @@ class ChunkOptions:
     checksum: bool
     bloom: BloomSpec | None
     plain_fallback: bool = False  # WriteOptions.fallback_encoding == "plain"
+    # levels + compressed values in one buffer (compress.packer_after; same bytes as `compress`), or None
+    pack_after: PackAfter | None = None
 
     @classmethod
     def for_leaf(cls, leaf: Leaf, opts: WriteOptions, compress: Compressor) -> ChunkOptions:
-        """The leaf's settings (per-column dictionary and bloom filter overrides applied)."""
+        """The leaf's settings (per-column dictionary and bloom filter overrides applied); `compress` is
+        `compress.compressor` of the options' codec."""
         return cls(opts.dictionary_enabled(leaf.dotted) and leaf.kind != "bool", opts.dictionary_page_size,
                    compress, opts.compression == "uncompressed", opts.page_checksum, opts.bloom_filter(leaf.dotted),
-                   opts.fallback_encoding == "plain")
+                   opts.fallback_encoding == "plain", packer_after(opts.compression))
 
 
 def _rle_levels(levels: Array, ea: int, eb: int, width: int) -> bytes:
@@ -315,8 +325,9 @@ class ChunkEncoder:
         # are kept per page and inserted at finish, so dropped pages leave no trace.
         self._hashes: list[Array] = []
 
-    def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, Section]:
-        """Encoding and body of a page's values, applying parquet-java's dictionary rules."""
+    def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, Section, tuple[Array, int] | None]:
+        """Encoding and body of a page's values, applying parquet-java's dictionary rules; with the values'
+        ids and the dictionary size when the page is dictionary-encoded."""
         d = self.dictionary
         if not (self.fell_back or d is None):
             ids, overflow = d.insert(data, va, vb)
@@ -324,11 +335,11 @@ class ChunkEncoder:
                 body = _encode_ids(ids, d.size)
                 if self.pages or keeps_dictionary(len(body), d.byte_size, raw_value_bytes(self.leaf, data, va, vb)):
                     self.dict_entries_used = d.size
-                    return Encoding.RLE_DICTIONARY, body
+                    return Encoding.RLE_DICTIONARY, body, (ids, d.size)
             self.fell_back = True
         plain = self.chunk.plain_fallback
         return (fallback_encoding(self.leaf.kind, "plain" if plain else "delta"),
-                fallback_values(self.leaf, data, va, vb, plain))
+                fallback_values(self.leaf, data, va, vb, plain), None)
 
     def encode_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
         """Encode rows a..b of `data` (row indices of the window) as the chunk's next DATA_PAGE_V2."""
@@ -337,13 +348,13 @@ class ChunkEncoder:
                                              self.fell_back))
         span = PageSpan.of(data, a, b)
         levels = encode_levels(self.leaf, data, span)
-        encoding, values = self._values(data, span.va, span.vb)
+        encoding, values, ids = self._values(data, span.va, span.vb)
         if self.chunk.bloom is not None:
             self._hashes.append(hash_values(self.leaf, data, span.va, span.vb))
         first_row = self.pages[-1].first_row + self.pages[-1].num_rows if self.pages else 0
         page = EncodedPage.of(self.leaf, data, span, first_row=first_row, encoding=int(encoding),
                               sections=PageSections.build(levels, values, self.chunk),
-                              stats=page_stats(self.leaf, data, span.va, span.vb, span.num_nulls))
+                              stats=page_stats(self.leaf, data, span.va, span.vb, span.num_nulls, ids))
         self.pages.append(page)
         return page
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import cramjam
+import numpy as np
 
 from ..format.enums import CompressionCodec
 from ..options import DEFAULT_ZSTD_LEVEL
@@ -36,3 +37,34 @@ def compressor(codec: str, level: int | None = None) -> Callable[[bytes | memory
     if codec == "lz4_raw":
         return lambda b: memoryview(cramjam.lz4.compress_block(b, store_size=False))
     raise ValueError(f"unknown codec {codec!r}")
+
+
+PackAfter = Callable[[bytes | memoryview, bytes], "memoryview | None"]
+
+
+def packer_after(codec: str) -> PackAfter | None:
+    """For codecs cramjam compresses into a caller's buffer (snappy, lz4_raw): a function giving `head` then
+    the compressed values in one buffer, or None when compression does not make the values smaller. A page with
+    level sections is then joined without copying its compressed values again (their bytes are the same as
+    `compressor(codec)` gives). None for the other codecs."""
+    if codec == "snappy":
+        return lambda values, head: _pack_after(values, head, cramjam.snappy.compress_raw_max_len(values),
+                                                cramjam.snappy.compress_raw_into)
+    if codec == "lz4_raw":
+        return lambda values, head: _pack_after(values, head, cramjam.lz4.compress_block_bound(values),
+                                                lambda v, out: cramjam.lz4.compress_block_into(v, out, store_size=False))
+    return None
+
+
+def _pack_after(values: bytes | memoryview, head: bytes, bound: int,
+                into: Callable[[bytes | memoryview, memoryview], int]) -> memoryview | None:
+    """`head` + compressed `values` in one buffer sized by the codec's bound, shrunk in place to what was written
+    (realloc: no copy, and a page keeps no spare bytes); None when the compressed values are not smaller."""
+    h = len(head)
+    out = np.empty(h + bound, dtype=np.uint8)
+    out[:h] = np.frombuffer(head, dtype=np.uint8)
+    n = into(values, out[h:].data)
+    if n >= len(values):
+        return None
+    out.resize(h + n, refcheck=False)  # no view of `out` is left (cramjam's ended with the call)
+    return out.data

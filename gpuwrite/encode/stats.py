@@ -8,7 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.stats import bytes_minmax, float_nans, total_order_minmax32, total_order_minmax64
+from gpuwrite.kernels.stats import (
+    bytes_minmax,
+    bytes_minmax_ids,
+    float_nans,
+    total_order_minmax32,
+    total_order_minmax64,
+)
 
 from ..leafdata import LeafData
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, Leaf
@@ -55,8 +61,10 @@ def _float_key(bits: int, width: int) -> int:
     return signed if signed >= 0 else signed ^ (sign - 1)
 
 
-def page_stats(leaf: Leaf, data: LeafData, va: int, vb: int, nulls: int) -> PageStats:
-    """Min/max of values va..vb of `data` with the leaf's comparator."""
+def page_stats(leaf: Leaf, data: LeafData, va: int, vb: int, nulls: int,
+               ids: tuple[np.ndarray, int] | None = None) -> PageStats:
+    """Min/max of values va..vb of `data` with the leaf's comparator. `ids`: the values' dictionary ids and the
+    dictionary's size, when the page is dictionary-encoded (byte values are then compared once per id)."""
     if vb <= va:
         return PageStats(null_count=nulls, num_values=0)
     same = True
@@ -71,6 +79,9 @@ def page_stats(leaf: Leaf, data: LeafData, va: int, vb: int, nulls: int) -> Page
         nans, top = float_nans(bits, 0, vb - va, leaf.physical == FLOAT)
         return stats_at(leaf, data, vb - va, nulls, imin=int(imin), imax=int(imax), same=True,
                         nan=(int(nans), va + int(top) if top >= 0 else -1))
+    elif ids is not None:
+        seen = np.zeros(ids[1], dtype=np.uint8)
+        imin, imax, same = bytes_minmax_ids(data.byte_offsets, data.byte_data, va, ids[0], seen, leaf.is_decimal)
     else:
         imin, imax, same = bytes_minmax(data.byte_offsets, data.byte_data, va, vb, leaf.is_decimal)
     return stats_at(leaf, data, vb - va, nulls, imin=int(imin), imax=int(imax), same=bool(same))

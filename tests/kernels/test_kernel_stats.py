@@ -6,7 +6,13 @@ import math
 
 import numpy as np
 from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64
-from gpuwrite.kernels.stats import bytes_minmax, float_nans, total_order_minmax32, total_order_minmax64
+from gpuwrite.kernels.stats import (
+    bytes_minmax,
+    bytes_minmax_ids,
+    float_nans,
+    total_order_minmax32,
+    total_order_minmax64,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -121,6 +127,22 @@ def test_bytes_minmax_decimal(data: st.DataObject, width: int) -> None:
     assert ints[imax] == max(part)
     assert imin == start + part.index(min(part)) and imax == start + part.index(max(part))  # first of ties
     assert bool(same) == (len(set(part)) == 1)
+
+
+@SETTINGS
+@given(st.data(), st.lists(byte_values, min_size=1, max_size=8), st.booleans())
+def test_bytes_minmax_ids_matches_bytes_minmax(data: st.DataObject, pool: list[bytes], signed_first: bool) -> None:
+    """A dictionary-encoded page's min/max from each id's first value equals bytes_minmax over every value
+    (same first indices of the min and the max, same `same`), for the ids a first-occurrence dictionary gives."""
+    values = data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=120))
+    numbering: dict[bytes, int] = {}
+    ids_all = np.array([numbering.setdefault(v, len(numbering)) for v in values], dtype=np.int32)
+    offsets, raw = _pack(values)
+    start, end = data.draw(windows(len(values)))
+    seen = np.zeros(len(numbering), dtype=np.uint8)
+    got = bytes_minmax_ids(offsets, raw, start, ids_all[start:end], seen, signed_first)
+    assert got == bytes_minmax(offsets, raw, start, end, signed_first)
+    assert set(np.flatnonzero(seen).tolist()) == set(ids_all[start:end].tolist())
 
 
 def test_bytes_minmax_fixed() -> None:
