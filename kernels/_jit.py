@@ -9,6 +9,7 @@ same logic.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import tempfile
@@ -58,7 +59,22 @@ class _KernelCache(FunctionCache):  # type: ignore[misc]
         super().__init__(py_func)
 
     def _index_key(self, sig: Any, codegen: Any) -> tuple[Any, ...]:
-        return (*super()._index_key(sig, codegen), self._options)
+        return (*super()._index_key(sig, codegen), self._options, sources_digest())
+
+
+@functools.cache
+def sources_digest() -> str:
+    """A digest of every kernel module's source. numba keys a cached kernel by its own file only, so a kernel
+    that inlines a helper from another module would keep the helper's old code after that module changed."""
+    import hashlib
+
+    folder = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            with open(os.path.join(folder, name), "rb") as f:
+                digest.update(name.encode() + b"\0" + f.read())
+    return digest.hexdigest()[:16]
 
 
 def _compile(fn: F, options: dict[str, Any]) -> F:

@@ -69,13 +69,6 @@ def _next_pow2(n: int) -> int:
     return p
 
 
-def _grown(arr: Array, used: int, size: int) -> Array:
-    """A larger buffer holding arr[:used] (np.resize would also fill the rest with repeats of arr)."""
-    out = np.empty(size, dtype=arr.dtype)
-    out[:used] = arr[:used]
-    return out
-
-
 class Dictionary:
     """Entries of one chunk's dictionary and the hash table over them."""
 
