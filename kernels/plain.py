@@ -42,6 +42,18 @@ def canonical64(b: np.int64) -> np.int64:
     return b
 
 
+@jit
+def all_canonical(bits: np.ndarray, wide: bool) -> bool:
+    """Whether every float's (int32 bits) or double's (int64 bits, `wide`) bits are already as Java's
+    floatToIntBits / doubleToLongBits give them (no NaN, or only the canonical one): then they need no
+    canonical copy. Sequential, CPU; counts the non-canonical ones branch-free."""
+    odd = 0
+    for i in range(bits.shape[0]):
+        b = np.int64(bits[i])
+        odd += (canonical64(b) if wide else canonical32(b)) != b
+    return odd == 0
+
+
 @jit_alloc
 def canonical_float_bits32(bits: np.ndarray) -> np.ndarray:
     """IEEE bits with every NaN replaced by 0x7FC00000, as Java's floatToIntBits writes them."""

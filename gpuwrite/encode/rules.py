@@ -7,7 +7,7 @@ import zlib
 
 import numpy as np
 
-from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64
+from gpuwrite.kernels.plain import all_canonical, canonical_float_bits32, canonical_float_bits64
 
 from ..format.enums import Encoding
 from ..leafdata import Array, LeafData
@@ -47,10 +47,13 @@ def keeps_dictionary(encoded: int, dictionary: int, raw: int) -> bool:
 
 def canonical_bits(kind: Kind, values: Array) -> Array:
     """Float / double values as IEEE bits with every NaN in Java's canonical form (floatToIntBits /
-    doubleToLongBits); the PLAIN bytes, dictionary keys and statistics of both backends use these."""
+    doubleToLongBits); the PLAIN bytes, dictionary keys and statistics of both backends use these. Values
+    holding no other NaN come back as a view of `values` (read-only use: no copy is made)."""
     if kind == "float":
-        return canonical_float_bits32(values.view(np.int32))
-    return canonical_float_bits64(values.view(np.int64))
+        bits = values.view(np.int32)
+        return bits if all_canonical(bits, False) else canonical_float_bits32(bits)
+    bits = values.view(np.int64)
+    return bits if all_canonical(bits, True) else canonical_float_bits64(bits)
 
 
 def signed_crc32(body: bytes | memoryview) -> int:
