@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_inline
 from .byteops import compare_bytes
 
 
@@ -48,6 +48,18 @@ def _compare(data: np.ndarray, a0: int, a1: int, b0: int, b1: int, signed_first:
     return compare_bytes(data, a0, a1, b0, b1, signed_first)
 
 
+@jit_inline
+def _extremes_with(offsets: np.ndarray, data: np.ndarray, i: int, imin: int, imax: int, signed_first: bool) -> tuple:
+    """(imin, imax) once value i is compared with the current min and max (ties keep the earlier index)."""
+    s = offsets[i]
+    t = offsets[i + 1]
+    if _compare(data, s, t, offsets[imin], offsets[imin + 1], signed_first) < 0:
+        imin = i
+    if _compare(data, s, t, offsets[imax], offsets[imax + 1], signed_first) > 0:
+        imax = i
+    return imin, imax
+
+
 @jit
 def bytes_minmax(offsets: np.ndarray, data: np.ndarray, start: int, end: int, signed_first: bool) -> tuple:
     """Indices of min and max values among start..end, and whether all values are identical."""
@@ -55,13 +67,8 @@ def bytes_minmax(offsets: np.ndarray, data: np.ndarray, start: int, end: int, si
     imax = start
     same = True
     for i in range(start + 1, end):
-        s = offsets[i]
-        t = offsets[i + 1]
-        if _compare(data, s, t, offsets[imin], offsets[imin + 1], signed_first) < 0:
-            imin = i
-        if _compare(data, s, t, offsets[imax], offsets[imax + 1], signed_first) > 0:
-            imax = i
-        if same and _compare(data, s, t, offsets[start], offsets[start + 1], False) != 0:
+        imin, imax = _extremes_with(offsets, data, i, imin, imax, signed_first)
+        if same and _compare(data, offsets[i], offsets[i + 1], offsets[start], offsets[start + 1], False) != 0:
             same = False
     return imin, imax, same
 
@@ -87,13 +94,7 @@ def bytes_minmax_ids(offsets: np.ndarray, data: np.ndarray, start: int, ids: np.
             continue
         seen[e] = 1
         distinct += 1
-        i = start + k
-        s = offsets[i]
-        t = offsets[i + 1]
-        if _compare(data, s, t, offsets[imin], offsets[imin + 1], signed_first) < 0:
-            imin = i
-        if _compare(data, s, t, offsets[imax], offsets[imax + 1], signed_first) > 0:
-            imax = i
+        imin, imax = _extremes_with(offsets, data, start + k, imin, imax, signed_first)
     return imin, imax, distinct == 1
 
 
