@@ -38,10 +38,14 @@ def _validity(arr: pa.Array) -> np.ndarray | None:
     return bits[arr.offset:arr.offset + len(arr)].view(np.bool_)
 
 
-def _values_out(dtype: type, count: int, rows: int, into: LeafBuffer | None) -> np.ndarray:
-    """Where `count` converted values go: the leaf buffer's next values (no copy when appended) or a new
-    array."""
-    return np.empty(count, dtype=dtype) if into is None else into.values_slot(dtype, count, rows)
+def _compact(words: np.ndarray, stride: int, valid: np.ndarray | None, dtype: type,
+             into: LeafBuffer | None) -> np.ndarray:
+    """The first word of every `stride` words of each present row (all rows when `valid` is None) as `dtype`,
+    in one compiled pass, written into `into`'s next values (no copy when appended) or a new array."""
+    rows = len(words) // stride
+    count = rows if valid is None else int(np.count_nonzero(valid)) + 1  # the kernel's spare slot
+    out = np.empty(count, dtype=dtype) if into is None else into.values_slot(dtype, count, rows)
+    return out[:compact_words(words, stride, _NO_ROWS if valid is None else valid.view(np.uint8), out)]
 
 
 def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None,
@@ -56,8 +60,7 @@ def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None,
     raw = np.frombuffer(arr.buffers()[1], dtype=np_type, count=arr.offset + len(arr))[arr.offset:]
     if np_type != np.dtype(dtype):
         return raw[valid].astype(dtype, copy=False)
-    out = _values_out(dtype, int(np.count_nonzero(valid)) + 1, len(arr), into)
-    return out[:compact_words(raw, 1, valid.view(np.uint8), out)]
+    return _compact(raw, 1, valid, dtype, into)
 
 
 def widen_decimal(arr: pa.Array) -> pa.Array:
@@ -95,9 +98,7 @@ def _decimal_low_words(arr: pa.Array, valid: np.ndarray | None, dtype: type,
     into `into`'s next values when given."""
     width = arr.type.byte_width // 8
     words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=(arr.offset + len(arr)) * width)
-    flags = _NO_ROWS if valid is None else valid.view(np.uint8)
-    out = _values_out(dtype, len(arr) if valid is None else int(np.count_nonzero(valid)) + 1, len(arr), into)
-    return out[:compact_words(words[arr.offset * width:], width, flags, out)]
+    return _compact(words[arr.offset * width:], width, valid, dtype, into)
 
 
 def _decimal_big_endian(words: np.ndarray, length: int) -> np.ndarray:
