@@ -6,6 +6,7 @@ __version__ = "0.1.0"
 
 from . import kernel_cache as _kernel_cache  # noqa: E402
 from .api import ParquetWriter, write_table  # noqa: E402
+from .buffers import release_memory  # noqa: E402
 from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError  # noqa: E402
 from .inspect import inspect  # noqa: E402
 from .integrations.accessors import install as _install_accessors  # noqa: E402
@@ -19,5 +20,5 @@ _kernel_cache.install()  # a one-line notice when a process has to compile the k
 __all__ = [
     "ChunkSummary", "DatasetResult", "FileResult", "FooterSummary", "GpuwriteError", "OptionError",
     "ParquetWriter", "RowGroupSummary", "SchemaMismatchError", "UnsupportedTypeError", "WriteOptions", "__version__",
-    "inspect", "write_dataset", "write_table",
+    "inspect", "release_memory", "write_dataset", "write_table",
 ]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from . import buffers
 from .kernels.levels import block_counts
 
 Array = npt.NDArray[Any]
@@ -214,7 +215,7 @@ class _Grow:
         """Hold the filled part in an array of this buffer's own with room for `need` elements."""
         if not self.owned or need > self.buf.size:
             cap = max(need, expected, 2 * self.n if self.owned else need)
-            grown = np.empty(cap, dtype=self.dtype)
+            grown = buffers.empty(cap, self.dtype)  # large ones reused from earlier row groups and writes
             grown[:self.n] = self.buf[self.first:self.first + self.n]
             self.buf, self.first, self.owned = grown, 0, True
 

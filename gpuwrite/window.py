@@ -22,11 +22,12 @@ Page and row-group boundaries depend only on the rows, never on how the input wa
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
+from concurrent.futures import Future
 from typing import Protocol
 
 import pyarrow as pa
 
+from .backends.workpool import WorkPool
 from .columns import leaf_data
 from .integrations.arrow import ArrowPiece
 from .integrations.device_data import DeviceTable
@@ -97,7 +98,7 @@ class RowWindow:
     backend's threads, which convert the leaves of a step side by side (the conversions release the GIL)."""
 
     def __init__(self, schema: FileSchema, opts: WriteOptions, streaming: bool = False,
-                 lookahead: int | None = None, pool: Executor | None = None) -> None:
+                 lookahead: int | None = None, pool: WorkPool | None = None) -> None:
         """`lookahead`: convert once that many row groups' worth of Arrow bytes are waiting, with no 32 MiB
         floor, so row groups reach the file as soon as they fill (writers that roll files on written bytes)."""
         self.schema = schema
@@ -117,11 +118,14 @@ class RowWindow:
         # the window `extend` returned last, returned again while no rows were converted or dropped since (the
         # row group lays a window out for its planner once per window object: the same rows are not copied twice)
         self._window: LeafWindow | None = None
+        # the step being converted ahead on the pool (its jobs, its rows) while the window's pages are encoded
+        self._ahead: tuple[list[Future], int] | None = None
 
     @property
     def pending_rows(self) -> int:
-        """Rows not written yet: converted rows of the open row group and Arrow rows waiting."""
-        return self.rows + self.unconverted
+        """Rows not written yet: converted rows of the open row group, rows being converted and Arrow rows
+        waiting."""
+        return self.rows + (self._ahead[1] if self._ahead is not None else 0) + self.unconverted
 
     def push(self, piece: ArrowPiece) -> None:
         """Queue rows for writing."""
@@ -145,67 +149,103 @@ class RowWindow:
 
     def ready(self, final: bool) -> bool:
         """Whether to convert (and check) now: a step's worth of Arrow rows is waiting, or the input ended."""
-        if final:
+        if final or self._ahead is not None:
             return self.pending_rows > 0
         return self.unconverted > 0 and (self.unconverted_bytes >= self.convert_bytes
                                          or self.unconverted >= self.convert_rows)
 
     def extend(self) -> LeafWindow:
-        """Convert the next step of pending rows (all of them when little is left) and return the window."""
-        if self.unconverted:
-            table = concat_pieces(self.pending)
-            rows = self.unconverted
-            if self.unconverted_bytes > 2 * self.convert_bytes:
-                rows = max(1, rows * self.convert_bytes // self.unconverted_bytes)
-            head, rest = table.slice(0, rows), table.slice(rows)
-            self.pending = [rest] if rest.num_rows else []
-            self.unconverted -= rows
-            self.unconverted_bytes = rest.nbytes if rest.num_rows else 0
-            jobs: dict[int, list[tuple[LeafBuffer, Leaf]]] = {}  # by column: sibling leaves share their levels
-            for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True):
-                jobs.setdefault(leaf.index, []).append((buffer, leaf))
-            pieces = {index: [chunk for chunk in head.column(index).chunks if len(chunk)] for index in jobs}
-            jobs = {index: leaves for index, leaves in jobs.items() if pieces[index]}
-            if self.pool is None or len(jobs) < 2:
-                for index, leaves in jobs.items():
-                    _convert_into(leaves, pieces[index], self.opts)
-            else:  # one job per column converts its chunks and appends them (the copy off the main thread too)
-                futures = [self.pool.submit(_convert_into, leaves, pieces[index], self.opts)
-                           for index, leaves in jobs.items()]
-                try:  # waited for in order, so a failure is the first leaf's (in schema order) as without threads
-                    for future in futures:
-                        future.result()
-                finally:
-                    for future in futures:
-                        future.cancel()
+        """Add the next step of pending rows (all of them when little is left) and return the window: the step
+        converted ahead, or converted now; then start converting the step after it in the background."""
+        if not self._settle() and self.unconverted:
+            futures, rows = self._convert_step(ahead=False)
+            _wait_in_order(futures)
             self.rows += rows
             self._window = None
+        if self.unconverted and self.pool is not None and self.ready(final=False):
+            self._ahead = self._convert_step(ahead=True)
         if self._window is None:
             self._window = LeafWindow([buffer.view() for buffer in self.buffers])
         return self._window
 
+    def _convert_step(self, ahead: bool) -> tuple[list[Future], int]:
+        """Take the next step of pending rows and convert it into the buffers: one job per column on the pool
+        (as background work when `ahead`: pages waited for run first), or here without a pool."""
+        table = concat_pieces(self.pending)
+        rows = self.unconverted
+        if self.unconverted_bytes > 2 * self.convert_bytes:
+            rows = max(1, rows * self.convert_bytes // self.unconverted_bytes)
+        head, rest = table.slice(0, rows), table.slice(rows)
+        self.pending = [rest] if rest.num_rows else []
+        self.unconverted -= rows
+        self.unconverted_bytes = rest.nbytes if rest.num_rows else 0
+        jobs: dict[int, list[tuple[LeafBuffer, Leaf]]] = {}  # by column: sibling leaves share their levels
+        for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True):
+            jobs.setdefault(leaf.index, []).append((buffer, leaf))
+        pieces = {index: [chunk for chunk in head.column(index).chunks if len(chunk)] for index in jobs}
+        jobs = {index: leaves for index, leaves in jobs.items() if pieces[index]}
+        futures: list[Future] = []
+        if self.pool is None or (len(jobs) < 2 and not ahead):
+            for index, leaves in jobs.items():
+                _convert_into(leaves, pieces[index], self.opts)
+        else:  # one job per column converts its chunks and appends them (the copy off the main thread too)
+            submit = self.pool.submit_later if ahead else self.pool.submit
+            futures = [submit(_convert_into, leaves, pieces[index], self.opts) for index, leaves in jobs.items()]
+        return futures, rows
+
+    def _settle(self) -> bool:
+        """Wait for the step converted ahead, if any, and add its rows to the window; whether there was one."""
+        if self._ahead is None:
+            return False
+        futures, rows = self._ahead
+        self._ahead = None
+        _wait_in_order(futures)
+        self.rows += rows
+        self._window = None
+        return True
+
     @property
     def at_end(self) -> bool:
         """Whether the window holds every pending row."""
-        return self.unconverted == 0
+        return self.unconverted == 0 and self._ahead is None
 
     def grow(self) -> None:
-        """No row group ended inside the window: the next extend converts the next step of rows."""
+        """No row group ended inside the window: the next extend adds the next step of rows."""
 
     def drop(self, rows: int) -> None:
         """The open row group ended after `rows` rows and was written: the converted rows past it start the
         next window."""
+        self._settle()
         hint = max(1024, rows * 5 // 4)
         self.buffers = [buffer.tail(rows, hint) for buffer in self.buffers]
         self.rows -= rows
         self._window = None
 
     def clear(self) -> None:
-        """Forget everything pending (the write was abandoned)."""
+        """Forget everything pending (the write was abandoned); a step being converted ahead is cancelled or
+        waited for, its failure ignored."""
+        if self._ahead is not None:
+            for future in self._ahead[0]:
+                future.cancel()
+            for future in self._ahead[0]:
+                if not future.cancelled():
+                    future.exception()
+            self._ahead = None
         self.pending, self.unconverted, self.unconverted_bytes = [], 0, 0
         self.buffers = [LeafBuffer() for _ in self.schema.leaves]
         self.rows = 0
         self._window = None
+
+
+def _wait_in_order(futures: list[Future]) -> None:
+    """Wait for a step's jobs in schema order, so a failure is the first failing leaf's, as without threads; the
+    jobs not started yet are cancelled on a failure."""
+    try:
+        for future in futures:
+            future.result()
+    finally:
+        for future in futures:
+            future.cancel()
 
 
 def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array], opts: WriteOptions) -> None:

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 import gpuwrite
+from gpuwrite.backends.workpool import WorkPool
 from gpuwrite.columns import leaf_data
 from gpuwrite.leafdata import LeafBuffer, LeafData
 from gpuwrite.options import WriteOptions
@@ -190,12 +191,11 @@ def test_lookahead_writes_row_groups_while_rows_arrive(tmp_path):
 def test_threaded_conversion_gives_the_same_leaves_and_the_first_failure(monkeypatch):
     """With the backend's pool the leaves of a step convert side by side: the same LeafData as one thread, and
     a failure is the first failing leaf's in schema order, as without threads."""
-    from concurrent.futures import ThreadPoolExecutor
-
     table = _table(3000)
     opts = WriteOptions()
     schema = FileSchema.from_arrow(table.schema, opts)
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    pool = WorkPool(2)
+    try:
         windows = [RowWindow(schema, opts), RowWindow(schema, opts, pool=pool)]
         for window in windows:
             window.start_row_group(None)
@@ -219,6 +219,93 @@ def test_threaded_conversion_gives_the_same_leaves_and_the_first_failure(monkeyp
         monkeypatch.setattr("gpuwrite.window.leaf_data", failing)
         with pytest.raises(ValueError, match=f"bad {schema.leaves[0].dotted}$"):
             window.extend()
+    finally:
+        pool.shutdown()
+
+
+def _leaves_equal(a: list[LeafData], b: list[LeafData]) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x.num_rows == y.num_rows
+        for name in ("valid", "values", "offsets", "data", "rep", "dfn", "row_entry", "values_before"):
+            u, v = getattr(x, name), getattr(y, name)
+            assert (u is None) == (v is None), name
+            if u is not None:
+                assert np.array_equal(u, v), name
+
+
+def test_next_step_is_converted_ahead_in_the_background():
+    """With a pool, extend returns the window and starts converting the next step as background work: the
+    window grows by that step at the next extend (the same leaves as converting serially), at_end stays false
+    while it is in flight, and drop waits for it before carrying rows over."""
+    table = _table(4000)
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    pool = WorkPool(2)
+    try:
+        serial, ahead = RowWindow(schema, opts), RowWindow(schema, opts, pool=pool)
+        for window in (serial, ahead):
+            window.convert_bytes = table.nbytes // 4
+            window.push(table)
+            window.start_row_group(None)
+        first = ahead.extend()
+        assert ahead._ahead is not None and not ahead.at_end  # the second step is on its way
+        assert first.rows == ahead.rows == serial.extend().rows < table.num_rows
+        assert ahead.pending_rows == table.num_rows
+        while not ahead.at_end:  # each extend adds the step converted ahead: the same steps as serially
+            assert ahead.extend().rows == serial.extend().rows
+        assert serial.at_end and ahead.rows == table.num_rows
+        _leaves_equal(serial.extend().leaves(), ahead.extend().leaves())
+        # a cut while a step is in flight: drop settles it first, so no row is lost
+        cut_serial, cut_ahead = RowWindow(schema, opts), RowWindow(schema, opts, pool=pool)
+        for window in (cut_serial, cut_ahead):
+            window.convert_bytes = table.nbytes // 4
+            window.push(table)
+            window.start_row_group(None)
+        rows = cut_ahead.extend().rows
+        cut_serial.extend()
+        cut_serial.extend()  # the serial window holds the step the other converts ahead
+        for window in (cut_serial, cut_ahead):
+            window.drop(rows // 2)
+        assert cut_ahead._ahead is None and cut_ahead.pending_rows == table.num_rows - rows // 2
+        _leaves_equal(cut_serial.extend().leaves(), cut_ahead.extend().leaves())
+    finally:
+        pool.shutdown()
+
+
+def test_a_failure_converting_ahead_surfaces_at_the_next_extend_and_clear_forgets_it(monkeypatch):
+    """A step converted in the background that fails raises (the first failing leaf in schema order) when the
+    window next needs it; clear() cancels or waits for a step in flight and leaves nothing pending."""
+    table = _table(4000)
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    pool = WorkPool(2)
+    real = leaf_data
+
+    def failing_later(column, leaf, options, into=None, memo=None):
+        if into is not None and into.num_rows > 0:  # only steps after the first
+            raise ValueError(f"bad {leaf.dotted}")
+        return real(column, leaf, options, into, memo)
+
+    try:
+        window = RowWindow(schema, opts, pool=pool)
+        window.convert_bytes = table.nbytes // 4
+        window.push(table)
+        window.start_row_group(None)
+        monkeypatch.setattr("gpuwrite.window.leaf_data", failing_later)
+        window.extend()
+        with pytest.raises(ValueError, match=f"bad {schema.leaves[0].dotted}$"):
+            window.extend()
+        window = RowWindow(schema, opts, pool=pool)
+        window.convert_bytes = table.nbytes // 4
+        window.push(table)
+        window.start_row_group(None)
+        window.extend()
+        assert window._ahead is not None
+        window.clear()
+        assert window._ahead is None and window.pending_rows == 0 and window.at_end
+    finally:
+        pool.shutdown()
 
 
 def test_first_row_group_reserves_for_the_rows_waiting():

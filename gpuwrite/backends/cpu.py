@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from ..assemble.pages import stamp_headers
 from ..encode.chunk import ChunkEncoder, ChunkOptions, Compressor, EncodedChunk, EncodedPage
@@ -14,6 +13,7 @@ from ..options import WriteOptions
 from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
 from .rowgroup import PlannedRowGroup
+from .workpool import WorkPool
 
 _thread_limit: int | None = None  # cores this process may use for a file's pages (None: every core)
 
@@ -31,18 +31,18 @@ def limit_threads(cores: int | None) -> None:
     _thread_limit = cores
 
 
-def page_pool(columns: int) -> ThreadPoolExecutor | None:
-    """Threads for page encoding: one per core (at most `limit_threads`, at most one per column); None when
-    that is one."""
+def page_pool(columns: int) -> WorkPool | None:
+    """Threads for page encoding (and for converting rows ahead: `window.RowWindow`): one per core (at most
+    `limit_threads`, at most one per column); None when that is one."""
     workers = min(os.cpu_count() or 1, columns, _thread_limit or columns)
-    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpuwrite") if workers > 1 else None
+    return WorkPool(workers) if workers > 1 else None
 
 
 class CpuEncoders:
     """The CPU `ColumnEncoders` of one row group."""
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor,
-                 pool: ThreadPoolExecutor | None) -> None:
+                 pool: WorkPool | None) -> None:
         self.encoders = [ChunkEncoder(leaf, ChunkOptions.for_leaf(leaf, opts, compress)) for leaf in leaves]
         self.pool = pool
         self.window: Sequence[LeafData] = ()

@@ -21,7 +21,7 @@ def _no_limit() -> Iterator[None]:
 
 
 def _workers(pool: object) -> int:
-    return 1 if pool is None else pool._max_workers  # type: ignore[attr-defined]
+    return 1 if pool is None else pool.workers  # type: ignore[attr-defined]
 
 
 def test_limit_caps_the_threads_of_files_opened_afterwards() -> None:

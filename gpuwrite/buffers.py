@@ -1,0 +1,149 @@
+"""Large host arrays kept for reuse across row groups and writes (the CPU path's converted rows).
+
+A write converts its rows into arrays of its own (`leafdata.LeafBuffer`): for a table of decimals and nullable
+keys, about as many bytes as the Arrow input. Memory fresh from the system is zeroed page by page on first
+touch, which costs the writing threads system time (a store_sales write spent up to a second of it after
+another library's write had churned memory). So arrays of `MIN_BYTES` or more are cut from slabs the process
+keeps: a slab is free again once no array made from it is alive (its reference count says so; nothing is
+recycled while a view of it exists), and free slabs are released once no write has asked for one in
+`RETAIN_SECONDS` (allocators such as jemalloc decay free pages on a similar clock), beyond `RETAIN_BYTES`, or
+at `release_memory()`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+MIN_BYTES = 1 << 20  # smaller arrays come from the allocator as usual
+RETAIN_SECONDS = 10.0  # free slabs are released this long after the last request
+RETAIN_BYTES = 4 << 30  # free slabs beyond this are released at once
+
+
+def _refs(slabs: list[np.ndarray], i: int) -> int:
+    """References to slabs[i] as seen from here (compared with `_FREE`: arrays cut from it add one each)."""
+    return sys.getrefcount(slabs[i])
+
+
+_FREE = _refs([np.empty(1, dtype=np.uint8)], 0)  # a slab only the list holds (measured, not assumed)
+
+
+def _slab_bytes(need: int) -> int:
+    """A slab's size for `need` bytes: rounded up to an eighth of its power of two (at least 1 MiB), so arrays
+    of nearly the same size (the next row group's) fit the same slab."""
+    grain = max(MIN_BYTES, 1 << max(0, need.bit_length() - 4))
+    return -(-need // grain) * grain
+
+
+class _Slabs:
+    """The process's slabs and their reaper."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.slabs: list[np.ndarray] = []
+        self.last_request = 0.0
+        self.reaper: threading.Thread | None = None
+        self.created = 0  # slabs allocated from the system (tests count them)
+        self.reused = 0  # requests served by a free slab
+
+    def free_bytes(self) -> int:
+        """Bytes held by slabs no array uses."""
+        with self.lock:
+            return sum(self.slabs[i].nbytes for i in range(len(self.slabs)) if _refs(self.slabs, i) == _FREE)
+
+    def take(self, need: int) -> np.ndarray:
+        """A free slab of at least `need` bytes (the smallest not over twice that), or a new one."""
+        with self.lock:
+            self.last_request = time.monotonic()
+            best = -1
+            for i in range(len(self.slabs)):
+                size = self.slabs[i].nbytes
+                if need <= size <= 2 * need + MIN_BYTES and _refs(self.slabs, i) == _FREE \
+                        and (best < 0 or size < self.slabs[best].nbytes):
+                    best = i
+            if best >= 0:
+                self.reused += 1
+                return self.slabs[best]
+            self._trim(RETAIN_BYTES)
+            slab = np.empty(_slab_bytes(need), dtype=np.uint8)
+            self.slabs.append(slab)
+            self.created += 1
+            if self.reaper is None:
+                self.reaper = threading.Thread(target=self._reap, name="gpuwrite_buffers", daemon=True)
+                self.reaper.start()
+            return slab
+
+    def _trim(self, keep: int) -> int:
+        """Release free slabs (largest first) until at most `keep` bytes of them remain; bytes released.
+        Called with the lock held."""
+        free = sorted((i for i in range(len(self.slabs)) if _refs(self.slabs, i) == _FREE),
+                      key=lambda i: -self.slabs[i].nbytes)
+        held = sum(self.slabs[i].nbytes for i in free)
+        drop: set[int] = set()
+        for i in free:
+            if held <= keep:
+                break
+            held -= self.slabs[i].nbytes
+            drop.add(i)
+        released = sum(self.slabs[i].nbytes for i in drop)
+        self.slabs = [s for i, s in enumerate(self.slabs) if i not in drop]
+        return released
+
+    def release(self) -> int:
+        """Release every free slab now; bytes released."""
+        with self.lock:
+            return self._trim(0)
+
+    def _reap(self) -> None:
+        """Release the free slabs once no request came for RETAIN_SECONDS; end when no slab is left."""
+        while True:
+            with self.lock:
+                wait = self.last_request + RETAIN_SECONDS - time.monotonic()
+                if wait <= 0:
+                    self._trim(0)
+                    if not self.slabs:
+                        self.reaper = None
+                        return
+                    wait = RETAIN_SECONDS  # slabs in use: look again later
+            time.sleep(min(max(wait, 0.01), RETAIN_SECONDS))
+
+
+_SLABS = _Slabs()
+
+
+def _after_fork() -> None:
+    """A forked child (a Spark Python worker) starts with no slabs of its own: the parent's lock may have been
+    held by its reaper, which does not exist in the child."""
+    global _SLABS
+    _SLABS = _Slabs()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
+
+
+def empty(count: int, dtype: Any) -> np.ndarray:
+    """An uninitialised 1-D array of `count` elements of `dtype`, as np.empty; large ones cut from a kept slab."""
+    dtype = np.dtype(dtype)
+    need = count * dtype.itemsize
+    if need < MIN_BYTES:
+        return np.empty(count, dtype=dtype)
+    return _SLABS.take(need)[:need].view(dtype)
+
+
+def release_memory() -> int:
+    """Give the host memory gpuwrite keeps for reuse (free conversion buffers) back now; the bytes released.
+
+    It is released anyway `RETAIN_SECONDS` after the last write asked for some; buffers of a write still open
+    are kept."""
+    return _SLABS.release()
+
+
+def kept_bytes() -> int:
+    """Host memory kept for reuse and not in use now."""
+    return _SLABS.free_bytes()

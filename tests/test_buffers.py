@@ -1,0 +1,115 @@
+"""Large conversion arrays are cut from slabs kept for reuse: never while a view of one is alive, released after
+an idle time or on request (issue 15: fresh memory cost the writing threads system time on every write)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import gpuwrite
+from gpuwrite import buffers
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[buffers._Slabs]:
+    """A private set of slabs for each test (the process's own is put back afterwards)."""
+    saved = buffers._SLABS
+    buffers._SLABS = buffers._Slabs()
+    yield buffers._SLABS
+    buffers._SLABS.release()
+    buffers._SLABS = saved
+
+
+def test_small_arrays_come_from_numpy(_fresh: buffers._Slabs) -> None:
+    a = buffers.empty(100, np.int64)
+    assert a.shape == (100,) and a.dtype == np.int64 and a.base is None
+    assert _fresh.created == 0
+
+
+def test_a_slab_is_reused_only_once_nothing_made_from_it_is_alive(_fresh: buffers._Slabs) -> None:
+    n = buffers.MIN_BYTES // 4 + 5
+    a = buffers.empty(n, np.int32)
+    assert a.shape == (n,) and a.dtype == np.int32
+    a[:] = 7
+    part = a[10:20]  # a view of the array keeps the slab busy
+    del a
+    b = buffers.empty(n, np.int32)
+    assert _fresh.created == 2 and _fresh.reused == 0
+    assert np.all(part == 7)  # untouched by the second array
+    b[:] = 1
+    assert np.all(part == 7)
+    del part, b
+    c = buffers.empty(n - 2, np.float32)  # both free now: a slab that fits
+    assert _fresh.created == 2 and _fresh.reused == 1
+    assert c.nbytes == (n - 2) * 4 and c.dtype == np.float32
+
+
+def test_a_slab_much_larger_than_asked_is_not_used(_fresh: buffers._Slabs) -> None:
+    big = buffers.empty(8 * buffers.MIN_BYTES, np.uint8)
+    del big
+    small = buffers.empty(buffers.MIN_BYTES, np.uint8)
+    assert _fresh.created == 2 and small.nbytes == buffers.MIN_BYTES
+
+
+def test_free_slabs_are_released_after_the_idle_time(monkeypatch: pytest.MonkeyPatch,
+                                                     _fresh: buffers._Slabs) -> None:
+    monkeypatch.setattr(buffers, "RETAIN_SECONDS", 0.2)
+    kept = buffers.empty(buffers.MIN_BYTES, np.uint8)
+    freed = buffers.empty(2 * buffers.MIN_BYTES, np.uint8)
+    del freed
+    assert buffers.kept_bytes() >= 2 * buffers.MIN_BYTES
+    deadline = time.monotonic() + 10
+    while buffers.kept_bytes() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert buffers.kept_bytes() == 0
+    assert len(_fresh.slabs) == 1 and kept.nbytes == buffers.MIN_BYTES  # the one in use stays
+    del kept
+    while _fresh.reaper is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _fresh.slabs and _fresh.reaper is None  # nothing left: the reaper ended
+
+
+def test_release_memory_and_the_retained_cap(monkeypatch: pytest.MonkeyPatch, _fresh: buffers._Slabs) -> None:
+    arrays = [buffers.empty((k + 1) * buffers.MIN_BYTES, np.uint8) for k in range(3)]
+    del arrays
+    assert buffers.kept_bytes() == 6 * buffers.MIN_BYTES
+    monkeypatch.setattr(buffers, "RETAIN_BYTES", 3 * buffers.MIN_BYTES)
+    held = buffers.empty(20 * buffers.MIN_BYTES, np.uint8)  # a new slab: free ones over the cap go, largest first
+    assert buffers.kept_bytes() == 3 * buffers.MIN_BYTES
+    assert gpuwrite.release_memory() == 3 * buffers.MIN_BYTES
+    assert buffers.kept_bytes() == 0
+    del held
+    assert buffers.kept_bytes() == 20 * buffers.MIN_BYTES
+
+
+def test_a_second_write_of_the_same_shape_reuses_every_slab(tmp_path, _fresh: buffers._Slabs) -> None:
+    rng = np.random.default_rng(1)
+    n = 600_000
+    mask = rng.random(n) < 0.05
+    table = pa.table({"k": pa.array(rng.integers(0, 1 << 30, n), pa.int64(), mask=mask),
+                      "v": pa.array(rng.integers(0, 100, n).astype(np.int32), mask=mask)})
+    gpuwrite.write_table(table, str(tmp_path / "a.parquet"))
+    created = _fresh.created
+    assert created > 0
+    gpuwrite.write_table(table, str(tmp_path / "b.parquet"))
+    assert _fresh.created == created and _fresh.reused >= created
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_starts_with_no_slabs(_fresh: buffers._Slabs) -> None:
+    import os
+
+    held = buffers.empty(buffers.MIN_BYTES, np.uint8)
+    with _fresh.lock:  # held at fork time, as a reaper in the parent might hold it
+        pid = os.fork()
+        if pid == 0:  # the child must not wait for the parent's lock
+            ok = buffers._SLABS is not _fresh and buffers.empty(buffers.MIN_BYTES, np.uint8).nbytes > 0
+            os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    del held
