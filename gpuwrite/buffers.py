@@ -6,8 +6,8 @@ touch, which costs the writing threads system time (a store_sales write spent up
 another library's write had churned memory). So arrays of `MIN_BYTES` or more are cut from slabs the process
 keeps: a slab is free again once no array made from it is alive (its reference count says so; nothing is
 recycled while a view of it exists), and free slabs are released once no write has asked for one in
-`RETAIN_SECONDS` (allocators such as jemalloc decay free pages on a similar clock), beyond `RETAIN_BYTES`, or
-at `release_memory()`.
+`RETAIN_SECONDS` (allocators such as jemalloc decay free pages on a similar clock), beyond `RETAIN_BYTES`, when
+a larger array is needed than any of them (a stream whose row groups grow), or at `release_memory()`.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ class _Slabs:
             if best >= 0:
                 self.reused += 1
                 return self.slabs[best]
+            self._release_smaller(need)
             self._trim(RETAIN_BYTES)
             slab = np.empty(_slab_bytes(need), dtype=np.uint8)
             self.slabs.append(slab)
@@ -77,6 +78,12 @@ class _Slabs:
                 self.reaper = threading.Thread(target=self._reap, name="gpuwrite_buffers", daemon=True)
                 self.reaper.start()
             return slab
+
+    def _release_smaller(self, need: int) -> None:
+        """Release the free slabs smaller than `need` bytes (called with the lock held): when requests outgrow
+        the slabs (a stream's row groups grow), the old ones would only add to the new ones' memory."""
+        self.slabs = [self.slabs[i] for i in range(len(self.slabs))
+                      if self.slabs[i].nbytes >= need or _refs(self.slabs, i) != _FREE]
 
     def _trim(self, keep: int) -> int:
         """Release free slabs (largest first) until at most `keep` bytes of them remain; bytes released.

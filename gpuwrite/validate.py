@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -28,6 +29,11 @@ from .integrations.device_data import DeviceTable
 from .options import INT_MAX, WriteOptions
 from .rebase import LAST_SWITCH_GREGORIAN_MICROS, rebase_dates, rebase_timestamps
 from .schema import FileSchema, Leaf
+
+if TYPE_CHECKING:
+    from .backends.workpool import WorkPool
+
+THREADED_CHECK_ROWS = 1 << 16  # smaller batches are checked on the calling thread (a hand-off costs more)
 
 # The longest value a page can hold: a page's size is an i32 and holds the value with its framing (a length
 # or DELTA_BYTE_ARRAY's two small length blocks) and levels, well under 64 bytes for a page of one value.
@@ -52,19 +58,21 @@ class _Where:
 
 
 def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int,
-                on_device: Callable[[Leaf], bool] | None = None) -> None:
+                on_device: Callable[[Leaf], bool] | None = None, pool: WorkPool | None = None) -> None:
     """Raise a GpuwriteError naming the column (and row) if the writer must refuse `piece`; change nothing.
 
     `written` is the number of rows the file holds before this batch (for the row numbers in messages).
     `on_device`: the leaves whose values the backend checks itself where they are converted (the GPU backend:
     decimal precision and UTF-8 in `backends/device/checks.py`, timestamp and rebase refusals in its
     conversion); only their names, types, nulls and value sizes are checked here, which reads no values.
+    `pool`: the writer's threads, which check the leaves side by side.
     """
     _check_names_and_types(piece, schema)
     if piece.num_rows == 0:
         return
     if isinstance(piece, DeviceTable):
         _device_batch_checks(piece, schema, written, on_device)
+    host_jobs: list[tuple[Leaf, list[tuple[Finder, Describe]]]] = []
     for leaf in schema.leaves:
         if isinstance(piece, DeviceTable) and on_device is not None and on_device(leaf):
             continue  # checked on the device (above, and where it is converted)
@@ -79,11 +87,32 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writt
         checks = _value_checks(leaf, opts)
         if on_device is not None and on_device(leaf):
             checks = [c for c in checks if c[0] is _first_too_long]
-        for base, chunk in _chunks(piece.column(leaf.index)):
-            where = _Where(written, base)
-            values, lists = _present_values(chunk, leaf, where)
-            for find, describe in checks:
-                _run_check(values, lists, leaf, where, find, describe)
+        if isinstance(piece, DeviceTable):
+            _check_leaf(piece, leaf, checks, written)
+        else:  # even with no value checks: _present_values refuses nulls in non-nullable nested fields
+            host_jobs.append((leaf, checks))
+    if pool is None or len(host_jobs) < 2 or piece.num_rows < THREADED_CHECK_ROWS:
+        for leaf, checks in host_jobs:
+            _check_leaf(piece, leaf, checks, written)
+        return
+    # the leaves side by side on the writer's threads (the checks' kernels release the GIL); waited for in
+    # schema order, so the error is the first failing leaf's, as when checked one after another
+    futures = [pool.submit(_check_leaf, piece, leaf, checks, written) for leaf, checks in host_jobs]
+    try:
+        for future in futures:
+            future.result()
+    finally:
+        for future in futures:
+            future.cancel()
+
+
+def _check_leaf(piece: ArrowPiece, leaf: Leaf, checks: list[tuple[Finder, Describe]], written: int) -> None:
+    """Run one leaf's value checks over every chunk of its column."""
+    for base, chunk in _chunks(piece.column(leaf.index)):
+        where = _Where(written, base)
+        values, lists = _present_values(chunk, leaf, where)
+        for find, describe in checks:
+            _run_check(values, lists, leaf, where, find, describe)
 
 
 def _device_batch_checks(piece: DeviceTable, schema: FileSchema, written: int,

@@ -94,7 +94,8 @@ class FileWriter:
                 piece = piece.to_host()
             else:
                 piece.adopt(device)  # reads and their counts on the writer's device
-        check_batch(piece, self.schema, self.options, self._rows_in, self._backend.checks_values)
+        check_batch(piece, self.schema, self.options, self._rows_in, self._backend.checks_values,
+                    getattr(self._backend, "pool", None))
         if piece.num_rows == 0:
             return
         try:

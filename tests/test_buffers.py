@@ -74,16 +74,16 @@ def test_free_slabs_are_released_after_the_idle_time(monkeypatch: pytest.MonkeyP
 
 
 def test_release_memory_and_the_retained_cap(monkeypatch: pytest.MonkeyPatch, _fresh: buffers._Slabs) -> None:
-    arrays = [buffers.empty((k + 1) * buffers.MIN_BYTES, np.uint8) for k in range(3)]
+    arrays = [buffers.empty((k + 4) * buffers.MIN_BYTES, np.uint8) for k in range(3)]  # 4, 5 and 6 MiB
     del arrays
-    assert buffers.kept_bytes() == 6 * buffers.MIN_BYTES
-    monkeypatch.setattr(buffers, "RETAIN_BYTES", 3 * buffers.MIN_BYTES)
-    held = buffers.empty(20 * buffers.MIN_BYTES, np.uint8)  # a new slab: free ones over the cap go, largest first
-    assert buffers.kept_bytes() == 3 * buffers.MIN_BYTES
-    assert gpuwrite.release_memory() == 3 * buffers.MIN_BYTES
+    assert buffers.kept_bytes() == 15 * buffers.MIN_BYTES
+    monkeypatch.setattr(buffers, "RETAIN_BYTES", 5 * buffers.MIN_BYTES)
+    held = buffers.empty(buffers.MIN_BYTES, np.uint8)  # fits none: a new slab; free ones over the cap go, largest first
+    assert buffers.kept_bytes() == 4 * buffers.MIN_BYTES
+    assert gpuwrite.release_memory() == 4 * buffers.MIN_BYTES
     assert buffers.kept_bytes() == 0
     del held
-    assert buffers.kept_bytes() == 20 * buffers.MIN_BYTES
+    assert buffers.kept_bytes() == buffers.MIN_BYTES
 
 
 def test_a_second_write_of_the_same_shape_reuses_every_slab(tmp_path, _fresh: buffers._Slabs) -> None:
@@ -113,3 +113,13 @@ def test_a_forked_child_starts_with_no_slabs(_fresh: buffers._Slabs) -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     del held
+
+
+def test_free_slabs_smaller_than_a_new_request_are_released(_fresh: buffers._Slabs) -> None:
+    """A stream's row groups grow: the last one's slabs, too small for the next, do not stay beside its new ones."""
+    small = buffers.empty(2 * buffers.MIN_BYTES, np.uint8)
+    busy = buffers.empty(2 * buffers.MIN_BYTES, np.uint8)
+    del small
+    larger = buffers.empty(5 * buffers.MIN_BYTES, np.uint8)
+    assert buffers.kept_bytes() == 0  # the free small slab went; the busy one stays
+    assert len(_fresh.slabs) == 2 and busy.nbytes + larger.nbytes == 7 * buffers.MIN_BYTES

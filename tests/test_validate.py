@@ -215,3 +215,40 @@ def test_decimal32_and_64_write_as_decimal128(tmp_path, narrow, wide):
     bad = pa.Array.from_buffers(narrow, 2, [None, pa.py_buffer(raw)])
     with pytest.raises(ValueCheckError, match=r"column 'd', row 1 of the batch"):
         gpuwrite.write_table(pa.table({"d": bad}), tmp_path / "bad.parquet", device="cpu")
+
+
+def test_leaves_checked_side_by_side_report_the_first_failing_leaf(monkeypatch):
+    """With the writer's threads the leaves' value checks run on them; the error is still the first failing
+    leaf's in schema order (a later leaf that fails sooner does not win), and a clean batch passes."""
+    import threading
+
+    from gpuwrite.backends.workpool import WorkPool
+    from gpuwrite.options import WriteOptions
+    from gpuwrite.schema import FileSchema
+    from gpuwrite.validate import _check_leaf, check_batch
+
+    bad_text = pa.array([b"ok", b"\xff"], pa.binary()).view(pa.string())
+    wide = pa.array([Decimal("1.00"), Decimal("123.45")], pa.decimal128(5, 2)).cast(pa.decimal128(3, 2), safe=False)
+    table = pa.table({"ok": pa.array(["a", "b"]), "s": bad_text, "d": wide, "t": bad_text})
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    threads: list[str] = []
+
+    def recording(*args):
+        threads.append(threading.current_thread().name)
+        return _check_leaf(*args)
+
+    monkeypatch.setattr("gpuwrite.validate._check_leaf", recording)
+    monkeypatch.setattr("gpuwrite.validate.THREADED_CHECK_ROWS", 1)
+    pool = WorkPool(2, name="check-test")
+    try:
+        with pytest.raises(ValueCheckError, match="column 's'"):
+            check_batch(table, schema, opts, 0, pool=pool)
+        assert threads and all(name.startswith("check-test") for name in threads)
+        with pytest.raises(ValueCheckError, match="column 'd'"):
+            check_batch(table.drop_columns(["s"]), FileSchema.from_arrow(table.drop_columns(["s"]).schema, opts),
+                        opts, 0, pool=pool)
+        clean = table.select(["ok"]).append_column("u", pa.array(["x", "y"]))
+        check_batch(clean, FileSchema.from_arrow(clean.schema, opts), opts, 0, pool=pool)
+    finally:
+        pool.shutdown()
