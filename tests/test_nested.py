@@ -273,9 +273,10 @@ def nested_tables(draw: Any) -> pa.Table:
 def test_random_nested_round_trip(tmp_path_factory, table, legacy, page_size):
     path = tmp_path_factory.mktemp("prop") / "p.parquet"
     gpuwrite.write_table(table, path, legacy_format=legacy, page_size=page_size, page_row_count_limit=7)
-    if legacy and _repeated_nested_element(table.schema.field("v").type):
+    if legacy and _repeated_nested_element(table.schema.field("v").type) and table.num_rows:
         # Spark's legacy layout writes a non-null list / map element as `repeated group array (LIST|MAP)`, which
-        # pyarrow refuses to read (DuckDB and Spark read it): only DuckDB checks the values here
+        # pyarrow refuses to read (DuckDB and Spark read it): only DuckDB checks the values here (pyarrow reads
+        # a file of no rows, whose schema it does not refuse until it reads a column chunk)
         with pytest.raises(pa.ArrowInvalid, match="must not be repeated"):
             pq.read_table(path)
     else:

@@ -405,3 +405,33 @@ def test_compacted_values_are_converted_in_place(monkeypatch):
         want = leaf_data(table.column(leaf.index), leaf, opts)
         assert np.array_equal(got.values, want.values), leaf.name
         assert np.array_equal(got.valid, want.valid), leaf.name
+
+
+def test_small_chunks_of_a_step_are_converted_as_one(tmp_path, monkeypatch):
+    """A step of many small batches (a Spark task's 10k-row batches) converts each leaf once, not once per
+    batch; dictionary-encoded columns keep their chunks; the bytes are those of one write of the whole table."""
+    import gpuwrite.window as window_module
+
+    table = _table(3000)
+    codes = pa.array(["x", "y", "z"] * 1000).dictionary_encode()
+    table = table.append_column("code", codes)
+    calls: list[str] = []
+    real = window_module.leaf_data
+
+    def counting(column, leaf, options, into=None, memo=None):
+        calls.append(leaf.dotted)
+        return real(column, leaf, options, into, memo)
+
+    monkeypatch.setattr(window_module, "leaf_data", counting)
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    window = RowWindow(schema, opts)
+    for batch in table.to_batches(max_chunksize=300):  # 10 chunks, each with its own dictionary
+        window.push(batch)
+    window.start_row_group(None)
+    window.extend()
+    assert window.at_end
+    flat = [leaf.dotted for leaf in schema.leaves if leaf.dotted != "code"]
+    assert all(calls.count(name) == 1 for name in flat), calls
+    assert calls.count("code") == 10
+    assert _write(tmp_path / "a.parquet", table, 300) == _write(tmp_path / "b.parquet", table, 3000)
