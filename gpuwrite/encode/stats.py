@@ -11,9 +11,7 @@ import numpy as np
 from gpuwrite.kernels.stats import (
     bytes_minmax,
     bytes_minmax_ids,
-    float_nans,
-    total_order_minmax32,
-    total_order_minmax64,
+    float_stats,
 )
 
 from ..leafdata import LeafData
@@ -72,13 +70,10 @@ def page_stats(leaf: Leaf, data: LeafData, va: int, vb: int, nulls: int,
         vals = data.value_array[va:vb]
         imin, imax = va + int(vals.argmin()), va + int(vals.argmax())
     elif leaf.physical in (FLOAT, DOUBLE):
-        bits = canonical_bits(leaf.kind, data.value_array[va:vb])
-        minmax = total_order_minmax32 if leaf.physical == FLOAT else total_order_minmax64
-        imin, imax = minmax(bits, 0, vb - va)
-        imin, imax = va + imin, va + imax
-        nans, top = float_nans(bits, 0, vb - va, leaf.physical == FLOAT)
+        wide = leaf.physical == DOUBLE
+        imin, imax, nans, top = float_stats(data.value_array.view(np.int64 if wide else np.int32), va, vb, wide)
         return stats_at(leaf, data, vb - va, nulls, imin=int(imin), imax=int(imax), same=True,
-                        nan=(int(nans), va + int(top) if top >= 0 else -1))
+                        nan=(int(nans), int(top)))
     elif ids is not None:
         seen = np.zeros(ids[1], dtype=np.uint8)
         imin, imax, same = bytes_minmax_ids(data.byte_offsets, data.byte_data, va, ids[0], seen, leaf.is_decimal)
