@@ -16,7 +16,6 @@ from gpuwrite.kernels.stats import (
 
 from ..leafdata import LeafData
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, Leaf
-from .rules import canonical_bits
 
 MAX_STATS_SIZE = 4096  # SPEC: ParquetMetadataConverter.MAX_STATS_SIZE
 
@@ -50,6 +49,16 @@ class PageStats:
         if self.nan_count:
             return self.min_bytes, self.max_not_nan_bytes
         return self.min_bytes, self.max_bytes
+
+
+def _canonical(bits: int, width: int) -> int:
+    """Unsigned IEEE bits of a float (`width` 32) or double (64) with any NaN as Java's floatToIntBits /
+    doubleToLongBits give it (`kernels/plain.canonical32/64` for two values, without a kernel call)."""
+    exponent = 0x7F800000 if width == 32 else 0x7FF0000000000000
+    magnitude = (1 << (width - 1)) - 1
+    if bits & magnitude > exponent:
+        return 0x7FC00000 if width == 32 else 0x7FF8000000000000
+    return bits
 
 
 def _float_key(bits: int, width: int) -> int:
@@ -102,8 +111,8 @@ def stats_at(leaf: Leaf, data: LeafData, count: int, nulls: int, *, imin: int, i
 
 def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same: bool,
              nan: tuple[int, int | None] = (0, None)) -> PageStats:
-    """Page statistics from its min and max values: integers (booleans 0 / 1), raw IEEE bits of floats (NaN
-    payloads are canonicalised here, as Java's floatToIntBits does), or bytes; for floats, `nan` is the NaN
+    """Page statistics from its min and max values: integers (booleans 0 / 1), raw IEEE bits of floats (signed or
+    unsigned; NaN payloads are canonicalised here, as Java's floatToIntBits does), or bytes; for floats, `nan` is the NaN
     count and the raw bits of the largest non-NaN value (None when there is none)."""
     st = PageStats(null_count=nulls, num_values=count)
     if count <= 0:
@@ -115,9 +124,8 @@ def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same
         st.min_bytes, st.max_bytes = struct.pack(fmt, int(lo)), struct.pack(fmt, int(hi))
     elif leaf.physical in (FLOAT, DOUBLE):
         width = 32 if leaf.physical == FLOAT else 64
-        pair = canonical_bits(leaf.kind, np.array([lo, hi], dtype=np.int32 if width == 32 else np.int64))
         mask = (1 << width) - 1
-        lo, hi = int(pair[0]) & mask, int(pair[1]) & mask
+        lo, hi = _canonical(int(lo) & mask, width), _canonical(int(hi) & mask, width)
         st.min_key, st.max_key = _float_key(lo, width), _float_key(hi, width)
         st.min_bytes, st.max_bytes = lo.to_bytes(width // 8, "little"), hi.to_bytes(width // 8, "little")
         st.nan_count, top = nan
