@@ -88,7 +88,7 @@ def pack_padded(vals: np.ndarray, start: int, valid: int, count: int, width: int
     return pos
 
 
-@jit
+@jit_inline
 def put_word32(out: np.ndarray, pos: int, acc: np.uint64) -> int:
     """Write the low 32 bits of acc little-endian at out[pos:]; return the new position."""
     out[pos] = np.uint8(acc & np.uint64(0xFF))
@@ -111,7 +111,7 @@ def put_bits32(out: np.ndarray, pos: int, acc: np.uint64, nbits: int, v: np.uint
     return pos, acc, nbits
 
 
-@jit
+@jit_inline
 def flush_bits(out: np.ndarray, pos: int, acc: np.uint64, nbits: int) -> int:
     """Write the accumulator's remaining `nbits` bits as whole bytes (the last one zero-padded); the new
     position."""

@@ -230,12 +230,27 @@ def _rle_levels(levels: Array, ea: int, eb: int, width: int) -> bytes:
     return out[:end].tobytes()
 
 
+def _run_of(level: int, count: int, width: int) -> bytes:
+    """`_rle_levels` of `count` >= 8 equal levels, without a kernel call: parquet-java's encoder makes them one
+    repeated run (ULEB128 header count << 1, then the level in (width + 7) // 8 little-endian bytes)."""
+    header = count << 1
+    out = bytearray()
+    while header >= 0x80:
+        out.append((header & 0x7F) | 0x80)
+        header >>= 7
+    out.append(header)
+    return bytes(out) + level.to_bytes((width + 7) // 8, "little")
+
+
 def encode_levels(leaf: Leaf, data: LeafData, span: PageSpan) -> tuple[bytes, bytes]:
-    """Repetition and definition level sections of a page."""
+    """Repetition and definition level sections of a page (a page whose entries all hold a value has every
+    definition level at its maximum: one run, written without the encoder)."""
     rep = b""
     if leaf.max_rep:
         assert data.rep is not None
         rep = _rle_levels(data.rep, span.ea, span.eb, leaf.rep_width)
+    if leaf.def_width and span.num_nulls == 0 and span.num_values >= 8:
+        return rep, _run_of(leaf.max_def, span.num_values, leaf.def_width)
     return rep, _rle_levels(data.def_levels, span.ea, span.eb, leaf.def_width)
 
 

@@ -11,14 +11,11 @@ import numpy as np
 from gpuwrite.kernels.stats import (
     bytes_minmax,
     bytes_minmax_ids,
-    float_nans,
-    total_order_minmax32,
-    total_order_minmax64,
+    float_stats,
 )
 
 from ..leafdata import LeafData
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, Leaf
-from .rules import canonical_bits
 
 MAX_STATS_SIZE = 4096  # SPEC: ParquetMetadataConverter.MAX_STATS_SIZE
 
@@ -54,6 +51,16 @@ class PageStats:
         return self.min_bytes, self.max_bytes
 
 
+def _canonical(bits: int, width: int) -> int:
+    """Unsigned IEEE bits of a float (`width` 32) or double (64) with any NaN as Java's floatToIntBits /
+    doubleToLongBits give it (`kernels/plain.canonical32/64` for two values, without a kernel call)."""
+    exponent = 0x7F800000 if width == 32 else 0x7FF0000000000000
+    magnitude = (1 << (width - 1)) - 1
+    if bits & magnitude > exponent:
+        return 0x7FC00000 if width == 32 else 0x7FF8000000000000
+    return bits
+
+
 def _float_key(bits: int, width: int) -> int:
     """Java Float/Double.compare order as a signed integer key of canonical bits."""
     sign = 1 << (width - 1)
@@ -72,13 +79,10 @@ def page_stats(leaf: Leaf, data: LeafData, va: int, vb: int, nulls: int,
         vals = data.value_array[va:vb]
         imin, imax = va + int(vals.argmin()), va + int(vals.argmax())
     elif leaf.physical in (FLOAT, DOUBLE):
-        bits = canonical_bits(leaf.kind, data.value_array[va:vb])
-        minmax = total_order_minmax32 if leaf.physical == FLOAT else total_order_minmax64
-        imin, imax = minmax(bits, 0, vb - va)
-        imin, imax = va + imin, va + imax
-        nans, top = float_nans(bits, 0, vb - va, leaf.physical == FLOAT)
+        wide = leaf.physical == DOUBLE
+        imin, imax, nans, top = float_stats(data.value_array.view(np.int64 if wide else np.int32), va, vb, wide)
         return stats_at(leaf, data, vb - va, nulls, imin=int(imin), imax=int(imax), same=True,
-                        nan=(int(nans), va + int(top) if top >= 0 else -1))
+                        nan=(int(nans), int(top)))
     elif ids is not None:
         seen = np.zeros(ids[1], dtype=np.uint8)
         imin, imax, same = bytes_minmax_ids(data.byte_offsets, data.byte_data, va, ids[0], seen, leaf.is_decimal)
@@ -107,8 +111,8 @@ def stats_at(leaf: Leaf, data: LeafData, count: int, nulls: int, *, imin: int, i
 
 def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same: bool,
              nan: tuple[int, int | None] = (0, None)) -> PageStats:
-    """Page statistics from its min and max values: integers (booleans 0 / 1), raw IEEE bits of floats (NaN
-    payloads are canonicalised here, as Java's floatToIntBits does), or bytes; for floats, `nan` is the NaN
+    """Page statistics from its min and max values: integers (booleans 0 / 1), raw IEEE bits of floats (signed or
+    unsigned; NaN payloads are canonicalised here, as Java's floatToIntBits does), or bytes; for floats, `nan` is the NaN
     count and the raw bits of the largest non-NaN value (None when there is none)."""
     st = PageStats(null_count=nulls, num_values=count)
     if count <= 0:
@@ -120,9 +124,8 @@ def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same
         st.min_bytes, st.max_bytes = struct.pack(fmt, int(lo)), struct.pack(fmt, int(hi))
     elif leaf.physical in (FLOAT, DOUBLE):
         width = 32 if leaf.physical == FLOAT else 64
-        pair = canonical_bits(leaf.kind, np.array([lo, hi], dtype=np.int32 if width == 32 else np.int64))
         mask = (1 << width) - 1
-        lo, hi = int(pair[0]) & mask, int(pair[1]) & mask
+        lo, hi = _canonical(int(lo) & mask, width), _canonical(int(hi) & mask, width)
         st.min_key, st.max_key = _float_key(lo, width), _float_key(hi, width)
         st.min_bytes, st.max_bytes = lo.to_bytes(width // 8, "little"), hi.to_bytes(width // 8, "little")
         st.nan_count, top = nan

@@ -10,8 +10,7 @@ from gpuwrite.kernels.stats import (
     bytes_minmax,
     bytes_minmax_ids,
     float_nans,
-    total_order_minmax32,
-    total_order_minmax64,
+    float_stats,
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -36,53 +35,6 @@ def windows(draw: st.DrawFn, n: int) -> tuple[int, int]:
     start = draw(st.integers(0, n - 1))
     end = draw(st.integers(start + 1, n))
     return start, end
-
-
-@SETTINGS
-@given(st.data(), st.lists(st.integers(0, 2**32 - 1) | st.sampled_from(SPECIAL32), min_size=1, max_size=200))
-def test_float_minmax(data: st.DataObject, bits: list[int]) -> None:
-    """FLOAT min/max over canonical bits equal sorted() under Java's Float.compare."""
-    raw = np.asarray(bits, dtype=np.uint32)
-    canon = canonical_float_bits32(raw.view(np.int32))
-    start, end = data.draw(windows(len(bits)))
-    imin, imax = total_order_minmax32(canon, start, end)
-    floats = [float(x) for x in raw.view(np.float32)[start:end]]
-    ordered = sorted(floats, key=java_float_key)
-    assert start <= imin < end and start <= imax < end
-    got = canon.view(np.float32)
-    assert java_float_key(float(got[imin])) == java_float_key(ordered[0])
-    assert java_float_key(float(got[imax])) == java_float_key(ordered[-1])
-
-
-@SETTINGS
-@given(st.data(), st.lists(st.integers(0, 2**64 - 1) | st.sampled_from(SPECIAL64), min_size=1, max_size=200))
-def test_double_minmax(data: st.DataObject, bits: list[int]) -> None:
-    """DOUBLE min/max over canonical bits equal sorted() under Java's Double.compare."""
-    raw = np.asarray(bits, dtype=np.uint64)
-    canon = canonical_float_bits64(raw.view(np.int64))
-    start, end = data.draw(windows(len(bits)))
-    imin, imax = total_order_minmax64(canon, start, end)
-    floats = [float(x) for x in raw.view(np.float64)[start:end]]
-    ordered = sorted(floats, key=java_float_key)
-    assert start <= imin < end and start <= imax < end
-    got = canon.view(np.float64)
-    assert java_float_key(float(got[imin])) == java_float_key(ordered[0])
-    assert java_float_key(float(got[imax])) == java_float_key(ordered[-1])
-
-
-def test_float_order_fixed() -> None:
-    """-0.0 is below 0.0, NaN (any payload, either sign) is above +Infinity."""
-    vals = np.array([0.0, -0.0, np.inf, -np.inf, 1.5], dtype=np.float32)
-    canon = canonical_float_bits32(vals.view(np.int32))
-    assert total_order_minmax32(canon, 0, 2) == (1, 0)
-    nan = np.array([0xFFC00001, 0x7F800000, 0x00000000], dtype=np.uint32)
-    canon = canonical_float_bits32(nan.view(np.int32))
-    imin, imax = total_order_minmax32(canon, 0, 3)
-    assert (imin, imax) == (2, 0)
-    dvals = np.array([-0.0, 0.0, -np.nan], dtype=np.float64)
-    canon64 = canonical_float_bits64(dvals.view(np.int64))
-    assert total_order_minmax64(canon64, 0, 2) == (0, 1)
-    assert total_order_minmax64(canon64, 0, 3) == (0, 2)
 
 
 def _pack(values: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
@@ -184,3 +136,70 @@ def test_double_nans_count_and_largest_finite(bits: list[int]) -> None:
     assert nans == sum(math.isnan(x) for x in doubles)
     finite = [x for x in doubles if not math.isnan(x)]
     assert (top == -1) if not finite else java_float_key(doubles[top]) == java_float_key(max(finite, key=java_float_key))
+
+
+def _float_stats_reference(values: list[float], start: int) -> tuple[int, int, int, int]:
+    """float_stats in plain Python: first index of the min and of the max under Java's Float/Double.compare,
+    the NaN count, and the first index of the largest non-NaN value (-1 when none)."""
+    keys = [java_float_key(x) for x in values]
+    imin = start + keys.index(min(keys))
+    imax = start + keys.index(max(keys))
+    finite = [k for k, x in zip(keys, values, strict=True) if not math.isnan(x)]
+    top = start + keys.index(max(finite)) if finite else -1
+    return imin, imax, sum(math.isnan(x) for x in values), top
+
+
+def _bits_lists(special: list[int], width: int) -> st.SearchStrategy[list[int]]:
+    """Raw IEEE bit patterns: any bits, the special values (zeros, infinities, NaNs of any payload and sign),
+    or a few values drawn from a small pool (many ties), up to a few vector widths long."""
+    one = st.integers(0, 2**width - 1) | st.sampled_from(special)
+    return st.lists(one, min_size=1, max_size=300) | st.lists(one, min_size=1, max_size=4).flatmap(
+        lambda pool: st.lists(st.sampled_from(pool), min_size=1, max_size=300))
+
+
+@SETTINGS
+@given(st.data(), _bits_lists(SPECIAL32, 32))
+def test_float_stats_floats(data: st.DataObject, bits: list[int]) -> None:
+    """float_stats over raw float bits equals the Python reference, and float_nans (the GPU path's) over the
+    canonical bits."""
+    raw = np.asarray(bits, dtype=np.uint32).view(np.int32)
+    start, end = data.draw(windows(len(bits)))
+    got = float_stats(raw, start, end, False)
+    assert got == _float_stats_reference(raw.view(np.float32)[start:end].tolist(), start)
+    canon = canonical_float_bits32(raw)
+    nans, top = float_nans(canon, start, end, True)
+    assert got[2:] == (nans, top)
+
+
+@SETTINGS
+@given(st.data(), _bits_lists(SPECIAL64, 64))
+def test_float_stats_doubles(data: st.DataObject, bits: list[int]) -> None:
+    """float_stats over raw double bits equals the Python reference, and float_nans over the canonical bits."""
+    raw = np.asarray(bits, dtype=np.uint64).view(np.int64)
+    start, end = data.draw(windows(len(bits)))
+    got = float_stats(raw, start, end, True)
+    assert got == _float_stats_reference(raw.view(np.float64)[start:end].tolist(), start)
+    canon = canonical_float_bits64(raw)
+    nans, top = float_nans(canon, start, end, False)
+    assert got[2:] == (nans, top)
+
+
+def test_float_stats_fixed() -> None:
+    """Hand-picked: -0.0 < 0.0 (first of ties), NaN of any payload is the max and never the top, all-NaN pages,
+    a single value, infinities, an empty range."""
+    d = np.array([0.0, -0.0, -0.0, np.inf, -np.inf, 2.0], dtype=np.float64).view(np.int64)
+    assert float_stats(d, 0, 3, True) == (1, 0, 0, 0)
+    assert float_stats(d, 0, 6, True) == (4, 3, 0, 3)
+    nan = np.array([0x7FF0000000000001, 0xFFF8000000000000, 0x3FF0000000000000, 0x7FF8000000000000],
+                   dtype=np.uint64).view(np.int64)
+    assert float_stats(nan, 0, 4, True) == (2, 0, 3, 2)
+    assert float_stats(nan, 0, 2, True) == (0, 0, 2, -1)  # all NaN: min and max are the first NaN
+    assert float_stats(nan, 3, 4, True) == (3, 3, 1, -1)
+    assert float_stats(nan, 2, 3, True) == (2, 2, 0, 2)  # a single value
+    assert float_stats(nan, 1, 1, True) == (1, 1, 0, -1)  # empty
+    f = np.array([0xFFC00001, 0x7F800000, 0x80000000, 0x00000000], dtype=np.uint32).view(np.int32)
+    assert float_stats(f, 0, 4, False) == (2, 0, 1, 1)
+    big = np.full(1000, -0.0)
+    big[637] = 0.0
+    big[901] = 0.0
+    assert float_stats(big.view(np.int64), 0, 1000, True) == (0, 637, 0, 637)

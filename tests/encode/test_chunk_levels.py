@@ -1,0 +1,68 @@
+"""encode/chunk: level sections; a page whose entries all hold a value gets its one-run definition levels
+without the RLE encoder, with the encoder's bytes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpuwrite.columns import leaf_data
+from gpuwrite.encode.chunk import PageSpan, _rle_levels, _run_of, encode_levels
+from gpuwrite.options import WriteOptions
+from gpuwrite.schema import FileSchema
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+COUNTS = st.integers(8, 70_000) | st.sampled_from([8, 9, 15, 16, 63, 64, 504, 505, 8191, 8192, 20_000, 65_536])
+
+
+@SETTINGS
+@given(st.integers(1, 8).flatmap(lambda w: st.tuples(st.just(w), st.integers(0, (1 << w) - 1))), COUNTS)
+def test_run_of_equals_encoder(width_level: tuple[int, int], count: int) -> None:
+    """`_run_of` gives the RLE encoder's bytes for `count` equal levels at every level width."""
+    width, level = width_level
+    levels = np.full(count, level, dtype=np.uint8)
+    assert _run_of(level, count, width) == _rle_levels(levels, 0, count, width)
+
+
+def _nulls(rng: np.random.Generator, rows: int) -> np.ndarray:
+    """A few stretches of nulls, all in the first half of the rows."""
+    nulls = np.zeros(rows, dtype=bool)
+    for start in rng.integers(0, rows // 2, 3):
+        nulls[start:min(start + int(rng.integers(1, 30)), rows // 2)] = True
+    return nulls
+
+
+def _table(rng: np.random.Generator, rows: int) -> pa.Table:
+    """Flat and nested nullable columns (lists of 0..3, empty ones too; a struct with a nullable field) whose
+    nulls lie in the first half."""
+    ints = pa.array(rng.integers(-50, 50, rows), mask=_nulls(rng, rows))
+    lists = pa.array([None if n else [float(x) for x in range(int(k))]
+                      for n, k in zip(_nulls(rng, rows), rng.integers(0, 4, rows), strict=True)],
+                     pa.list_(pa.float64()))
+    inner = pa.array(rng.integers(0, 9, rows).astype(np.int32), mask=_nulls(rng, rows))
+    structs = pa.StructArray.from_arrays([inner], names=["x"], mask=pa.array(_nulls(rng, rows)))
+    return pa.table({"i": ints, "l": lists, "s": structs})
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(20, 300))
+def test_encode_levels_equals_encoder(seed: int, rows: int) -> None:
+    """Every page's level sections equal the encoder's over its levels, pages with and without nulls alike (the
+    pages of the second half hold no null)."""
+    rng = np.random.default_rng(seed)
+    table = _table(rng, rows)
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    fast = 0
+    for leaf in schema.leaves:
+        data = leaf_data(table.column(leaf.index), leaf, opts)
+        cuts = sorted({0, rows // 2, rows, *rng.integers(1, rows // 2, 5).tolist()})
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            span = PageSpan.of(data, a, b)
+            rep = _rle_levels(data.rep, span.ea, span.eb, leaf.rep_width) if leaf.max_rep else b""
+            assert encode_levels(leaf, data, span) == (rep, _rle_levels(data.def_levels, span.ea, span.eb,
+                                                                        leaf.def_width))
+            fast += span.num_nulls == 0 and span.num_values >= 8
+    assert fast > 0  # the one-run path was taken
