@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from . import buffers
 from .errors import GpuwriteError
 from .kernels.compact import compact_words
 from .leafdata import LeafBuffer, LeafData
@@ -177,7 +178,11 @@ def _binary(arr: pa.Array, valid: np.ndarray | None) -> tuple[np.ndarray, np.nda
         if np.any(ends[~valid] != starts[~valid]):
             return _binary(pc.drop_null(arr), None)  # null slots that hold bytes: compact by copying
         offsets = np.append(starts[valid], offsets[-1:])
-    return offsets.astype(np.int64, copy=False), data
+    if offsets.dtype != np.int64:  # widened into a kept slab (`buffers`): no fresh pages per write
+        wide_offsets = buffers.empty(len(offsets), np.int64)
+        wide_offsets[:] = offsets
+        return wide_offsets, data
+    return offsets, data
 
 
 def decode_dictionary(arr: pa.DictionaryArray) -> pa.Array:

@@ -21,6 +21,7 @@ import numpy as np
 
 from gpuwrite.kernels import schedule as k
 
+from . import buffers
 from .leafdata import LeafData
 from .options import WriteOptions
 from .schema import Leaf
@@ -76,12 +77,15 @@ class _Parts:
         return start
 
     def join(self) -> np.ndarray:
-        """The parts in one zero-padded array."""
-        out: np.ndarray = np.zeros(self.size + self.unit, dtype=self.dtype)
+        """The parts in one zero-padded array (cut from a kept slab when large: `buffers`)."""
+        out: np.ndarray = buffers.empty(self.size + self.unit, self.dtype)
         pos = 0
         for p in self.parts:
             out[pos:pos + len(p)] = p
-            pos += -(-len(p) // self.unit) * self.unit
+            end = pos + -(-len(p) // self.unit) * self.unit
+            out[pos + len(p):end] = 0
+            pos = end
+        out[pos:] = 0
         return out
 
 

@@ -3,6 +3,7 @@ an idle time or on request (issue 15: fresh memory cost the writing threads syst
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterator
 
@@ -93,6 +94,7 @@ def test_a_second_write_of_the_same_shape_reuses_every_slab(tmp_path, _fresh: bu
     table = pa.table({"k": pa.array(rng.integers(0, 1 << 30, n), pa.int64(), mask=mask),
                       "v": pa.array(rng.integers(0, 100, n).astype(np.int32), mask=mask)})
     gpuwrite.write_table(table, str(tmp_path / "a.parquet"))
+    gc.collect()  # the first writer's objects, some in reference cycles, let go of their slabs
     created = _fresh.created
     assert created > 0
     gpuwrite.write_table(table, str(tmp_path / "b.parquet"))
