@@ -84,7 +84,10 @@ def test_concurrent_error_mode_writers_have_exactly_one_winner(tmp_path):
         winners = [(who, files) for who, outcome, files in outcomes if outcome == "ok"]
         assert len(winners) == 1, outcomes
         losers = [detail for _, outcome, detail in outcomes if outcome != "ok"]
-        assert len(losers) == WRITERS - 1 and all("already exists" in str(m) for m in losers), outcomes
+        odd = [(who, outcome, str(detail)) for who, outcome, detail in outcomes
+               if outcome != "ok" and "already exists" not in str(detail)]
+        # each odd loser's whole message (pytest cuts a long list short): one failed once under load, unexplained
+        assert len(losers) == WRITERS - 1 and not odd, "\n".join(f"writer {w} {o}: {d}" for w, o, d in odd)
         who, files = winners[0]
         target = tmp_path / f"t{r}"
         assert _table_files(target) == files and (target / "_SUCCESS").exists()
