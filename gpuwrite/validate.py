@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from gpuwrite.kernels.checks import ascii_strings, decimal_first_outside, first_longer
 from gpuwrite.kernels.rebase import LAST_SWITCH_GREGORIAN_DAY
 
+from .backends.workpool import wait_in_order
 from .columns import widen_decimal
 from .errors import GpuwriteError, SchemaMismatchError, ValueCheckError
 from .integrations.arrow import ArrowPiece
@@ -97,13 +98,7 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writt
         return
     # the leaves side by side on the writer's threads (the checks' kernels release the GIL); waited for in
     # schema order, so the error is the first failing leaf's, as when checked one after another
-    futures = [pool.submit(_check_leaf, piece, leaf, checks, written) for leaf, checks in host_jobs]
-    try:
-        for future in futures:
-            future.result()
-    finally:
-        for future in futures:
-            future.cancel()
+    wait_in_order([pool.submit(_check_leaf, piece, leaf, checks, written) for leaf, checks in host_jobs])
 
 
 def _check_leaf(piece: ArrowPiece, leaf: Leaf, checks: list[tuple[Finder, Describe]], written: int) -> None:

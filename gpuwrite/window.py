@@ -27,7 +27,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from .backends.workpool import WorkPool
+from .backends.workpool import WorkPool, wait_in_order
 from .columns import leaf_data
 from .integrations.arrow import ArrowPiece
 from .integrations.device_data import DeviceTable
@@ -160,7 +160,7 @@ class RowWindow:
         converted ahead, or converted now; then start converting the step after it in the background."""
         if not self._settle() and self.unconverted:
             futures, rows = self._convert_step(ahead=False)
-            _wait_in_order(futures)
+            wait_in_order(futures)
             self.rows += rows
             self._window = None
         if self.unconverted and self.pool is not None and self.ready(final=False):
@@ -200,7 +200,7 @@ class RowWindow:
             return False
         futures, rows = self._ahead
         self._ahead = None
-        _wait_in_order(futures)
+        wait_in_order(futures)
         self.rows += rows
         self._window = None
         return True
@@ -247,17 +247,6 @@ def _joined(chunks: list[pa.Array]) -> list[pa.Array]:
             or pa.types.is_dictionary(chunks[0].type):
         return chunks
     return [pa.concat_arrays(chunks)]
-
-
-def _wait_in_order(futures: list[Future]) -> None:
-    """Wait for a step's jobs in schema order, so a failure is the first failing leaf's, as without threads; the
-    jobs not started yet are cancelled on a failure."""
-    try:
-        for future in futures:
-            future.result()
-    finally:
-        for future in futures:
-            future.cancel()
 
 
 def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array], opts: WriteOptions) -> None:

@@ -14,7 +14,7 @@ from ..options import WriteOptions
 from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
 from .rowgroup import PlannedRowGroup
-from .workpool import WorkPool
+from .workpool import WorkPool, wait_in_order
 
 _thread_limit: int | None = None  # cores this process may use for a file's pages (None: every core)
 
@@ -67,12 +67,7 @@ class CpuEncoders:
         # one thread while the other idles), waited for in schema order so a failure is the first column's
         order = sorted(jobs, key=lambda job: -self._cost(*job))
         futures = {c: self.pool.submit(self._encode_column, c, r) for c, r in order}
-        try:
-            for c, _ in jobs:
-                futures[c].result()
-        finally:
-            for future in futures.values():
-                future.cancel()
+        wait_in_order([futures[c] for c, _ in jobs])
 
     def _cost(self, c: int, ranges: Sequence[tuple[int, int]]) -> int:
         """A column's pages' PLAIN-equivalent bytes: what their encoding's time mostly follows."""

@@ -62,6 +62,17 @@ def _run(queues: _Queues) -> None:
         del job, future, fn, args
 
 
+def wait_in_order(futures: list[Future]) -> None:
+    """Wait for jobs in the order given (schema order), so a failure raised is the first job's, as when they
+    ran one after another; the jobs not started yet are cancelled once one fails."""
+    try:
+        for future in futures:
+            future.result()
+    finally:
+        for future in futures:
+            future.cancel()
+
+
 class WorkPool:
     """`workers` threads (started on first use) running `submit`ted jobs before `submit_later` ones, each queue in
     order. Futures are `concurrent.futures.Future`; a job not started yet can be cancelled."""
