@@ -157,31 +157,29 @@ def _bits_lists(special: list[int], width: int) -> st.SearchStrategy[list[int]]:
         lambda pool: st.lists(st.sampled_from(pool), min_size=1, max_size=300))
 
 
+def _check_float_stats(data: st.DataObject, bits: list[int], wide: bool) -> None:
+    """float_stats over raw float (or double, `wide`) bits equals the Python reference, and float_nans (the GPU
+    path's) over the canonical bits."""
+    unsigned, signed, real = (np.uint64, np.int64, np.float64) if wide else (np.uint32, np.int32, np.float32)
+    raw = np.asarray(bits, dtype=unsigned).view(signed)
+    start, end = data.draw(windows(len(bits)))
+    got = float_stats(raw, start, end, wide)
+    assert got == _float_stats_reference(raw.view(real)[start:end].tolist(), start)
+    canon = canonical_float_bits64(raw) if wide else canonical_float_bits32(raw)
+    nans, top = float_nans(canon, start, end, not wide)
+    assert got[2:] == (nans, top)
+
+
 @SETTINGS
 @given(st.data(), _bits_lists(SPECIAL32, 32))
 def test_float_stats_floats(data: st.DataObject, bits: list[int]) -> None:
-    """float_stats over raw float bits equals the Python reference, and float_nans (the GPU path's) over the
-    canonical bits."""
-    raw = np.asarray(bits, dtype=np.uint32).view(np.int32)
-    start, end = data.draw(windows(len(bits)))
-    got = float_stats(raw, start, end, False)
-    assert got == _float_stats_reference(raw.view(np.float32)[start:end].tolist(), start)
-    canon = canonical_float_bits32(raw)
-    nans, top = float_nans(canon, start, end, True)
-    assert got[2:] == (nans, top)
+    _check_float_stats(data, bits, wide=False)
 
 
 @SETTINGS
 @given(st.data(), _bits_lists(SPECIAL64, 64))
 def test_float_stats_doubles(data: st.DataObject, bits: list[int]) -> None:
-    """float_stats over raw double bits equals the Python reference, and float_nans over the canonical bits."""
-    raw = np.asarray(bits, dtype=np.uint64).view(np.int64)
-    start, end = data.draw(windows(len(bits)))
-    got = float_stats(raw, start, end, True)
-    assert got == _float_stats_reference(raw.view(np.float64)[start:end].tolist(), start)
-    canon = canonical_float_bits64(raw)
-    nans, top = float_nans(canon, start, end, False)
-    assert got[2:] == (nans, top)
+    _check_float_stats(data, bits, wide=True)
 
 
 def test_float_stats_fixed() -> None:
