@@ -163,10 +163,10 @@ class RowWindow:
             wait_in_order(futures)
             self.rows += rows
             self._window = None
+        if self._window is None:  # viewed before the next step starts appending to the buffers in the background
+            self._window = LeafWindow([buffer.view() for buffer in self.buffers])
         if self.unconverted and self.pool is not None and self.ready(final=False):
             self._ahead = self._convert_step(ahead=True)
-        if self._window is None:
-            self._window = LeafWindow([buffer.view() for buffer in self.buffers])
         return self._window
 
     def _convert_step(self, ahead: bool) -> tuple[list[Future], int]:
