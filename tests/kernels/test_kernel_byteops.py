@@ -156,3 +156,15 @@ def test_ascii_strings_across_blocks_and_bad_offsets() -> None:
     assert ascii_strings(offsets, raw, 151)  # values from 151 start past the high byte
     assert not ascii_strings(np.array([0, 5, 3, 9], dtype=np.int64), raw, 0)
     assert not ascii_strings(np.array([0, 5, 300_000], dtype=np.int64), raw, 0)
+
+
+def test_ascii_strings_finds_a_high_byte_at_every_place_of_a_word() -> None:
+    """The bytes are read as 8-byte words between byte-wise ends: a high byte is found wherever it lies
+    against the word boundaries, for every alignment of the first value."""
+    for lead in range(9):
+        for bad in range(lead, lead + 40):
+            raw = np.full(lead + 40, ord("x"), dtype=np.uint8)
+            raw[bad] = 0x80
+            offsets = np.array([lead, lead + 17, lead + 40], dtype=np.int64)
+            assert not ascii_strings(offsets, raw, 0), (lead, bad)
+            assert ascii_strings(offsets, raw, 1) == (bad < lead + 17), (lead, bad)
