@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import gc
 import io
+import os
 import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -435,3 +437,48 @@ def test_failed_commit_passes_other_errors_through(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         sink.commit()
     assert sink.closed and list(tmp_path.iterdir()) == []
+
+
+def test_file_sink_gathering_writes_survive_short_writes_and_many_parts(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """write_parts hands a chunk's pieces to os.writev: more pieces than one call takes, a kernel that writes
+    only part of what it was given (resumed mid-piece), and bytes buffered by write() before them all land in
+    order, and `pos` counts every byte."""
+    import gpuwrite.assemble.sink as sink_module
+
+    real = os.writev
+    calls: list[int] = []
+
+    def short(fd: int, buffers: list[memoryview]) -> int:
+        calls.append(len(buffers))
+        first = bytes(buffers[0])
+        return real(fd, [first[: max(1, len(first) // 3)]])  # a third of the first piece at most
+
+    monkeypatch.setattr(sink_module.os, "writev", short)
+    parts = [bytes([i % 251]) * (i % 7 + 1) for i in range(3000)] + [np.arange(5, dtype=np.uint8).data, b""]
+    sink = FileSink(tmp_path / "f.bin")
+    sink.write(b"head")
+    sink.write_parts(parts)
+    sink.write(b"tail")
+    assert sink.pos == 8 + sum(len(bytes(p)) for p in parts)
+    assert sink.commit() == sink.pos
+    assert (tmp_path / "f.bin").read_bytes() == b"head" + b"".join(bytes(p) for p in parts) + b"tail"
+    assert max(calls) <= sink_module._IOV_MAX and len(calls) > len(parts)
+
+
+def test_file_sink_gathering_write_failure_is_named_and_leaves_nothing(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk during a gathering write: a FileWriteError naming the path, and abort leaves no file."""
+    import gpuwrite.assemble.sink as sink_module
+    from gpuwrite.errors import FileWriteError
+
+    def full(fd: int, buffers: list[memoryview]) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sink_module.os, "writev", full)
+    sink = FileSink(tmp_path / "f.parquet")
+    with pytest.raises(FileWriteError, match="No space left") as e:
+        sink.write_parts([b"PAR1", b"x" * 100])
+    assert "f.parquet" in str(e.value)
+    sink.abort()
+    assert list(tmp_path.iterdir()) == []

@@ -75,17 +75,19 @@ class FileAssembler:
                     offsets.append(pos)
                     pos += page.size
                 sink.write(chunk.blob)
-            else:
+            else:  # the chunk's pieces handed to the sink in one call (a local file: one gathering write)
+                parts: list[bytes | bytearray | memoryview] = []
                 if chunk.dictionary is not None:
                     header = chunk.dictionary.header or dictionary_header(chunk.dictionary)
                     header_len = len(header)
-                    sink.write(header)
-                    sink.write(chunk.dictionary.body)
+                    parts += (header, chunk.dictionary.body)
+                pos = start + sum(len(p) for p in parts)
                 offsets = []
                 for page in chunk.pages:
-                    offsets.append(sink.pos)
-                    sink.write(page.header)
-                    sink.write(page.body)
+                    offsets.append(pos)
+                    pos += len(page.header) + len(page.body)
+                    parts += (page.header, page.body)
+                sink.write_parts(parts)
             layout = ChunkLayout(start, header_len, tuple(offsets))
             meta = column_metadata(leaf, chunk, layout, self.layout.codec, self.layout.statistics_truncate_length)
             column = ColumnChunk(file_offset=0, meta_data=meta)

@@ -16,6 +16,7 @@ import posixpath
 import tempfile
 import warnings
 import weakref
+from collections.abc import Sequence
 from typing import IO, Any, NoReturn, Protocol
 
 import pyarrow.fs as pafs
@@ -36,6 +37,9 @@ class Sink(Protocol):
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         """Append bytes."""
+
+    def write_parts(self, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+        """Append each of `parts`, in order (a column chunk's headers and pages)."""
 
     def commit(self) -> int:
         """Publish the file at its path; returns its size."""
@@ -92,6 +96,15 @@ class _StoreSink:
     def _check_open(self) -> None:
         if self.closed:
             raise GpuwriteError(f"the file {self.path!r} is already closed or aborted")
+
+    def write_parts(self, parts: Sequence[bytes | bytearray | memoryview]) -> None:
+        """Append each part in order."""
+        for part in parts:
+            self.write(part)
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        """Append bytes (each sink's own stream)."""
+        raise NotImplementedError
 
     def _append(self, out: Any, data: bytes | bytearray | memoryview, action: str = "write") -> None:
         """Write `data` to stream `out` and advance; an OSError becomes a FileWriteError naming the path."""
