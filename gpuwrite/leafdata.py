@@ -56,6 +56,7 @@ class LeafData:
     def __post_init__(self) -> None:
         self._levels: np.ndarray | None = None
         self._block_prefix: np.ndarray | None = None
+        self._packed: np.ndarray | None = None  # the first len * 8 rows' validity packed (LeafBuffer keeps it)
 
     @property
     def value_array(self) -> Array:
@@ -108,6 +109,14 @@ class LeafData:
             self._block_prefix = block_prefix(self.valid, None)
         block = row // _BLOCK
         return int(self._block_prefix[block]) + int(np.count_nonzero(self.valid[block * _BLOCK:row]))
+
+    def packed_valid(self) -> Array:
+        """Validity of a flat leaf as little-endian bits (ceil(rows / 8) bytes, the last one zero-padded): the
+        bytes its buffer packed as rows arrived, and only the rows after them packed here."""
+        assert self.valid is not None
+        done = self._packed if self._packed is not None else np.zeros(0, dtype=np.uint8)
+        rest = np.packbits(self.valid[8 * len(done):], bitorder="little")
+        return np.concatenate((done, rest)) if len(done) else rest
 
     @property
     def def_levels(self) -> np.ndarray:
@@ -250,7 +259,10 @@ class LeafBuffer:
         self.dfn: _Grow | None = None
         self.row_entry: _Grow | None = None
         self.values_before: _Grow | None = None
-        self._prefix: Array | None = None  # block_prefix of `valid` as of the last view
+        # kept as rows are appended (on the thread that converts them, off the planner's path): block_prefix
+        # of `valid`, and its whole bytes packed as bits
+        self._prefix: Array | None = None
+        self.packed: _Grow | None = None
 
     def _expect(self, g: _Grow | None, count: int, rows: int) -> int:
         """Capacity hint: the array's length per row so far, scaled to the expected rows."""
@@ -319,6 +331,13 @@ class LeafBuffer:
                 self.valid.append(ones, 0, self.num_rows, self._expect(None, self.num_rows, 0))
         src = part.valid if part.valid is not None else np.ones(part.num_rows, dtype=np.bool_)
         self.valid.append(src, 0, part.num_rows, self._expect(self.valid, part.num_rows, part.num_rows))
+        valid = self.valid.view()
+        self._prefix = block_prefix(valid, self._prefix)
+        if self.packed is None:
+            self.packed = _Grow(np.uint8)
+        done = 8 * self.packed.n  # whole bytes only: a byte once packed never changes under an earlier view
+        bits = np.packbits(valid[done:len(valid) // 8 * 8], bitorder="little")
+        self.packed.append(bits, 0, len(bits), self._expect(self.packed, len(bits), part.num_rows))
 
     def _entries(self) -> int:
         return 0 if self.row_entry is None else int(self.row_entry.view()[-1])
@@ -338,8 +357,9 @@ class LeafBuffer:
         out = LeafData(self.num_rows, v(self.valid), values=v(self.values), offsets=offsets, data=data,
                        rep=v(self.rep), dfn=v(self.dfn), row_entry=v(self.row_entry),
                        values_before=v(self.values_before))
-        if out.valid is not None and out.row_entry is None:  # flat: the rows' block counts carry over view to view
-            self._prefix = out._block_prefix = block_prefix(out.valid, self._prefix)
+        if out.valid is not None and out.row_entry is None:  # flat: block counts and bits kept as rows came
+            out._block_prefix = self._prefix
+            out._packed = v(self.packed)
         return out
 
     def tail(self, row: int, rows_hint: int) -> LeafBuffer:

@@ -123,8 +123,8 @@ class ColumnArrays:
                     row[k.D_REP] = put_levels(data.rep, int(row[k.D_REPW]))
                 if row[k.D_DEFW] > 0:
                     row[k.D_DEF] = put_levels(data.dfn, int(row[k.D_DEFW]))
-            elif data.valid is not None:
-                row[k.D_DEF] = put_levels(data.valid, 1)
+            elif data.valid is not None:  # packed mostly as the rows were converted
+                row[k.D_DEF] = 8 * bits.put(data.packed_valid())
             elif row[k.D_DEFW] > 0:
                 # an optional column without nulls (so far: the window may grow) is all ones, packed directly
                 row[k.D_DEF] = 8 * bits.put(np.full(-(-data.num_rows // 8), 0xFF, dtype=np.uint8))

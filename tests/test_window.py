@@ -9,11 +9,13 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gpuwrite
 from gpuwrite.backends.workpool import WorkPool
 from gpuwrite.columns import leaf_data
-from gpuwrite.leafdata import LeafBuffer, LeafData
+from gpuwrite.leafdata import LeafBuffer, LeafData, block_prefix
 from gpuwrite.options import WriteOptions
 from gpuwrite.schema import FileSchema
 from gpuwrite.window import RowWindow
@@ -108,6 +110,32 @@ def test_leaf_buffer_appends_and_tails_like_concatenation():
         _same(tail.view(), rest[0])
         tail.append(leaf_parts[-1])
         _same(tail.view(), LeafData.concat([rest[0], leaf_parts[-1]]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.booleans(), max_size=40) | st.integers(0, 9000).map(lambda n: [True] * n),
+                min_size=1, max_size=8), st.integers(0, 3))
+def test_leaf_buffer_keeps_block_counts_and_packed_bits_as_rows_arrive(parts, null_every):
+    """The block counts and packed validity a buffer keeps as parts arrive (on the converting thread) equal
+    those counted and packed from the whole validity at once, whatever the parts' lengths (bytes cut
+    mid-part, blocks of 4096 rows crossed); an earlier view's bits stay as they were."""
+    buffer = LeafBuffer()
+    views, rows = [], []
+    for part in parts:
+        valid = np.array(part, dtype=np.bool_)
+        if null_every and len(valid):
+            valid[::null_every + 1] = False
+        buffer.append(LeafData(len(valid), valid, values=np.zeros(int(valid.sum()), dtype=np.int64)))
+        rows.append(valid)
+        views.append((buffer.view(), np.concatenate(rows)))
+    for view, valid in views:
+        if view.valid is None:
+            continue
+        assert np.array_equal(view.valid, valid)
+        assert np.array_equal(view.packed_valid(), np.packbits(valid, bitorder="little"))
+        assert np.array_equal(view._block_prefix, block_prefix(valid, None))
+        assert [view.value_index(r) for r in range(0, len(valid) + 1, 997)] == \
+            [int(valid[:r].sum()) for r in range(0, len(valid) + 1, 997)]
 
 
 def test_large_values_are_not_copied_into_the_window():
@@ -369,8 +397,8 @@ def test_first_row_group_reserves_for_the_rows_waiting():
 
 
 def test_block_prefix_carries_over_from_view_to_view(monkeypatch):
-    """A flat leaf's non-null block counts are extended view by view (not counted again) and equal a fresh
-    count of the whole validity array."""
+    """A flat leaf's non-null block counts are extended part by part as rows are appended (never counted again)
+    and equal a fresh count of the whole validity array at every view."""
     import gpuwrite.leafdata as leafdata
     from gpuwrite.leafdata import _BLOCK, block_prefix
 
@@ -387,8 +415,8 @@ def test_block_prefix_carries_over_from_view_to_view(monkeypatch):
     for rows in (100, _BLOCK, 3 * _BLOCK + 7, 2 * _BLOCK - 7, 5):
         valid = rng.random(rows) > 0.3
         values = np.arange(int(valid.sum()), dtype=np.int64)
-        buffer.append(LeafData(rows, valid, values=values))
         monkeypatch.setattr(leafdata, "block_counts", counting)
+        buffer.append(LeafData(rows, valid, values=values))  # counted as rows arrive, not at each view
         view = buffer.view()
         monkeypatch.undo()
         assert view.valid is not None
@@ -426,7 +454,7 @@ def test_compacted_values_are_converted_in_place(monkeypatch):
     def counting(self, src, a, b, expected):
         before = self.buf
         plain_append(self, src, a, b, expected)
-        if self.dtype != np.bool_ and self.buf is before and self.owned:
+        if self.dtype not in (np.bool_, np.uint8) and self.buf is before and self.owned:  # values, not validity
             copies.append(int(np.shares_memory(src, before)))
 
     monkeypatch.setattr(leafdata._Grow, "append", counting)
