@@ -71,13 +71,13 @@ class ParquetWriter(FileWriter):
                                           opts.datetime_rebase, opts.int96_rebase, opts.time_zone)
         super().__init__(path, file_schema, opts, key_value, streaming=streaming, filesystem=filesystem)
 
-    def write(self, data: Any) -> None:
+    def write(self, data: Any, *, more: bool = True) -> None:
         """Append rows (an Arrow table/batch, pandas DataFrame or Arrow C stream) with the writer's schema;
         see FileWriter.write. With widen_unsigned, unsigned columns are cast to their wider types first."""
         if self._given is not None:
             self._check_open()
             data = widen_piece(as_arrow_piece(data, self._given), self._given, self.schema.arrow)
-        super().write(data)
+        super().write(data, more=more)
 
     def __enter__(self) -> ParquetWriter:
         return self
@@ -119,9 +119,15 @@ def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOption
     writer = ParquetWriter(path, schema, options=options, filesystem=filesystem, **keywords)
     with reporter(progress, writer, data) as report:
         try:
+            held = None  # each piece is written once the next exists: the last one is written knowing it is
             for piece in pieces:
-                writer.write(piece)
-                report(piece.num_rows)
+                if held is not None:
+                    writer.write(held)
+                    report(held.num_rows)
+                held = piece
+            if held is not None:
+                writer.write(held, more=False)
+                report(held.num_rows)
         except BaseException:
             writer.abort()
             raise

@@ -79,12 +79,14 @@ class FileWriter:
 
     # -- input -------------------------------------------------------------------------------------
 
-    def write(self, data: Any) -> None:
+    def write(self, data: Any, *, more: bool = True) -> None:
         """Append rows (an Arrow table/batch, pandas DataFrame or Arrow C stream) with the writer's schema.
 
         A batch the writer refuses (other columns or types, nulls where the schema forbids them, values a
         reader would fail on: see `validate.check_batch`) raises before anything changes: the writer stays
         usable and the rows written so far stay. Only a failure while encoding or writing aborts the file.
+        `more=False`: close() comes next, so the rows are encoded there, knowing the input ends with them
+        (the last row group's chunks then reach the file while its last columns encode; same bytes).
         """
         self._check_open()
         device = getattr(self._backend, "device", None)
@@ -101,7 +103,8 @@ class FileWriter:
         try:
             self._rows_in += piece.num_rows
             self._window.push(piece)
-            self._drive(final=False)
+            if more:
+                self._drive(final=False)
         except BaseException:
             self.abort()
             raise
@@ -114,6 +117,8 @@ class FileWriter:
         while window.pending_rows > 0:
             if self._builder is None:
                 self._builder = self._backend.row_group()
+                if self._sink.can_rewind:  # the last row group's chunks are written as they are done
+                    self._builder.stage = self._assembler.stage
                 rgs = self._assembler.row_groups
                 window.start_row_group(rgs[-1].num_rows if rgs else None)
             if not window.ready(final):

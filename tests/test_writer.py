@@ -297,3 +297,58 @@ def test_truncate_max_of_non_utf8_and_all_ff():
     assert truncate_max(b"\xff\xff\x01", 2) == b"\xff\xff\x01"
     assert truncate_min(b"\xc3\x28abc", 2) == b"\xc3\x28"
     assert truncate_max("a\U0010ffff\U0010ffffb".encode(), 9) == b"b"
+
+
+def test_last_row_group_chunks_are_written_ahead_and_rewritten_when_the_cut_changes_them(tmp_path, monkeypatch):
+    """write_table's last batch is encoded knowing the input ends: each chunk reaches the file as soon as its
+    pages are done (staged), before the row group's end is confirmed; where the cut then ends the row group
+    earlier, the chunks that changed are taken back (the sink rewinds) and written again. Either way the
+    bytes are those of a sink that cannot rewind (nothing staged)."""
+    from gpuwrite.assemble import file as assemble_file
+    from gpuwrite.assemble import sink as sink_module
+
+    counts = {"stage": 0, "rewind": 0}
+    stage, rewind = assemble_file.FileAssembler.stage, sink_module.FileSink.rewind
+
+    def counting_stage(self, column, chunk):
+        counts["stage"] += 1
+        stage(self, column, chunk)
+
+    def counting_rewind(self, pos):
+        counts["rewind"] += 1
+        rewind(self, pos)
+
+    monkeypatch.setattr(assemble_file.FileAssembler, "stage", counting_stage)
+    monkeypatch.setattr(sink_module.FileSink, "rewind", counting_rewind)
+    rng = np.random.default_rng(1)
+    table = pa.table({"a": rng.integers(0, 1 << 20, 10000), "b": rng.random(10000),
+                      "s": pa.array([f"v{v}" for v in rng.integers(0, 300, 10000)])})
+    seen = []
+    for block_size in (16 << 10, 100 << 10, 64 << 20):
+        counts.update(stage=0, rewind=0)
+        staged = gpuwrite.write_table(table, tmp_path / "staged.parquet", block_size=block_size, page_size=4096)
+        seen.append(dict(counts, row_groups=staged.footer.row_groups.__len__()))
+        monkeypatch.setattr(sink_module.FileSink, "can_rewind", False)
+        gpuwrite.write_table(table, tmp_path / "plain.parquet", block_size=block_size, page_size=4096)
+        monkeypatch.setattr(sink_module.FileSink, "can_rewind", True)
+        assert (tmp_path / "staged.parquet").read_bytes() == (tmp_path / "plain.parquet").read_bytes(), block_size
+    assert seen[-1] == {"stage": 3, "rewind": 0, "row_groups": 1}  # one row group: staged once, kept
+    assert all(s["stage"] >= 3 for s in seen) and any(s["rewind"] > 0 for s in seen[:-1]), seen
+
+
+def test_more_false_only_defers_encoding(tmp_path):
+    """write(..., more=False) leaves the rows for close() (the input's end known when they are encoded); a
+    write after it still works; the bytes are those of plain writes."""
+    rng = np.random.default_rng(2)
+    table = pa.table({"a": rng.integers(0, 1000, 30000), "s": pa.array([f"k{v}" for v in rng.integers(0, 50, 30000)])})
+    batches = table.to_batches(max_chunksize=7000)
+    paths = []
+    for name, flags in (("plain", [True] * len(batches)), ("hinted", [True, False, True, True, False])):
+        path = tmp_path / f"{name}.parquet"
+        with gpuwrite.ParquetWriter(path, table.schema, block_size=64 << 10) as writer:
+            for batch, more in zip(batches, flags, strict=True):
+                writer.write(batch, more=more)
+                assert writer.rows_encoded <= writer._rows_in
+        paths.append(path)
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    assert pq.read_table(paths[1]).equals(table)

@@ -15,7 +15,7 @@ from ..encode.chunk import EncodedChunk
 from ..encode.stats import PageStats, merge
 from ..format.structs import ColumnChunk, ColumnIndex, FileMetaData, OffsetIndex, RowGroup
 from ..format.thrift import serialize
-from ..schema import FileSchema
+from ..schema import FileSchema, Leaf
 from .bloom import bloom_filter_block
 from .footer import ChunkLayout, column_metadata, file_metadata, row_group
 from .indexes import column_index, offset_index
@@ -57,48 +57,77 @@ class FileAssembler:
         self.chunk_stats: list[list[PageStats]] = []  # per row group, each chunk's merged page statistics
         self.num_rows = 0
         self._written: list[_WrittenChunk] = []
+        self._staged: list[tuple[EncodedChunk, int, _WrittenChunk]] = []  # chunk, where it starts, its metadata
         sink.write(MAGIC)
 
+    def stage(self, column: int, chunk: EncodedChunk) -> None:
+        """Write chunk `column` of the open row group before the row group is confirmed (columns in order from
+        0; a new column 0 drops what was staged). Only on a sink that can rewind."""
+        if column == 0:
+            self._unstage(0)
+        assert column == len(self._staged), "chunks are staged in schema order"
+        start = self.sink.pos
+        self._staged.append((chunk, start, self._described(self.schema.leaves[column], chunk,
+                                                           self._chunk_bytes(chunk))))
+
+    def _unstage(self, keep: int) -> None:
+        """Forget the staged chunks after the first `keep`, and their bytes."""
+        if len(self._staged) > keep:
+            self.sink.rewind(self._staged[keep][1])
+            del self._staged[keep:]
+
     def write_row_group(self, chunks: Sequence[EncodedChunk], num_rows: int) -> None:
-        """Append a finished row group: each chunk's dictionary page then its data pages, in schema order."""
-        sink = self.sink
-        columns = []
-        for leaf, chunk in zip(self.schema.leaves, chunks, strict=True):
-            start = sink.pos
-            header_len = 0
-            if chunk.blob is not None:  # the backend laid the chunk out already: write it in one piece
-                if chunk.dictionary is not None:
-                    header_len = len(chunk.dictionary.header)
-                pos = start + (header_len + len(chunk.dictionary.body) if chunk.dictionary is not None else 0)
-                offsets = []
-                for page in chunk.pages:
-                    offsets.append(pos)
-                    pos += page.size
-                sink.write(chunk.blob)
-            else:  # the chunk's pieces handed to the sink in one call (a local file: one gathering write)
-                parts: list[bytes | bytearray | memoryview] = []
-                if chunk.dictionary is not None:
-                    header = chunk.dictionary.header or dictionary_header(chunk.dictionary)
-                    header_len = len(header)
-                    parts += (header, chunk.dictionary.body)
-                pos = start + sum(len(p) for p in parts)
-                offsets = []
-                for page in chunk.pages:
-                    offsets.append(pos)
-                    pos += len(page.header) + len(page.body)
-                    parts += (page.header, page.body)
-                sink.write_parts(parts)
-            layout = ChunkLayout(start, header_len, tuple(offsets))
-            meta = column_metadata(leaf, chunk, layout, self.layout.codec, self.layout.statistics_truncate_length)
-            column = ColumnChunk(file_offset=0, meta_data=meta)
-            columns.append(column)
-            self._written.append(_WrittenChunk(
-                column, column_index(leaf, chunk.pages, self.layout.column_index_truncate_length),
-                offset_index(leaf, chunk.pages, layout.page_offsets), chunk.bloom_filter))
-        self.row_groups.append(row_group(columns, num_rows, len(self.row_groups)))
+        """Append a finished row group: each chunk's dictionary page then its data pages, in schema order (the
+        chunks staged already, as they are, stay; any staged after one that changed are written again)."""
+        keep = 0
+        while keep < min(len(self._staged), len(chunks)) and self._staged[keep][0] is chunks[keep]:
+            keep += 1
+        self._unstage(keep)
+        written = [w for _, _, w in self._staged]
+        self._staged = []
+        for leaf, chunk in zip(self.schema.leaves[keep:], chunks[keep:], strict=True):
+            written.append(self._described(leaf, chunk, self._chunk_bytes(chunk)))
+        self._written += written
+        self.row_groups.append(row_group([w.column for w in written], num_rows, len(self.row_groups)))
         self.page_counts.append([len(c.pages) for c in chunks])
         self.chunk_stats.append([merge([p.stats for p in c.pages]) for c in chunks])
         self.num_rows += num_rows
+
+    def _chunk_bytes(self, chunk: EncodedChunk) -> ChunkLayout:
+        """Write a chunk's dictionary page then its data pages; where they lie."""
+        sink = self.sink
+        start = sink.pos
+        header_len = 0
+        if chunk.blob is not None:  # the backend laid the chunk out already: write it in one piece
+            if chunk.dictionary is not None:
+                header_len = len(chunk.dictionary.header)
+            pos = start + (header_len + len(chunk.dictionary.body) if chunk.dictionary is not None else 0)
+            offsets = []
+            for page in chunk.pages:
+                offsets.append(pos)
+                pos += page.size
+            sink.write(chunk.blob)
+        else:  # the chunk's pieces handed to the sink in one call (a local file: one gathering write)
+            parts: list[bytes | bytearray | memoryview] = []
+            if chunk.dictionary is not None:
+                header = chunk.dictionary.header or dictionary_header(chunk.dictionary)
+                header_len = len(header)
+                parts += (header, chunk.dictionary.body)
+            pos = start + sum(len(p) for p in parts)
+            offsets = []
+            for page in chunk.pages:
+                offsets.append(pos)
+                pos += len(page.header) + len(page.body)
+                parts += (page.header, page.body)
+            sink.write_parts(parts)
+        return ChunkLayout(start, header_len, tuple(offsets))
+
+    def _described(self, leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout) -> _WrittenChunk:
+        """A written chunk's metadata, column index and offset index."""
+        meta = column_metadata(leaf, chunk, layout, self.layout.codec, self.layout.statistics_truncate_length)
+        return _WrittenChunk(ColumnChunk(file_offset=0, meta_data=meta),
+                             column_index(leaf, chunk.pages, self.layout.column_index_truncate_length),
+                             offset_index(leaf, chunk.pages, layout.page_offsets), chunk.bloom_filter)
 
     def _write_page_indexes(self) -> None:
         """All column indexes, then all offset indexes, then all bloom filters, after the row groups

@@ -239,6 +239,17 @@ class FileSink:
         except OSError as e:
             raise _os_error(self.path, "write", e) from e
 
+    can_rewind = True
+
+    def rewind(self, pos: int) -> None:
+        """Drop every byte from `pos` on (chunks written ahead of a row group's end that changed)."""
+        try:
+            self._f.seek(pos)
+            self._f.truncate()
+        except OSError as e:
+            raise _os_error(self.path, "write", e) from e
+        self.pos = pos
+
     def commit(self) -> int:
         """Close and move the file to its final path (keeping an existing file's permission bits); return
         its size. On any failure the temporary file is removed and nothing changes at the path."""

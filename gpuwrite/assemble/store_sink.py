@@ -41,6 +41,13 @@ class Sink(Protocol):
     def write_parts(self, parts: Sequence[bytes | bytearray | memoryview]) -> None:
         """Append each of `parts`, in order (a column chunk's headers and pages)."""
 
+    @property
+    def can_rewind(self) -> bool:
+        """Whether `rewind` works (bytes written can be taken back before commit)."""
+
+    def rewind(self, pos: int) -> None:
+        """Drop every byte from `pos` on; the next write lands there."""
+
     def commit(self) -> int:
         """Publish the file at its path; returns its size."""
 
@@ -105,6 +112,12 @@ class _StoreSink:
     def write(self, data: bytes | bytearray | memoryview) -> None:
         """Append bytes (each sink's own stream)."""
         raise NotImplementedError
+
+    can_rewind = False  # a store's stream only appends (its parts may be uploaded already)
+
+    def rewind(self, pos: int) -> None:
+        """Not possible: the bytes may have left."""
+        raise GpuwriteError(f"the file {self.path!r} cannot take bytes back")
 
     def _append(self, out: Any, data: bytes | bytearray | memoryview, action: str = "write") -> None:
         """Write `data` to stream `out` and advance; an OSError becomes a FileWriteError naming the path."""

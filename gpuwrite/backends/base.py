@@ -3,7 +3,7 @@ encoders must offer the shared row-group driver (`backends.rowgroup.PlannedRowGr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ..encode.chunk import EncodedChunk
@@ -22,8 +22,15 @@ class SizedPage(Protocol):
         """Bytes on disk, header included."""  # per column, the window rows a..b of each new page, in order
 
 
+Stage = Callable[[int, EncodedChunk], None]  # (column, its chunk): write it ahead of the row group's end
+
+
 class RowGroupBuilder(Protocol):
-    """Builds one row group from a window of rows that may grow: finds where parquet-java would end it."""
+    """Builds one row group from a window of rows that may grow: finds where parquet-java would end it.
+    `stage`, when the writer sets it: called in schema order with each chunk of the last row group as soon as
+    its pages are encoded, before the row group's end is confirmed (a chunk that changes after is replaced)."""
+
+    stage: Stage | None
 
     def advance(self, window: Window, available: int, final: bool) -> int | None:
         """Run the checks over rows 0..available of the window; the row count where the row group ends, or
@@ -40,8 +47,11 @@ class ColumnEncoders(Protocol):
     def load(self, window: Sequence[LeafData]) -> None:
         """The window of the row group's rows so far (it only grows within a row group)."""
 
-    def encode(self, ranges: PageRanges) -> None:
-        """Encode each column's next pages."""
+    def encode(self, ranges: PageRanges, done: Callable[[int], None] | None = None) -> None:
+        """Encode each column's next pages; `done(c)`, in schema order, once column c's are encoded."""
+
+    def chunk(self, column: int) -> EncodedChunk:
+        """The column's chunk as its pages stand (the same object while they do not change)."""
 
     def pages(self, column: int) -> Sequence[SizedPage]:
         """The column's pages encoded so far."""

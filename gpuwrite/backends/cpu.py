@@ -4,7 +4,7 @@ columns of a batch encoded concurrently on a thread pool."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ..assemble.pages import stamp_headers
 from ..encode.chunk import ChunkEncoder, ChunkOptions, Compressor, EncodedChunk, EncodedPage
@@ -56,18 +56,21 @@ class CpuEncoders:
         """One column's new pages, headers included."""
         stamp_headers(self.encoders[c].encode_pages(self.window[c], ranges))
 
-    def encode(self, ranges: PageRanges) -> None:
-        """Each column's next pages; columns run concurrently on the pool."""
+    def encode(self, ranges: PageRanges, done: Callable[[int], None] | None = None) -> None:
+        """Each column's next pages; columns run concurrently on the pool. `done(c)` runs on this thread, in
+        schema order, once column c's pages (and those of every column before it) are encoded."""
         jobs = [(c, r) for c, r in enumerate(ranges) if r]
         if self.pool is None or len(jobs) < 2:
             for c, r in jobs:
                 self._encode_column(c, r)
+                if done is not None:
+                    done(c)
             return
         # the costliest columns first (longest-first scheduling: a large string column started last would hold
         # one thread while the other idles), waited for in schema order so a failure is the first column's
         order = sorted(jobs, key=lambda job: -self._cost(*job))
         futures = {c: self.pool.submit(self._encode_column, c, r) for c, r in order}
-        wait_in_order([futures[c] for c, _ in jobs])
+        wait_in_order([futures[c] for c, _ in jobs], None if done is None else lambda i: done(jobs[i][0]))
 
     def _cost(self, c: int, ranges: Sequence[tuple[int, int]]) -> int:
         """A column's pages' PLAIN-equivalent bytes: what their encoding's time mostly follows."""
@@ -81,6 +84,10 @@ class CpuEncoders:
     def truncate(self, column: int, keep: int) -> None:
         """Drop the column's pages after the first `keep`, restoring its dictionary."""
         self.encoders[column].truncate(keep)
+
+    def chunk(self, column: int) -> EncodedChunk:
+        """The column's chunk as its pages stand (the same object while they do not change)."""
+        return self.encoders[column].finish()
 
     def finish(self) -> list[EncodedChunk]:
         """The finished chunks, in schema order."""

@@ -23,7 +23,7 @@ from ..options import WriteOptions
 from ..plan import CUT, NEED_PLAN, NOT_YET, BlockReplay, ColumnArrays, PageSchedule
 from ..schema import Leaf
 from ..window import Window
-from .base import ColumnEncoders
+from .base import ColumnEncoders, Stage
 
 OVERSHOOT = 1.1  # plan this much past the estimated end of the row group, so one batch usually reaches it
 
@@ -56,6 +56,8 @@ class PlannedRowGroup:
         self.final_pages: dict[int, tuple[int, int]] = {}  # column -> last page, encoded ahead at the input's end
         self._cols: ColumnArrays | None = None
         self._cols_of: Sequence[LeafData] | None = None
+        self.stage: Stage | None = None
+        self._staged = 0  # columns handed to `stage` in the current batch
 
     def _columns(self, window: Sequence[LeafData]) -> ColumnArrays:
         """The window laid out for the planner (again only when the window changed)."""
@@ -87,17 +89,32 @@ class PlannedRowGroup:
         ranges: list[list[tuple[int, int]]] = [[] for _ in self.leaves]
         for c, a, b in zip(batch.column.tolist(), batch.start.tolist(), batch.end.tolist(), strict=True):
             ranges[c].append((a, b))
-        if final and horizon == window[0].num_rows:
+        last = final and horizon == window[0].num_rows
+        if last:
             starts = s.open_starts()
             self.final_pages = {c: (int(starts[c]), horizon) for c in range(len(self.leaves)) if starts[c] < horizon}
             for c, span in self.final_pages.items():
                 ranges[c].append(span)
+        # The batch that reaches the end of the input usually ends the row group there: its chunks are staged
+        # (written) as they are done, while later columns still encode; the cut replaces any that change.
+        done = self._stage_upto if last and self.stage is not None else None
+        self._staged = 0
         if any(ranges):
-            self.encoders.encode(ranges)
+            self.encoders.encode(ranges, done)
+        if done is not None:
+            done(len(self.leaves) - 1)
         sizes = [self.encoders.pages(c)[o].size for c, o in zip(batch.column.tolist(), batch.ordinal.tolist(),
                                                                strict=True)]
         self.encoded += sum(sizes) + sum(self.encoders.pages(c)[-1].size for c in self.final_pages)
         self.replay.set_sizes(s.events, np.array(sizes, dtype=np.int64))
+
+    def _stage_upto(self, column: int) -> None:
+        """Stage the chunks of every column up to `column` not staged yet (a column without pages in the batch
+        is done already)."""
+        assert self.stage is not None
+        for c in range(self._staged, column + 1):
+            self.stage(c, self.encoders.chunk(c))
+        self._staged = max(self._staged, column + 1)
 
     def advance(self, rows: Window, available: int, final: bool) -> int | None:
         """Run the checks over rows 0..available; return the row count if the row group ends, else None."""

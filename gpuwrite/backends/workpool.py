@@ -62,12 +62,15 @@ def _run(queues: _Queues) -> None:
         del job, future, fn, args
 
 
-def wait_in_order(futures: list[Future]) -> None:
+def wait_in_order(futures: list[Future], done: Callable[[int], None] | None = None) -> None:
     """Wait for jobs in the order given (schema order), so a failure raised is the first job's, as when they
-    ran one after another; the jobs not started yet are cancelled once one fails."""
+    ran one after another; the jobs not started yet are cancelled once one fails. `done(i)` runs here once
+    job i and every job before it have finished."""
     try:
-        for future in futures:
+        for i, future in enumerate(futures):
             future.result()
+            if done is not None:
+                done(i)
     finally:
         for future in futures:
             future.cancel()

@@ -339,6 +339,9 @@ class ChunkEncoder:
         # SPEC: ColumnValueCollector inserts every non-null value's hash, whatever the page's encoding; hashes
         # are kept per page and inserted at finish, so dropped pages leave no trace.
         self._hashes: list[Array] = []
+        # the last finish() and the pages it was built from: asked again with the same pages (a row group's
+        # chunks written ahead of its end, then finished), the same chunk comes back, built once
+        self._finished: tuple[list[EncodedPage], EncodedChunk] | None = None
 
     def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, Section, tuple[Array, int] | None]:
         """Encoding and body of a page's values, applying parquet-java's dictionary rules; with the values'
@@ -388,7 +391,17 @@ class ChunkEncoder:
         del self.pages[keep:], self._checkpoints[keep:], self._hashes[keep:]
 
     def finish(self) -> EncodedChunk:
-        """The chunk: a dictionary page when any page used the dictionary, then the data pages."""
+        """The chunk: a dictionary page when any page used the dictionary, then the data pages (the same
+        object as the last call's while no page was added or dropped since)."""
+        if self._finished is not None and len(self._finished[0]) == len(self.pages) \
+                and all(a is b for a, b in zip(self._finished[0], self.pages, strict=True)):
+            return self._finished[1]
+        chunk = self._build()
+        self._finished = (list(self.pages), chunk)
+        return chunk
+
+    def _build(self) -> EncodedChunk:
+        """The chunk, built from the pages and dictionary as they are now."""
         builder = None
         if self.chunk.bloom is not None:
             builder = BloomBuilder(self.leaf, self.chunk.bloom)
@@ -398,5 +411,5 @@ class ChunkEncoder:
         d = self.dictionary
         count = self.dict_entries_used
         if d is None or count == 0:
-            return EncodedChunk(None, self.pages, bloom)
-        return EncodedChunk(DictionaryPage.build(d.plain_page(count), count, self.chunk), self.pages, bloom)
+            return EncodedChunk(None, list(self.pages), bloom)
+        return EncodedChunk(DictionaryPage.build(d.plain_page(count), count, self.chunk), list(self.pages), bloom)

@@ -20,7 +20,7 @@ from ...encode.chunk import Compressor, EncodedChunk
 from ...options import WriteOptions
 from ...schema import Leaf
 from ...window import Window
-from ..base import RowGroupBuilder
+from ..base import RowGroupBuilder, Stage
 from . import steps
 from .checks import check_error, check_table, device_checked, launch_checks
 from .chunks import KeptPages, assemble_chunks
@@ -39,6 +39,7 @@ class DeviceRowGroup:
                  first_row: int = 0) -> None:
         self.leaves, self.opts, self.device, self.codec = list(leaves), opts, device, codec
         self.first_row = first_row  # the row group's first row in the file (error messages)
+        self.stage: Stage | None = None  # not called: the row group's pages come back from one batch
         self.checks = check_table(self.leaves, opts)
         self.rows_kept = 0
         self.window: Window | None = None
