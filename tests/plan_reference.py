@@ -8,7 +8,7 @@ writer does while it writes, encoding each page when its check ends it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -213,12 +213,17 @@ class ListEncoders:
     def load(self, window: Sequence[LeafData]) -> None:
         self.window = window
 
-    def encode(self, ranges: PageRanges) -> None:
+    def encode(self, ranges: PageRanges, done: Callable[[int], None] | None = None) -> None:
         for c, spans in enumerate(ranges):
             for a, b in spans:
                 page = self.encoders[c].encode_page(self.window[c], a, b)
                 if isinstance(self.encoders[c], ChunkEncoder):
                     stamp_headers([page])
+            if done is not None and spans:
+                done(c)
+
+    def chunk(self, column: int) -> Any:
+        return self.encoders[column].finish()
 
     def pages(self, column: int) -> list[Any]:
         return self.encoders[column].pages  # type: ignore[no-any-return]

@@ -124,10 +124,15 @@ class _FixedRatioEncoders:
     def load(self, window: Sequence[LeafData]) -> None:
         pass
 
-    def encode(self, ranges: PageRanges) -> None:
+    def encode(self, ranges: PageRanges, done=None) -> None:
         self.batches.append([len(r) for r in ranges])
-        for pages, r in zip(self.pages_of, ranges, strict=True):
+        for c, (pages, r) in enumerate(zip(self.pages_of, ranges, strict=True)):
             pages.extend(_Page(a, b, (b - a) * self.per_row) for a, b in r)
+            if done is not None and r:
+                done(c)
+
+    def chunk(self, column: int) -> list[_Page]:
+        return list(self.pages_of[column])
 
     def pages(self, column: int) -> list[_Page]:
         return self.pages_of[column]
@@ -188,6 +193,23 @@ def test_one_batch_cut_inside_the_window_drops_the_last_pages_too() -> None:
     assert builder.advance(LeafWindow([_longs(40_000)]), 40_000, final=True) == 24_707
     assert len(encoders.batches) == 2 and encoders.batches[1] == [1]
     assert [(p.a, p.b) for p in encoders.pages_of[0][-2:]] == [(23_412, 24_387), (24_387, 24_707)]
+
+
+def test_the_batch_reaching_the_input_end_stages_every_chunk_in_schema_order() -> None:
+    """With `stage` set, only the batch that reaches the end of the input hands over chunks: every column once,
+    in schema order, each with its pages as they stand."""
+    opts = WriteOptions(page_size=8000, block_size=10_000_000)
+    encoders = _FixedRatioEncoders(per_row=4)
+    encoders.pages_of = [[], []]
+    builder = PlannedRowGroup(_leaves([pa.int64(), pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
+    staged: list[tuple[int, int]] = []
+    builder.stage = lambda column, chunk: staged.append((column, len(chunk)))
+    window = LeafWindow([_longs(3000), _longs(3000)])
+    assert builder.advance(window, 2000, final=False) is None
+    assert staged == []  # more rows may come: nothing is staged
+    assert builder.advance(window, 3000, final=True) == 3000
+    assert [c for c, _ in staged] == [0, 1]
+    assert [n for _, n in staged] == [len(encoders.pages_of[0]), len(encoders.pages_of[1])]
 
 
 def test_equal_index_parts_are_stored_once() -> None:
