@@ -262,6 +262,15 @@ def _leaves_equal(a: list[LeafData], b: list[LeafData]) -> None:
                 assert np.array_equal(u, v), name
 
 
+def _in_quarters(table: pa.Table, *windows: RowWindow) -> tuple[RowWindow, ...]:
+    """Windows holding `table`, converted a quarter of its bytes at a time, with a row group open."""
+    for window in windows:
+        window.convert_bytes = table.nbytes // 4
+        window.push(table)
+        window.start_row_group(None)
+    return windows
+
+
 def test_next_step_is_converted_ahead_in_the_background():
     """With a pool, extend returns the window and starts converting the next step as background work: the
     window grows by that step at the next extend (the same leaves as converting serially), at_end stays false
@@ -271,11 +280,7 @@ def test_next_step_is_converted_ahead_in_the_background():
     schema = FileSchema.from_arrow(table.schema, opts)
     pool = WorkPool(2)
     try:
-        serial, ahead = RowWindow(schema, opts), RowWindow(schema, opts, pool=pool)
-        for window in (serial, ahead):
-            window.convert_bytes = table.nbytes // 4
-            window.push(table)
-            window.start_row_group(None)
+        serial, ahead = _in_quarters(table, RowWindow(schema, opts), RowWindow(schema, opts, pool=pool))
         first = ahead.extend()
         assert ahead._ahead is not None and not ahead.at_end  # the second step is on its way
         assert first.rows == ahead.rows == serial.extend().rows < table.num_rows
@@ -285,11 +290,7 @@ def test_next_step_is_converted_ahead_in_the_background():
         assert serial.at_end and ahead.rows == table.num_rows
         _leaves_equal(serial.extend().leaves(), ahead.extend().leaves())
         # a cut while a step is in flight: drop settles it first, so no row is lost
-        cut_serial, cut_ahead = RowWindow(schema, opts), RowWindow(schema, opts, pool=pool)
-        for window in (cut_serial, cut_ahead):
-            window.convert_bytes = table.nbytes // 4
-            window.push(table)
-            window.start_row_group(None)
+        cut_serial, cut_ahead = _in_quarters(table, RowWindow(schema, opts), RowWindow(schema, opts, pool=pool))
         rows = cut_ahead.extend().rows
         cut_serial.extend()
         cut_serial.extend()  # the serial window holds the step the other converts ahead
@@ -319,11 +320,7 @@ def test_the_window_returned_never_holds_rows_of_the_step_converted_ahead():
     schema = FileSchema.from_arrow(table.schema, opts)
     pool = _EagerPool(2)
     try:
-        serial, ahead = RowWindow(schema, opts), RowWindow(schema, opts, pool=pool)
-        for window in (serial, ahead):
-            window.convert_bytes = table.nbytes // 4
-            window.push(table)
-            window.start_row_group(None)
+        serial, ahead = _in_quarters(table, RowWindow(schema, opts), RowWindow(schema, opts, pool=pool))
         while not serial.at_end:
             got, want = ahead.extend(), serial.extend()
             assert ahead._ahead is not None or ahead.at_end
@@ -349,18 +346,12 @@ def test_a_failure_converting_ahead_surfaces_at_the_next_extend_and_clear_forget
         return real(column, leaf, options, into, memo)
 
     try:
-        window = RowWindow(schema, opts, pool=pool)
-        window.convert_bytes = table.nbytes // 4
-        window.push(table)
-        window.start_row_group(None)
+        (window,) = _in_quarters(table, RowWindow(schema, opts, pool=pool))
         monkeypatch.setattr("gpuwrite.window.leaf_data", failing_later)
         window.extend()
         with pytest.raises(ValueError, match=f"bad {schema.leaves[0].dotted}$"):
             window.extend()
-        window = RowWindow(schema, opts, pool=pool)
-        window.convert_bytes = table.nbytes // 4
-        window.push(table)
-        window.start_row_group(None)
+        (window,) = _in_quarters(table, RowWindow(schema, opts, pool=pool))
         window.extend()
         assert window._ahead is not None
         window.clear()

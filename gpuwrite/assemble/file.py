@@ -66,9 +66,8 @@ class FileAssembler:
         if column == 0:
             self._unstage(0)
         assert column == len(self._staged), "chunks are staged in schema order"
-        start = self.sink.pos
-        self._staged.append((chunk, start, self._described(self.schema.leaves[column], chunk,
-                                                           self._chunk_bytes(chunk))))
+        layout = self._chunk_bytes(chunk)
+        self._staged.append((chunk, layout.start, self._described(self.schema.leaves[column], chunk, layout)))
 
     def _unstage(self, keep: int) -> None:
         """Forget the staged chunks after the first `keep`, and their bytes."""
