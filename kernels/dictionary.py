@@ -44,7 +44,7 @@ def _log2(n: int) -> int:
 @jit
 def fixed_insert(keys: np.ndarray, start: int, end: int, table: np.ndarray, entry_keys: np.ndarray,
                  n_entries: int, entry_size: int, dict_bytes: int, limit: int, ids: np.ndarray) -> tuple:
-    """Insert keys[start:end] (int64) and write their ids to ids[0:end-start].
+    """Insert keys[start:end] (int32 or int64, kept as int64) and write their ids to ids[0:end-start].
 
     Returns (n_entries, dict_bytes, overflow): overflow is the offset of the value whose new entry made
     dict_bytes exceed `limit` (insertion stops there), or -1.

@@ -264,7 +264,7 @@ def _encode_ids(ids: Array, dict_size: int) -> bytes:
 
 
 def _delta(values: Array, is32: bool) -> bytes:
-    """DELTA_BINARY_PACKED bytes of an int64 array."""
+    """DELTA_BINARY_PACKED bytes of an int32 or int64 array (the kernel widens each value as it reads it)."""
     out = np.empty(delta_max_size(len(values)), dtype=np.uint8)
     end = delta_encode(values, 0, len(values), is32, out, 0)
     return out[:end].tobytes()
@@ -293,8 +293,8 @@ def fallback_values(leaf: Leaf, data: LeafData, va: int, vb: int, plain: bool = 
         return np.packbits(data.value_array[va:vb], bitorder="little").tobytes()
     if kind in ("int32", "int64"):
         if plain:
-            return data.value_array[va:vb].astype("<i4" if kind == "int32" else "<i8").tobytes()
-        return _delta(data.value_array[va:vb].astype(np.int64, copy=False), kind == "int32")
+            return np.asarray(data.value_array[va:vb], dtype="<i4" if kind == "int32" else "<i8").tobytes()
+        return _delta(data.value_array[va:vb], kind == "int32")
     if kind in ("float", "double"):
         return canonical_bits(kind, data.value_array[va:vb]).tobytes()
     if kind == "int96" or (plain and kind == "flba"):

@@ -19,10 +19,11 @@ _PLAIN_DTYPE = {"int32": "<i4", "float": "<i4", "int64": "<i8", "double": "<i8"}
 
 
 def dictionary_keys(leaf: Leaf, values: Array) -> Array:
-    """Fixed-width values as int64 keys: integers as is, floats as canonical IEEE bits (all NaNs one key)."""
+    """Fixed-width values as int32 / int64 keys, without a copy where it can: integers as they are, floats as
+    canonical IEEE bits (all NaNs one key). The kernels widen a 32-bit key as int64 would hold it."""
     if leaf.kind in ("float", "double"):
-        return canonical_bits(leaf.kind, values).astype(np.int64)
-    return values.astype(np.int64, copy=False)
+        return canonical_bits(leaf.kind, values)
+    return values
 
 
 def plain_fixed_entries(leaf: Leaf, keys: Array) -> bytes:
