@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from ..encode.chunk import DictionaryPage, EncodedPage
 from ..errors import ValueCheckError
 from ..format.enums import Encoding, PageType
-from ..format.structs import DataPageHeaderV2, DictionaryPageHeader, PageHeader
+from ..format.page_header import data_page_v2_header
+from ..format.structs import DictionaryPageHeader, PageHeader
 from ..format.thrift import serialize
 from ..options import INT_MAX
 
@@ -24,12 +25,9 @@ def data_page_header(page: EncodedPage) -> bytes:
             f"of its row group holds {size:,} bytes, more than a Parquet page can (sizes are 32-bit: at most "
             f"{INT_MAX:,}); lower parquet.page.size.row.check.min / page_size_check_min so that pages are "
             "checked sooner, or write smaller values")
-    return serialize(PageHeader(
-        type=PageType.DATA_PAGE_V2, uncompressed_page_size=page.uncompressed_size,
-        compressed_page_size=len(s.body), crc=s.crc, data_page_header_v2=DataPageHeaderV2(
-            num_values=page.num_values, num_nulls=page.num_nulls, num_rows=page.num_rows, encoding=page.encoding,
-            definition_levels_byte_length=s.def_len, repetition_levels_byte_length=s.rep_len,
-            is_compressed=s.compressed)))
+    span = page.span
+    return data_page_v2_header(page.uncompressed_size, len(s.body), s.crc, span.num_values, span.num_nulls,
+                               span.num_rows, page.encoding, s.def_len, s.rep_len, s.compressed)
 
 
 def stamp_headers(pages: Iterable[EncodedPage]) -> None:
