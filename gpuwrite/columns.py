@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import buffers
-from .errors import GpuwriteError
-from .kernels.compact import compact_words
+from .errors import GpuwriteError, WideDecimalError
+from .kernels.compact import compact_decimal_words, compact_words
 from .leafdata import LeafBuffer, LeafData
 from .levels import Walked, walk
 from .options import WriteOptions
@@ -40,13 +40,18 @@ def _validity(arr: pa.Array) -> np.ndarray | None:
 
 
 def _compact(words: np.ndarray, stride: int, valid: np.ndarray | None, dtype: type,
-             into: LeafBuffer | None) -> np.ndarray:
+             into: LeafBuffer | None, bound: int | None = None) -> np.ndarray | None:
     """The first word of every `stride` words of each present row (all rows when `valid` is None) as `dtype`,
-    in one compiled pass, written into `into`'s next values (no copy when appended) or a new array."""
+    in one compiled pass, written into `into`'s next values (no copy when appended) or a new array. `bound`:
+    decimals, each checked to lie within [-bound, bound] in the same pass; None when one does not."""
     rows = len(words) // stride
     count = rows if valid is None else int(np.count_nonzero(valid)) + 1  # the kernel's spare slot
     out = np.empty(count, dtype=dtype) if into is None else into.values_slot(dtype, count, rows)
-    return out[:compact_words(words, stride, _NO_ROWS if valid is None else valid.view(np.uint8), out)]
+    bits = _NO_ROWS if valid is None else valid.view(np.uint8)
+    if bound is None:
+        return out[:compact_words(words, stride, bits, out)]
+    stored = compact_decimal_words(words, stride, bits, out, np.int64(bound))
+    return None if stored < 0 else out[:stored]
 
 
 def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None,
@@ -61,7 +66,9 @@ def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None,
     raw = np.frombuffer(arr.buffers()[1], dtype=np_type, count=arr.offset + len(arr))[arr.offset:]
     if np_type != np.dtype(dtype):
         return raw[valid].astype(dtype, copy=False)
-    return _compact(raw, 1, valid, dtype, into)
+    out = _compact(raw, 1, valid, dtype, into)
+    assert out is not None  # nothing checked
+    return out
 
 
 def widen_decimal(arr: pa.Array) -> pa.Array:
@@ -93,13 +100,18 @@ def _decimal_words(arr: pa.Array, valid: np.ndarray | None, count: int) -> np.nd
     return out
 
 
-def _decimal_low_words(arr: pa.Array, valid: np.ndarray | None, dtype: type,
-                       into: LeafBuffer | None = None) -> np.ndarray:
+def _decimal_low_words(arr: pa.Array, valid: np.ndarray | None, dtype: type, into: LeafBuffer | None = None,
+                       check: str | None = None) -> np.ndarray:
     """Non-null decimal128/256 values of precision <= 18 as `dtype` (their low words), in one pass, written
-    into `into`'s next values when given."""
+    into `into`'s next values when given. `check`: the column's name; each value is then checked against the
+    precision in the same pass (WideDecimalError when one is wider)."""
     width = arr.type.byte_width // 8
     words = np.frombuffer(arr.buffers()[1], dtype=np.int64, count=(arr.offset + len(arr)) * width)
-    return _compact(words[arr.offset * width:], width, valid, dtype, into)
+    bound = None if check is None else 10 ** arr.type.precision - 1
+    out = _compact(words[arr.offset * width:], width, valid, dtype, into, bound)
+    if out is None:
+        raise WideDecimalError(f"column {check!r} holds a decimal with more digits than {arr.type} allows")
+    return out
 
 
 def _decimal_big_endian(words: np.ndarray, length: int) -> np.ndarray:
@@ -198,11 +210,14 @@ def decode_dictionary(arr: pa.DictionaryArray) -> pa.Array:
 
 
 def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions,
-              into: LeafBuffer | None = None, memo: dict[tuple, Walked] | None = None) -> LeafData:
+              into: LeafBuffer | None = None, memo: dict[tuple, Walked] | None = None,
+              check_decimals: bool = False) -> LeafData:
     """Convert rows of a column (a chunked column is combined first: the window passes chunks one by one) to
     LeafData; byte offsets may index a larger data buffer than the values use. With `into` (the buffer the
     result will be appended to), compacted values are written straight into its next values; `memo` (one per
-    Arrow array) lets sibling nested leaves share the levels of the steps they have in common."""
+    Arrow array) lets sibling nested leaves share the levels of the steps they have in common.
+    `check_decimals`: check flat decimals stored as INT32 / INT64 against their precision as they are
+    compacted (validate.checked_in_conversion), raising WideDecimalError."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if leaf.nested:
         return _nested_leaf_data(arr, leaf, opts, memo)
@@ -218,7 +233,8 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
         out.values = _fixed_values(arr, np.float32 if kind == "float" else np.float64, out.valid, into)
     elif leaf.is_decimal and kind in ("int32", "int64"):
         arr = widen_decimal(arr)
-        out.values = _decimal_low_words(arr, out.valid, np.int32 if kind == "int32" else np.int64, into)
+        out.values = _decimal_low_words(arr, out.valid, np.int32 if kind == "int32" else np.int64, into,
+                                        leaf.name if check_decimals else None)
     elif leaf.is_decimal:
         arr = widen_decimal(arr)
         out.offsets, out.data = _fixed_bytes(_decimal_big_endian(_decimal_words(arr, out.valid, 2), leaf.type_length))

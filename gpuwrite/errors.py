@@ -30,3 +30,8 @@ class FileWriteError(GpuwriteError, OSError):
 class ValueCheckError(GpuwriteError, ValueError):
     """A value a reader would fail on later (a decimal wider than its precision, invalid UTF-8, a value too
     large for a Parquet page): the message names the column and the row."""
+
+
+class WideDecimalError(ValueCheckError):
+    """A decimal wider than its precision, found while converting rows whose batch check left decimals to the
+    conversion (`FileWriter.write(..., more=False)`); the writer reports the batch check's own error."""

@@ -58,16 +58,38 @@ class _Where:
         return f"row {self.base + i} of the batch (row {self.written + self.base + i} of the file)"
 
 
+def checked_in_conversion(leaf: Leaf) -> bool:
+    """Whether the CPU conversion checks the leaf's decimal precision as it compacts its values (flat decimals
+    stored as INT32 / INT64: `columns.leaf_data(check_decimals=True)`), reading words it reads anyway."""
+    return not leaf.nested and leaf.is_decimal and leaf.kind in ("int32", "int64")
+
+
 def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int,
-                on_device: Callable[[Leaf], bool] | None = None, pool: WorkPool | None = None) -> None:
+                on_device: Callable[[Leaf], bool] | None = None, pool: WorkPool | None = None,
+                deferred: Callable[[Leaf], bool] | None = None) -> None:
     """Raise a GpuwriteError naming the column (and row) if the writer must refuse `piece`; change nothing.
 
     `written` is the number of rows the file holds before this batch (for the row numbers in messages).
     `on_device`: the leaves whose values the backend checks itself where they are converted (the GPU backend:
     decimal precision and UTF-8 in `backends/device/checks.py`, timestamp and rebase refusals in its
     conversion); only their names, types, nulls and value sizes are checked here, which reads no values.
-    `pool`: the writer's threads, which check the leaves side by side.
+    `pool`: the writer's threads, which check the leaves side by side. `deferred`: leaves whose decimal
+    precision the caller has checked where the batch is converted next (`checked_in_conversion`); when
+    another check fails, the batch is checked again in full, so the error is the one a full check raises.
     """
+    try:
+        _check_batch(piece, schema, opts, written, on_device, pool, deferred)
+    except GpuwriteError:
+        if deferred is None:
+            raise
+        _check_batch(piece, schema, opts, written, on_device, pool, None)
+        raise
+
+
+def _check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int,
+                 on_device: Callable[[Leaf], bool] | None, pool: WorkPool | None,
+                 deferred: Callable[[Leaf], bool] | None) -> None:
+    """check_batch, without the decimal precision check of the `deferred` leaves."""
     _check_names_and_types(piece, schema)
     if piece.num_rows == 0:
         return
@@ -88,6 +110,8 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writt
         checks = _value_checks(leaf, opts)
         if on_device is not None and on_device(leaf):
             checks = [c for c in checks if c[0] is _first_too_long]
+        if deferred is not None and deferred(leaf):
+            checks = [c for c in checks if c[0] is not _first_wide_decimal]
         if isinstance(piece, DeviceTable):
             _check_leaf(piece, leaf, checks, written)
         else:  # even with no value checks: _present_values refuses nulls in non-nullable nested fields

@@ -251,11 +251,13 @@ def _joined(chunks: list[pa.Array]) -> list[pa.Array]:
 
 def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array], opts: WriteOptions) -> None:
     """Convert one column's chunks of a step in order and append each leaf's rows to its buffer (leaves in
-    schema order, so the first failure is the first failing leaf's)."""
+    schema order, so the first failure is the first failing leaf's). Decimals are checked against their
+    precision on the way when the options validate (a batch written with more=False is checked here: see
+    FileWriter.write)."""
     memos: list[dict[tuple, Walked]] = [{} for _ in chunks]  # one per chunk: the levels its leaves share
     for buffer, leaf in leaves:
         for chunk, memo in zip(chunks, memos, strict=True):
-            buffer.append(leaf_data(chunk, leaf, opts, buffer, memo))
+            buffer.append(leaf_data(chunk, leaf, opts, buffer, memo, check_decimals=opts.validate))
 
 
 class ArrowWindow:

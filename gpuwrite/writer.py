@@ -19,13 +19,13 @@ from .assemble.file import FileAssembler, FileLayout
 from .assemble.store_sink import open_sink
 from .backends import RowGroupBuilder, open_backend, resolve_device
 from .encode.compress import CODEC_IDS
-from .errors import GpuwriteError, UnsupportedTypeError
-from .integrations.arrow import as_arrow_piece
+from .errors import GpuwriteError, UnsupportedTypeError, WideDecimalError
+from .integrations.arrow import ArrowPiece, as_arrow_piece
 from .integrations.device_data import DeviceTable
 from .options import WriteOptions
 from .result import FileResult, summarize
 from .schema import FileSchema
-from .validate import check_batch
+from .validate import check_batch, checked_in_conversion
 from .window import ArrowWindow, RowWindow
 
 KeyValue = Sequence[tuple[str, str]]
@@ -75,6 +75,9 @@ class FileWriter:
                                                  else ArrowWindow(schema, options, lookahead or 8))
         self._builder: RowGroupBuilder | None = None
         self._rows_in = 0  # rows accepted so far
+        # batches written with more=False whose decimal precision is checked where they are converted, with the
+        # rows written before each (see write): checked again in full if the conversion finds a wide decimal
+        self._deferred: list[tuple[ArrowPiece, int]] = []
         self.result: FileResult | None = None
 
     # -- input -------------------------------------------------------------------------------------
@@ -86,7 +89,10 @@ class FileWriter:
         reader would fail on: see `validate.check_batch`) raises before anything changes: the writer stays
         usable and the rows written so far stay. Only a failure while encoding or writing aborts the file.
         `more=False`: close() comes next, so the rows are encoded there, knowing the input ends with them
-        (the last row group's chunks then reach the file while its last columns encode; same bytes).
+        (the last row group's chunks then reach the file while its last columns encode; same bytes). The CPU
+        path then checks flat decimals against their precision as it converts them, in the pass that reads
+        them anyway: a decimal too wide makes close() raise the error this method would have raised, and
+        abort (nothing is left at the path).
         """
         self._check_open()
         device = getattr(self._backend, "device", None)
@@ -96,17 +102,20 @@ class FileWriter:
                 piece = piece.to_host()
             else:
                 piece.adopt(device)  # reads and their counts on the writer's device
+        defer = not more and self._backend.converts_on_host and self.options.validate
         check_batch(piece, self.schema, self.options, self._rows_in, self._backend.checks_values,
-                    getattr(self._backend, "pool", None))
+                    getattr(self._backend, "pool", None), checked_in_conversion if defer else None)
         if piece.num_rows == 0:
             return
         try:
+            if defer:
+                self._deferred.append((piece, self._rows_in))
             self._rows_in += piece.num_rows
             self._window.push(piece)
             if more:
                 self._drive(final=False)
-        except BaseException:
-            self.abort()
+        except BaseException as exc:
+            self._fail(exc)
             raise
 
     # -- row groups --------------------------------------------------------------------------------
@@ -150,12 +159,25 @@ class FileWriter:
             meta = self._assembler.finish(self.key_value)
             size = self._sink.commit()
             self._backend.close()
-        except BaseException:
-            self.abort()
+        except BaseException as exc:
+            self._fail(exc)
             raise
+        self._deferred = []
         summary = summarize(meta, self.schema.leaves, self._assembler.page_counts, self._assembler.chunk_stats)
         self.result = FileResult(self._sink.path, self._assembler.num_rows, size, summary, meta)
         return self.result
+
+    def _fail(self, exc: BaseException) -> None:
+        """Abort after a failure while encoding or writing; a wide decimal found in a batch whose check was
+        deferred to its conversion raises that batch's full check error instead (naming the column and row)."""
+        self.abort()
+        if isinstance(exc, WideDecimalError):
+            deferred, self._deferred = self._deferred, []
+            for piece, written in deferred:
+                try:
+                    check_batch(piece, self.schema, self.options, written)
+                except GpuwriteError as err:
+                    raise err from None  # the batch's own error, as write() would have raised it
 
     def abort(self) -> None:
         """Give up: remove the temporary file; nothing is left at the path."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._jit import jit
+from ._jit import jit, jit_inline
 
 
 @jit
@@ -28,4 +28,56 @@ def compact_words(words: np.ndarray, stride: int, valid: np.ndarray, out: np.nda
     for i in range(rows):  # branch-free: every row is stored, only present rows advance (out has a spare slot)
         out[j] = words[i * stride]
         j += valid[i]
+    return j
+
+
+
+
+@jit_inline
+def _decimal_bad(words: np.ndarray, stride: int, i: int, bound: np.int64, span: np.uint64) -> np.int64:
+    """1 when value i lies outside [-bound, bound] or its higher words do not extend its low word's sign."""
+    lo = words[i * stride]
+    sign = lo >> np.int64(63)
+    bad = np.int64(np.uint64(lo + bound) > span) | np.int64(words[i * stride + 1] != sign)
+    if stride == 4:
+        bad |= np.int64(words[i * stride + 2] != sign) | np.int64(words[i * stride + 3] != sign)
+    return bad
+
+
+_CHECK_BLOCK = 2048  # rows checked, then compacted, while their words are in cache
+
+
+@jit
+def compact_decimal_words(words: np.ndarray, stride: int, valid: np.ndarray, out: np.ndarray, bound: np.int64) -> int:
+    """`compact_words` of decimal128 / decimal256 values stored as INT32 / INT64 (precision <= 18), checking
+    that every present value lies within [-bound, bound] (bound = 10**precision - 1) and fits its low word, a
+    block of rows at a time while their words are in cache (the check's loop vectorises; the compaction's
+    does not). Returns the number of values stored, or -1 when a present value fails (the caller then
+    reports it: validate.py)."""
+    rows = words.shape[0] // stride
+    span = np.uint64(2 * bound)
+    j = 0
+    for b in range(0, rows, _CHECK_BLOCK):
+        e = min(b + _CHECK_BLOCK, rows)
+        hit = np.int64(0)
+        if stride == 2:  # the common case (decimal128) with a constant stride, so the loop vectorises
+            seg = words[2 * b:2 * e]
+            for k in range(e - b):
+                lo = seg[2 * k]
+                hit |= np.int64(np.uint64(lo + bound) > span) | np.int64(seg[2 * k + 1] != (lo >> np.int64(63)))
+        else:
+            for i in range(b, e):
+                hit |= _decimal_bad(words, stride, i, bound, span)
+        if hit != 0:  # some row is out of range: fails only if that row holds a value
+            for i in range(b, e):
+                if _decimal_bad(words, stride, i, bound, span) != 0 and (valid.shape[0] == 0 or valid[i] != 0):
+                    return -1
+        if valid.shape[0] == 0:
+            for i in range(b, e):
+                out[i] = words[i * stride]
+            j = e
+        else:
+            for i in range(b, e):
+                out[j] = words[i * stride]
+                j += valid[i]
     return j

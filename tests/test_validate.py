@@ -252,3 +252,66 @@ def test_leaves_checked_side_by_side_report_the_first_failing_leaf(monkeypatch):
         check_batch(clean, FileSchema.from_arrow(clean.schema, opts), opts, 0, pool=pool)
     finally:
         pool.shutdown()
+
+
+def _bad_utf8(n: int, at: int) -> pa.Array:
+    """n strings, the one at `at` not UTF-8."""
+    values = [b"ok"] * n
+    values[at] = b"\xff"
+    return pa.array(values, pa.binary()).view(pa.string())
+
+
+def _streamed_error(table: pa.Table, path) -> str:
+    """The error a streaming write (more=True: every value checked before the writer takes the batch) raises."""
+    with pytest.raises(ValueCheckError) as err, gpuwrite.ParquetWriter(path, table.schema) as writer:
+        writer.write(table)
+    return str(err.value)
+
+
+def test_write_table_checks_flat_decimals_as_it_converts_them(tmp_path, monkeypatch):
+    """A batch written with more=False (write_table's last) leaves the precision of flat INT32 / INT64 decimals
+    to the conversion, which reads their words anyway: the batch check reads none of them while every value
+    is in range, and a wide one still raises the batch check's own error, leaving nothing behind."""
+    from gpuwrite import validate
+
+    calls = []
+    real = validate._first_wide_decimal
+    monkeypatch.setattr(validate, "_first_wide_decimal", lambda arr, start: calls.append(arr.type) or real(arr, start))
+    ok = pa.table({"d": _wide([Decimal(5), None, _nines(7)], 7), "w": _wide([_nines(30), Decimal(1), None], 30)})
+    gpuwrite.write_table(ok, tmp_path / "ok.parquet")
+    assert calls == [pa.decimal128(30, 0)]  # only the FIXED_LEN_BYTE_ARRAY decimal, checked before conversion
+    assert pq.read_table(tmp_path / "ok.parquet").equals(ok)
+    bad = pa.table({"d": _wide([Decimal(5), None, _nines(7, 1, 1)], 7)})
+    expected = _streamed_error(bad, tmp_path / "streamed.parquet")
+    with pytest.raises(ValueCheckError) as err:
+        gpuwrite.write_table(bad, tmp_path / "bad.parquet")
+    assert str(err.value) == expected and "row 2 of the batch" in expected
+    assert err.value.__suppress_context__  # the conversion's internal signal is not shown to the user
+    assert list(tmp_path.iterdir()) == [tmp_path / "ok.parquet"]
+
+
+@pytest.mark.parametrize("decimal_first", [True, False])
+def test_deferred_decimal_check_keeps_the_full_checks_error(tmp_path, decimal_first):
+    """With a wide decimal and a bad string in one batch, write_table raises what a full check raises first
+    (the first failing column in schema order), whichever check found its value first."""
+    columns = {"d": _wide([Decimal(1), _nines(9, 1, 1), Decimal(3)], 9), "s": _bad_utf8(3, 2)}
+    table = pa.table(columns if decimal_first else dict(reversed(list(columns.items()))))
+    expected = _streamed_error(table, tmp_path / "streamed.parquet")
+    assert ("'d'" in expected) == decimal_first
+    with pytest.raises(ValueCheckError) as err:
+        gpuwrite.write_table(table, tmp_path / "bad.parquet")
+    assert str(err.value) == expected
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_last_batch_with_a_wide_decimal_fails_at_close_with_its_rows_named(tmp_path):
+    """ParquetWriter.write(batch, more=False) after other batches: close() raises the last batch's error with
+    its row in the batch and in the file, and aborts (nothing at the path)."""
+    good = pa.table({"d": _wide([Decimal(i) for i in range(100)], 4)})
+    bad = pa.table({"d": _wide([Decimal(1), Decimal(2), Decimal(3), _nines(4, -1, 1)], 4)})
+    writer = gpuwrite.ParquetWriter(tmp_path / "x.parquet", good.schema)
+    writer.write(good)
+    writer.write(bad, more=False)
+    with pytest.raises(ValueCheckError, match=r"column 'd', row 3 of the batch \(row 103 of the file\)"):
+        writer.close()
+    assert list(tmp_path.iterdir()) == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.compact import compact_words
+from gpuwrite.kernels.compact import compact_decimal_words, compact_words
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -41,3 +41,54 @@ def test_compact_words_keeps_float_bits(values: list[float], data: st.DataObject
     out = np.empty(int(valid.sum()) + 1, dtype=np.float64)
     n = compact_words(raw, 1, valid.view(np.uint8), out)
     assert out[:n].view(np.int64).tolist() == raw[valid].view(np.int64).tolist()
+
+
+def _decimal_words(values: list[int], stride: int) -> np.ndarray:
+    """Two's-complement little-endian words of each value, `stride` per value (decimal128: 2, decimal256: 4)."""
+    words = np.zeros((len(values), stride), dtype=np.uint64)
+    for i, v in enumerate(values):
+        u = v % (1 << (64 * stride))
+        for k in range(stride):
+            words[i, k] = (u >> (64 * k)) & ((1 << 64) - 1)
+    return words.view(np.int64).reshape(-1)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(1, 18), st.sampled_from([2, 4]), st.sampled_from([np.int32, np.int64]), st.booleans(),
+       st.data())
+def test_compact_decimal_words_checks_each_present_value(precision: int, stride: int, dtype: type, nulls: bool,
+                                                         data: st.DataObject) -> None:
+    """Values within +-(10**p - 1) are compacted as compact_words compacts them; one present value outside
+    (by a digit, or beyond 64 bits) gives -1, and anything under a null slot is ignored."""
+    bound = 10 ** precision - 1
+    inside = st.integers(-bound, bound)
+    outside = st.integers(bound + 1, 1 << 100) | st.integers(-(1 << 100), -bound - 1)
+    rows = data.draw(st.lists(st.tuples(inside | outside, st.booleans()), max_size=5000 if stride == 2 else 300))
+    values = [v for v, _ in rows]
+    valid = np.array([ok or not nulls for _, ok in rows], dtype=np.bool_)
+    words = _decimal_words(values, stride)
+    out = np.full(len(rows) + 1, 99, dtype=dtype)
+    n = compact_decimal_words(words, stride, valid.view(np.uint8) if nulls else np.zeros(0, np.uint8), out,
+                              np.int64(bound))
+    wide = any(abs(v) > bound for v, ok in zip(values, valid, strict=True) if ok)
+    if wide:
+        assert n == -1
+        return
+    reference = np.full(len(rows) + 1, 99, dtype=dtype)
+    m = compact_words(words, stride, valid.view(np.uint8) if nulls else np.zeros(0, np.uint8), reference)
+    assert n == m and out[:n].tolist() == reference[:m].tolist() == [v for v, ok in zip(values, valid,
+                                                                                        strict=True) if ok]
+
+
+def test_compact_decimal_words_finds_one_wide_value_in_any_block() -> None:
+    """A single wide value at a block's first, last or a middle row, among many, is found."""
+    bound = 10 ** 7 - 1
+    for at in (0, 2047, 2048, 5000, 9999):
+        values = [12345] * 10_000
+        values[at] = bound + 1
+        out = np.empty(10_001, dtype=np.int32)
+        assert compact_decimal_words(_decimal_words(values, 2), 2, np.zeros(0, np.uint8), out, np.int64(bound)) == -1
+        valid = np.ones(10_000, dtype=np.bool_)
+        valid[at] = False  # the same value under a null slot is no value
+        assert compact_decimal_words(_decimal_words(values, 2), 2, valid.view(np.uint8), out, np.int64(bound)) \
+            == 9_999
