@@ -14,11 +14,27 @@ import numpy as np
 import numpy.typing as npt
 
 from . import buffers
-from .kernels.levels import block_counts
+from .kernels.levels import bit_block_counts, block_counts
 
 Array = npt.NDArray[Any]
 
 _BLOCK = 4096
+
+
+def bits_block_prefix(packed: Array, rows: int, known: Array | None) -> Array:
+    """`block_prefix` of `rows` rows from their validity packed as little-endian bits (at least rows // 8
+    bytes), counting only the blocks after those `known` covers."""
+    blocks = rows // _BLOCK
+    done = 0 if known is None else len(known) - 1
+    if known is not None and done >= blocks:
+        return known[:blocks + 1]
+    prefix = np.zeros(blocks + 1, dtype=np.int64)
+    if known is not None:
+        prefix[:done + 1] = known
+    words = packed[done * _BLOCK // 8:blocks * _BLOCK // 8].view(np.uint64)
+    bit_block_counts(words, _BLOCK // 64, prefix[done + 1:])
+    np.cumsum(prefix[done:], out=prefix[done:])
+    return prefix
 
 
 def block_prefix(valid: Array, known: Array | None) -> Array:
@@ -332,12 +348,12 @@ class LeafBuffer:
         src = part.valid if part.valid is not None else np.ones(part.num_rows, dtype=np.bool_)
         self.valid.append(src, 0, part.num_rows, self._expect(self.valid, part.num_rows, part.num_rows))
         valid = self.valid.view()
-        self._prefix = block_prefix(valid, self._prefix)
         if self.packed is None:
             self.packed = _Grow(np.uint8)
         done = 8 * self.packed.n  # whole bytes only: a byte once packed never changes under an earlier view
         bits = np.packbits(valid[done:len(valid) // 8 * 8], bitorder="little")
         self.packed.append(bits, 0, len(bits), self._expect(self.packed, len(bits), part.num_rows))
+        self._prefix = bits_block_prefix(self.packed.view(), len(valid), self._prefix)
 
     def _entries(self) -> int:
         return 0 if self.row_entry is None else int(self.row_entry.view()[-1])

@@ -238,7 +238,7 @@ def test_threaded_conversion_gives_the_same_leaves_and_the_first_failure(monkeyp
                 if x is not None:
                     assert np.array_equal(x, y), name
 
-        def failing(column, leaf, options, into=None, memo=None):
+        def failing(column, leaf, options, into=None, memo=None, check_decimals=False):
             raise ValueError(f"bad {leaf.dotted}")
 
         window = RowWindow(schema, opts, pool=pool)
@@ -340,10 +340,10 @@ def test_a_failure_converting_ahead_surfaces_at_the_next_extend_and_clear_forget
     pool = WorkPool(2)
     real = leaf_data
 
-    def failing_later(column, leaf, options, into=None, memo=None):
+    def failing_later(column, leaf, options, into=None, memo=None, check_decimals=False):
         if into is not None and into.num_rows > 0:  # only steps after the first
             raise ValueError(f"bad {leaf.dotted}")
-        return real(column, leaf, options, into, memo)
+        return real(column, leaf, options, into, memo, check_decimals)
 
     try:
         (window,) = _in_quarters(table, RowWindow(schema, opts, pool=pool))
@@ -394,11 +394,11 @@ def test_block_prefix_carries_over_from_view_to_view(monkeypatch):
     from gpuwrite.leafdata import _BLOCK, block_prefix
 
     scanned: list[int] = []
-    count = leafdata.block_counts
+    count = leafdata.bit_block_counts  # the buffer counts blocks from the bits it packs as rows arrive
 
-    def counting(flags, block, out):
-        scanned.append(len(out) * block)
-        count(flags, block, out)
+    def counting(words, block_words, out):
+        scanned.append(len(out) * block_words * 64)
+        count(words, block_words, out)
 
     rng = np.random.default_rng(5)
     buffer = LeafBuffer(rows_hint=10 * _BLOCK)
@@ -406,7 +406,7 @@ def test_block_prefix_carries_over_from_view_to_view(monkeypatch):
     for rows in (100, _BLOCK, 3 * _BLOCK + 7, 2 * _BLOCK - 7, 5):
         valid = rng.random(rows) > 0.3
         values = np.arange(int(valid.sum()), dtype=np.int64)
-        monkeypatch.setattr(leafdata, "block_counts", counting)
+        monkeypatch.setattr(leafdata, "bit_block_counts", counting)
         buffer.append(LeafData(rows, valid, values=values))  # counted as rows arrive, not at each view
         view = buffer.view()
         monkeypatch.undo()
@@ -470,9 +470,9 @@ def test_small_chunks_of_a_step_are_converted_as_one(tmp_path, monkeypatch):
     calls: list[str] = []
     real = window_module.leaf_data
 
-    def counting(column, leaf, options, into=None, memo=None):
+    def counting(column, leaf, options, into=None, memo=None, check_decimals=False):
         calls.append(leaf.dotted)
-        return real(column, leaf, options, into, memo)
+        return real(column, leaf, options, into, memo, check_decimals)
 
     monkeypatch.setattr(window_module, "leaf_data", counting)
     opts = WriteOptions()

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gpuwrite.kernels.bits import bit_width_u64
 from gpuwrite.kernels.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
 from gpuwrite.kernels.levels import level_counts
 from gpuwrite.kernels.plain import plain_byte_array
@@ -256,7 +255,7 @@ def encode_levels(leaf: Leaf, data: LeafData, span: PageSpan) -> tuple[bytes, by
 
 def _encode_ids(ids: Array, dict_size: int) -> bytes:
     """RLE_DICTIONARY body: one bit-width byte, then the hybrid runs (width from the current dictionary size)."""
-    width = 32 if dict_size == 0 else int(bit_width_u64(np.uint64(dict_size - 1)))
+    width = 32 if dict_size == 0 else (dict_size - 1).bit_length()
     out = np.empty(rle_max_size(len(ids), width) + 1, dtype=np.uint8)
     out[0] = width
     end = rle_encode(ids, 0, len(ids), width, out, 1)

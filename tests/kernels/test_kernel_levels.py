@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+from gpuwrite.kernels.levels import bit_block_counts, block_counts, popcount64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,3 +127,18 @@ def test_block_counts_counts_each_full_block(flags: list[bool], block: int) -> N
     block_counts(arr.view(np.uint8), block, counts)
     expected = np.count_nonzero(arr[:blocks * block].reshape(blocks, block), axis=1)
     assert counts.tolist() == expected.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 5), st.floats(0.0, 1.0), st.integers(0, 2**32 - 1))
+def test_bit_block_counts_equal_the_flag_counts(blocks: int, density: float, seed: int) -> None:
+    """Counting a block's rows from its packed bits (popcount per word) gives block_counts' count of its flags."""
+    rng = np.random.default_rng(seed)
+    flags = rng.random(blocks * 4096 + 77) < density
+    expected = np.zeros(blocks, dtype=np.int64)
+    block_counts(flags.view(np.uint8), 4096, expected)
+    words = np.packbits(flags[:blocks * 4096], bitorder="little").view(np.uint64)
+    got = np.full(blocks, -1, dtype=np.int64)
+    bit_block_counts(words, 64, got)
+    assert got.tolist() == expected.tolist()
+    assert [popcount64(np.uint64(v)) for v in (0, 1, 2**63, 2**64 - 1, 0xF0F0)] == [0, 1, 1, 64, 8]
