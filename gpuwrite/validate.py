@@ -65,7 +65,7 @@ def checked_in_conversion(leaf: Leaf) -> bool:
 
 
 def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int,
-                on_device: Callable[[Leaf], bool] | None = None, pool: WorkPool | None = None,
+                on_device: Callable[[Leaf], bool] | None = None, pool: WorkPool | None = None, *,
                 deferred: Callable[[Leaf], bool] | None = None) -> None:
     """Raise a GpuwriteError naming the column (and row) if the writer must refuse `piece`; change nothing.
 
@@ -78,15 +78,15 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writt
     another check fails, the batch is checked again in full, so the error is the one a full check raises.
     """
     try:
-        _check_batch(piece, schema, opts, written, on_device, pool, deferred)
+        _check_batch(piece, schema, opts, written, on_device=on_device, pool=pool, deferred=deferred)
     except GpuwriteError:
         if deferred is None:
             raise
-        _check_batch(piece, schema, opts, written, on_device, pool, None)
+        _check_batch(piece, schema, opts, written, on_device=on_device, pool=pool, deferred=None)
         raise
 
 
-def _check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int,
+def _check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int, *,
                  on_device: Callable[[Leaf], bool] | None, pool: WorkPool | None,
                  deferred: Callable[[Leaf], bool] | None) -> None:
     """check_batch, without the decimal precision check of the `deferred` leaves."""

@@ -104,7 +104,7 @@ class FileWriter:
                 piece.adopt(device)  # reads and their counts on the writer's device
         defer = not more and self._backend.converts_on_host and self.options.validate
         check_batch(piece, self.schema, self.options, self._rows_in, self._backend.checks_values,
-                    getattr(self._backend, "pool", None), checked_in_conversion if defer else None)
+                    getattr(self._backend, "pool", None), deferred=checked_in_conversion if defer else None)
         if piece.num_rows == 0:
             return
         try:

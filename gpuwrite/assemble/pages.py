@@ -26,8 +26,11 @@ def data_page_header(page: EncodedPage) -> bytes:
             f"{INT_MAX:,}); lower parquet.page.size.row.check.min / page_size_check_min so that pages are "
             "checked sooner, or write smaller values")
     span = page.span
-    return data_page_v2_header(page.uncompressed_size, len(s.body), s.crc, span.num_values, span.num_nulls,
-                               span.num_rows, page.encoding, s.def_len, s.rep_len, s.compressed)
+    return data_page_v2_header(uncompressed_page_size=page.uncompressed_size, compressed_page_size=len(s.body),
+                               crc=s.crc, num_values=span.num_values, num_nulls=span.num_nulls,
+                               num_rows=span.num_rows, encoding=page.encoding,
+                               definition_levels_byte_length=s.def_len, repetition_levels_byte_length=s.rep_len,
+                               is_compressed=s.compressed)
 
 
 def stamp_headers(pages: Iterable[EncodedPage]) -> None:

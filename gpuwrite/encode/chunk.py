@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpuwrite.kernels.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
+from gpuwrite.kernels.int_page import int_page
 from gpuwrite.kernels.levels import level_counts
 from gpuwrite.kernels.plain import plain_byte_array
 from gpuwrite.kernels.rle import rle_encode, rle_max_size
@@ -26,7 +27,11 @@ from .bloom import BloomBuilder, chunk_bitset, hash_values
 from .compress import PackAfter, packer_after
 from .dictionary import Dictionary
 from .rules import canonical_bits, fallback_encoding, keeps_dictionary, raw_value_bytes, signed_crc32
-from .stats import PageStats, page_stats
+from .stats import PageStats, page_stats, stats_of
+
+_NO_ROWS = np.zeros(0, dtype=np.uint8)  # the validity of a leaf whose every row holds a value
+_NO_TABLE = np.zeros(0, dtype=np.int32)  # the dictionary arguments of a page encoded without one
+_NO_KEYS = np.zeros(0, dtype=np.int64)
 
 Section = bytes | memoryview  # a page section; large value sections stay views of the buffer they were built in
 Compressor = Callable[[Section], Section]
@@ -341,6 +346,9 @@ class ChunkEncoder:
         # the last finish() and the pages it was built from: asked again with the same pages (a row group's
         # chunks written ahead of its end, then finished), the same chunk comes back, built once
         self._finished: tuple[list[EncodedPage], EncodedChunk] | None = None
+        # flat INT32 / INT64 leaves (with the default DELTA fallback): each page in one compiled call
+        self._int_pages = leaf.kind in ("int32", "int64") and not leaf.nested and leaf.max_def <= 1 \
+            and not chunk.plain_fallback
 
     def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, Section, tuple[Array, int] | None]:
         """Encoding and body of a page's values, applying parquet-java's dictionary rules; with the values'
@@ -364,16 +372,60 @@ class ChunkEncoder:
         self._checkpoints.append(_Checkpoint(d.size if d else 0, d.byte_size if d else 0, self.dict_entries_used,
                                              self.fell_back))
         span = PageSpan.of(data, a, b)
-        levels = encode_levels(self.leaf, data, span)
-        encoding, values, ids = self._values(data, span.va, span.vb)
+        if self._int_pages:
+            levels, encoding, values, stats = self._int_page(data, span)
+        else:
+            levels = encode_levels(self.leaf, data, span)
+            encoding, values, ids = self._values(data, span.va, span.vb)
+            stats = page_stats(self.leaf, data, span.va, span.vb, span.num_nulls, ids)
         if self.chunk.bloom is not None:
             self._hashes.append(hash_values(self.leaf, data, span.va, span.vb))
         first_row = self.pages[-1].first_row + self.pages[-1].num_rows if self.pages else 0
         page = EncodedPage.of(self.leaf, data, span, first_row=first_row, encoding=int(encoding),
-                              sections=PageSections.build(levels, values, self.chunk),
-                              stats=page_stats(self.leaf, data, span.va, span.vb, span.num_nulls, ids))
+                              sections=PageSections.build(levels, values, self.chunk), stats=stats)
         self.pages.append(page)
         return page
+
+    def _int_page(self, data: LeafData, span: PageSpan) -> tuple[tuple[bytes, bytes], int, Section, PageStats]:
+        """Levels, encoding, values and statistics of a flat INT32 / INT64 page from one compiled call
+        (kernels/int_page): what encode_levels, _values and page_stats give, with parquet-java's dictionary
+        rules applied the same way."""
+        leaf, d = self.leaf, self.dictionary
+        va, vb = span.va, span.vb
+        n = vb - va
+        use_dictionary = not (self.fell_back or d is None)
+        if use_dictionary:
+            assert d is not None
+            d.reserve(n)
+            table, keys, size, entry_size, byte_size, limit = d.table, d.keys, d.size, d.entry_size, d.byte_size, \
+                d.limit
+        else:
+            table, keys, size, entry_size, byte_size, limit = _NO_TABLE, _NO_KEYS, 0, 0, 0, 0
+        out = np.empty(rle_max_size(span.num_rows, 1) + max(rle_max_size(n, 32) + 1, delta_max_size(n)),
+                       dtype=np.uint8)
+        valid = _NO_ROWS if data.valid is None else data.valid.view(np.uint8)
+        levels_end, end, size, byte_size, as_ids, lo, hi = int_page(
+            valid, span.a, span.b, leaf.max_def == 1, data.value_array, va, vb, use_dictionary, table, keys, size,
+            entry_size, byte_size, limit, np.empty(n if use_dictionary else 0, dtype=np.int32), leaf.kind == "int32",
+            out)
+        dfn = out[:levels_end].tobytes()
+        out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
+        values: Section = out[levels_end:].data
+        if use_dictionary:
+            assert d is not None
+            d.size, d.byte_size = size, byte_size
+            if as_ids and not self.pages and not keeps_dictionary(end - levels_end, byte_size,
+                                                                  raw_value_bytes(leaf, data, va, vb)):
+                as_ids = False
+                values = fallback_values(leaf, data, va, vb)
+            if as_ids:
+                self.dict_entries_used = size
+            else:
+                self.fell_back = True
+        encoding = Encoding.RLE_DICTIONARY if as_ids else fallback_encoding(leaf.kind, "delta")
+        stats = stats_of(leaf, n, span.num_nulls, (int(lo), int(hi)), True) if n > 0 else \
+            PageStats(null_count=span.num_nulls, num_values=0)
+        return (b"", dfn), int(encoding), values, stats
 
     def encode_pages(self, data: LeafData, ranges: Sequence[tuple[int, int]]) -> list[EncodedPage]:
         """Encode the chunk's next pages, rows a..b of the window for each (a, b)."""

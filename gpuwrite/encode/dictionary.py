@@ -109,6 +109,10 @@ class Dictionary:
         if used + nbytes > len(self.data):
             self.data = _grown(self.data, used, _next_pow2(used + nbytes))
 
+    def reserve(self, count: int) -> None:
+        """Make room for `count` more fixed-width entries (before fixed_insert is called on them directly)."""
+        self._reserve(count, 0)
+
     def _rehash(self) -> None:
         """Rebuild the hash table over the current entries."""
         if self.fixed:

@@ -27,9 +27,10 @@ def _i32(buf: bytearray, v: int) -> None:
     buf.append(n)
 
 
-def data_page_v2_header(uncompressed_page_size: int, compressed_page_size: int, crc: int | None, num_values: int,
-                        num_nulls: int, num_rows: int, encoding: int, definition_levels_byte_length: int,
-                        repetition_levels_byte_length: int, is_compressed: bool) -> bytes:
+def data_page_v2_header(*, uncompressed_page_size: int, compressed_page_size: int, crc: int | None,
+                        num_values: int, num_nulls: int, num_rows: int, encoding: int,
+                        definition_levels_byte_length: int, repetition_levels_byte_length: int,
+                        is_compressed: bool) -> bytes:
     """PageHeader(type=DATA_PAGE_V2, ..., data_page_header_v2=DataPageHeaderV2(...)) serialized; no
     statistics in the header (parquet-java writes them to the column index only)."""
     buf = bytearray(_TYPE)

@@ -13,31 +13,33 @@ from gpuwrite.format.thrift import serialize
 
 I32 = st.integers(-(1 << 31), (1 << 31) - 1)
 SIZE = st.integers(0, (1 << 31) - 1) | st.sampled_from([0, 1, 63, 64, 127, 128, 16383, 16384])
+FIELDS = ("uncompressed_page_size", "compressed_page_size", "crc", "num_values", "num_nulls", "num_rows", "encoding",
+          "definition_levels_byte_length", "repetition_levels_byte_length", "is_compressed")
 
 
-def generic(u: int, c: int, crc: int | None, nv: int, nn: int, nr: int, enc: int, d: int, r: int,
-            comp: bool) -> bytes:
+def generic(**f: int | bool | None) -> bytes:
+    """The header through the declared structs' generic writer."""
     return serialize(PageHeader(
-        type=PageType.DATA_PAGE_V2, uncompressed_page_size=u, compressed_page_size=c, crc=crc,
-        data_page_header_v2=DataPageHeaderV2(num_values=nv, num_nulls=nn, num_rows=nr, encoding=enc,
-                                             definition_levels_byte_length=d, repetition_levels_byte_length=r,
-                                             is_compressed=comp)))
+        type=PageType.DATA_PAGE_V2, uncompressed_page_size=f["uncompressed_page_size"],
+        compressed_page_size=f["compressed_page_size"], crc=f["crc"], data_page_header_v2=DataPageHeaderV2(
+            num_values=f["num_values"], num_nulls=f["num_nulls"], num_rows=f["num_rows"], encoding=f["encoding"],
+            definition_levels_byte_length=f["definition_levels_byte_length"],
+            repetition_levels_byte_length=f["repetition_levels_byte_length"], is_compressed=f["is_compressed"])))
 
 
-@given(SIZE, SIZE, st.none() | I32, SIZE, SIZE, SIZE, st.integers(0, 9), SIZE, SIZE, st.booleans())
-def test_same_bytes_as_the_generic_writer(u: int, c: int, crc: int | None, nv: int, nn: int, nr: int, enc: int,
-                                          d: int, r: int, comp: bool) -> None:
+@given(st.tuples(SIZE, SIZE, st.none() | I32, SIZE, SIZE, SIZE, st.integers(0, 9), SIZE, SIZE, st.booleans()))
+def test_same_bytes_as_the_generic_writer(values: tuple) -> None:
     """Every field's value range, with and without a CRC, compressed or not: byte for byte the same."""
-    assert data_page_v2_header(u, c, crc, nv, nn, nr, enc, d, r, comp) == generic(u, c, crc, nv, nn, nr, enc, d, r,
-                                                                                   comp)
+    fields = dict(zip(FIELDS, values, strict=True))
+    assert data_page_v2_header(**fields) == generic(**fields)
 
 
-@pytest.mark.parametrize("field", range(9))
-def test_a_value_outside_i32_raises_as_the_generic_writer_does(field: int) -> None:
-    u, c, crc, nv, nn, nr, enc, d, r = (1 << 31 if k == field else v
-                                        for k, v in enumerate((10, 10, 5, 1, 0, 1, 8, 0, 0)))
+@pytest.mark.parametrize("field", [f for f in FIELDS if f != "is_compressed"])
+def test_a_value_outside_i32_raises_as_the_generic_writer_does(field: str) -> None:
+    fields: dict = dict(zip(FIELDS, (10, 10, 5, 1, 0, 1, 8, 0, 0, True), strict=True))
+    fields[field] = 1 << 31
     with pytest.raises(ValueError, match="does not fit in a Thrift i32") as fast:
-        data_page_v2_header(u, c, crc, nv, nn, nr, enc, d, r, True)
+        data_page_v2_header(**fields)
     with pytest.raises(ValueError) as slow:
-        generic(u, c, crc, nv, nn, nr, enc, d, r, True)
+        generic(**fields)
     assert str(fast.value) == str(slow.value)
