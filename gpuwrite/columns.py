@@ -35,8 +35,11 @@ def _validity(arr: pa.Array) -> np.ndarray | None:
     bitmap = arr.buffers()[0]
     if bitmap is None:
         return arr.is_valid().to_numpy(zero_copy_only=False)
-    bits = np.unpackbits(np.frombuffer(bitmap, dtype=np.uint8), bitorder="little")
-    return bits[arr.offset:arr.offset + len(arr)].view(np.bool_)
+    first = arr.offset // 8  # only the bytes holding the array's rows (a slice of a large array shares its bitmap)
+    raw = np.frombuffer(bitmap, dtype=np.uint8, count=(arr.offset + len(arr) + 7) // 8 - first, offset=first)
+    bits = np.unpackbits(raw, bitorder="little")
+    lead = arr.offset - 8 * first
+    return bits[lead:lead + len(arr)].view(np.bool_)
 
 
 def _compact(words: np.ndarray, stride: int, valid: np.ndarray | None, dtype: type,

@@ -8,7 +8,7 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.columns import leaf_data
+from gpuwrite.columns import _validity, leaf_data
 from gpuwrite.leafdata import LeafData
 from gpuwrite.options import WriteOptions
 from gpuwrite.schema import FileSchema
@@ -53,3 +53,19 @@ def test_all_present_values_are_used_without_a_copy() -> None:
     assert np.shares_memory(np.asarray(name.data), arrow_bytes)
     assert name.rep is not None and name.rep.tolist() == [0, 0, 0, 1]
     assert name.dfn is not None and name.dfn.tolist() == [4, 1, 4, 4]
+
+
+def test_validity_of_slices_unpacks_only_their_rows() -> None:
+    """A slice of a large array (a window's step) shares the array's bitmap: its rows' validity, at any offset
+    and length, is what Arrow says, and only the bytes holding those rows are unpacked."""
+    rng = np.random.default_rng(1)
+    arr = pa.array(np.arange(5000), mask=rng.random(5000) < 0.3)
+    for offset in (0, 1, 7, 8, 9, 4093):
+        for length in (0, 1, 5, 8, 900, 5000 - offset):
+            piece = arr.slice(offset, length)
+            valid = _validity(piece)
+            if piece.null_count == 0:
+                assert valid is None
+            else:
+                assert valid is not None and np.array_equal(valid, np.asarray(piece.is_valid()))
+                assert valid.base is not None and valid.base.size <= length + 16  # not the whole bitmap unpacked
