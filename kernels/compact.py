@@ -48,26 +48,46 @@ _CHECK_BLOCK = 2048  # rows checked, then compacted, while their words are in ca
 
 
 @jit
+def _compact_decimal128(words: np.ndarray, valid: np.ndarray, out: np.ndarray, bound: np.int64) -> int:
+    """compact_decimal_words of decimal128 values (two words each) in one pass: the constant stride lets the
+    check ride along the compaction's loads (a block checked then compacted reads each block twice)."""
+    rows = words.shape[0] // 2
+    span = np.uint64(2 * bound)
+    hit = np.int64(0)
+    if valid.shape[0] == 0:
+        for i in range(rows):
+            lo = words[2 * i]
+            out[i] = lo
+            hit |= np.int64(np.uint64(lo + bound) > span) | np.int64(words[2 * i + 1] != (lo >> np.int64(63)))
+        return -1 if hit != 0 else rows
+    j = 0
+    for i in range(rows):  # branch-free, as compact_words: every row stored, only present rows advance and count
+        lo = words[2 * i]
+        out[j] = lo
+        present = np.int64(valid[i])
+        hit |= (np.int64(np.uint64(lo + bound) > span)
+                | np.int64(words[2 * i + 1] != (lo >> np.int64(63)))) & present
+        j += present
+    return -1 if hit != 0 else j
+
+
+@jit
 def compact_decimal_words(words: np.ndarray, stride: int, valid: np.ndarray, out: np.ndarray, bound: np.int64) -> int:
     """`compact_words` of decimal128 / decimal256 values stored as INT32 / INT64 (precision <= 18), checking
-    that every present value lies within [-bound, bound] (bound = 10**precision - 1) and fits its low word, a
-    block of rows at a time while their words are in cache (the check's loop vectorises; the compaction's
-    does not). Returns the number of values stored, or -1 when a present value fails (the caller then
-    reports it: validate.py)."""
+    that every present value lies within [-bound, bound] (bound = 10**precision - 1) and fits its low word:
+    decimal128 in the compaction's own pass, decimal256 a block of rows at a time while their words are in
+    cache. Returns the number of values stored, or -1 when a present value fails (the caller then reports
+    it: validate.py)."""
+    if stride == 2:
+        return _compact_decimal128(words, valid, out, bound)
     rows = words.shape[0] // stride
     span = np.uint64(2 * bound)
     j = 0
     for b in range(0, rows, _CHECK_BLOCK):
         e = min(b + _CHECK_BLOCK, rows)
         hit = np.int64(0)
-        if stride == 2:  # the common case (decimal128) with a constant stride, so the loop vectorises
-            seg = words[2 * b:2 * e]
-            for k in range(e - b):
-                lo = seg[2 * k]
-                hit |= np.int64(np.uint64(lo + bound) > span) | np.int64(seg[2 * k + 1] != (lo >> np.int64(63)))
-        else:
-            for i in range(b, e):
-                hit |= _decimal_bad(words, stride, i, bound, span)
+        for i in range(b, e):
+            hit |= _decimal_bad(words, stride, i, bound, span)
         if hit != 0:  # some row is out of range: fails only if that row holds a value
             for i in range(b, e):
                 if _decimal_bad(words, stride, i, bound, span) != 0 and (valid.shape[0] == 0 or valid[i] != 0):
