@@ -67,8 +67,10 @@ class CpuEncoders:
                     done(c)
             return
         # the costliest columns first (longest-first scheduling: a large string column started last would hold
-        # one thread while the other idles), waited for in schema order so a failure is the first column's
-        order = sorted(jobs, key=lambda job: -self._cost(*job))
+        # one thread while the other idles), waited for in schema order so a failure is the first column's; the
+        # last batch (`done`, whose chunks are written in schema order as they finish) in schema order, so the
+        # file is written while later columns encode instead of after the costliest ones
+        order = sorted(jobs, key=lambda job: -self._cost(*job)) if done is None else jobs
         futures = {c: self.pool.submit(self._encode_column, c, r) for c, r in order}
         wait_in_order([futures[c] for c, _ in jobs], None if done is None else lambda i: done(jobs[i][0]))
 
