@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from . import buffers
 from .errors import GpuwriteError, WideDecimalError
 from .kernels.compact import compact_decimal_words, compact_words
-from .leafdata import LeafBuffer, LeafData
+from .leafdata import NO_ROWS, LeafBuffer, LeafData
 from .levels import Walked, walk
 from .options import WriteOptions
 from .rebase import rebase_dates, rebase_timestamps
@@ -25,7 +25,6 @@ from .schema import Leaf, value_type
 MICROS_PER_DAY = 86_400_000_000
 JULIAN_DAY_OF_EPOCH = 2_440_588
 _UNIT_TO_MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1}
-_NO_ROWS = np.zeros(0, dtype=np.uint8)  # validity of an array without nulls, for kernels taking one
 
 
 def _validity(arr: pa.Array) -> np.ndarray | None:
@@ -50,7 +49,7 @@ def _compact(words: np.ndarray, stride: int, valid: np.ndarray | None, dtype: ty
     rows = len(words) // stride
     count = rows if valid is None else int(np.count_nonzero(valid)) + 1  # the kernel's spare slot
     out = np.empty(count, dtype=dtype) if into is None else into.values_slot(dtype, count, rows)
-    bits = _NO_ROWS if valid is None else valid.view(np.uint8)
+    bits = NO_ROWS if valid is None else valid.view(np.uint8)
     if bound is None:
         return out[:compact_words(words, stride, bits, out)]
     stored = compact_decimal_words(words, stride, bits, out, np.int64(bound))

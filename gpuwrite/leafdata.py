@@ -7,6 +7,7 @@ INT96) keep `offsets` into `data`. Nested leaves add per-entry levels and the ro
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,37 +20,36 @@ from .kernels.levels import bit_block_counts, block_counts
 Array = npt.NDArray[Any]
 
 _BLOCK = 4096
+NO_ROWS = np.zeros(0, dtype=np.uint8)  # the validity kernels take for rows that all hold a value
+
+
+def _extended_prefix(blocks: int, known: Array | None, count: Callable[[int, Array], None]) -> Array:
+    """Non-null rows before each of `blocks` full blocks, plus one entry: `known` (an earlier, shorter state's
+    prefix) kept, and `count(done, out)` filling the counts of blocks done.. into `out`."""
+    done = 0 if known is None else len(known) - 1
+    if known is not None and done >= blocks:
+        return known[:blocks + 1]
+    prefix = np.zeros(blocks + 1, dtype=np.int64)
+    if known is not None:
+        prefix[:done + 1] = known
+    count(done, prefix[done + 1:])
+    np.cumsum(prefix[done:], out=prefix[done:])
+    return prefix
 
 
 def bits_block_prefix(packed: Array, rows: int, known: Array | None) -> Array:
     """`block_prefix` of `rows` rows from their validity packed as little-endian bits (at least rows // 8
     bytes), counting only the blocks after those `known` covers."""
     blocks = rows // _BLOCK
-    done = 0 if known is None else len(known) - 1
-    if known is not None and done >= blocks:
-        return known[:blocks + 1]
-    prefix = np.zeros(blocks + 1, dtype=np.int64)
-    if known is not None:
-        prefix[:done + 1] = known
-    words = packed[done * _BLOCK // 8:blocks * _BLOCK // 8].view(np.uint64)
-    bit_block_counts(words, _BLOCK // 64, prefix[done + 1:])
-    np.cumsum(prefix[done:], out=prefix[done:])
-    return prefix
+    return _extended_prefix(blocks, known, lambda done, out: bit_block_counts(
+        packed[done * _BLOCK // 8:blocks * _BLOCK // 8].view(np.uint64), _BLOCK // 64, out))
 
 
 def block_prefix(valid: Array, known: Array | None) -> Array:
     """Non-null rows before each full block of `_BLOCK` rows (one entry per full block, plus one), extending
     `known` (the prefix of an earlier, shorter state of the same validity array) rather than counting again."""
-    blocks = len(valid) // _BLOCK
-    done = 0 if known is None else len(known) - 1
-    if known is not None and done >= blocks:
-        return known[:blocks + 1]
-    prefix = np.zeros(blocks + 1, dtype=np.int64)
-    if known is not None:
-        prefix[:done + 1] = known
-    block_counts(valid[done * _BLOCK:].view(np.uint8), _BLOCK, prefix[done + 1:])
-    np.cumsum(prefix[done:], out=prefix[done:])
-    return prefix
+    return _extended_prefix(len(valid) // _BLOCK, known,
+                            lambda done, out: block_counts(valid[done * _BLOCK:].view(np.uint8), _BLOCK, out))
 
 
 @dataclass

@@ -31,8 +31,6 @@ def compact_words(words: np.ndarray, stride: int, valid: np.ndarray, out: np.nda
     return j
 
 
-
-
 @jit_inline
 def _decimal_bad(words: np.ndarray, stride: int, i: int, bound: np.int64, span: np.uint64) -> np.int64:
     """1 when value i lies outside [-bound, bound] or its higher words do not extend its low word's sign."""
@@ -50,7 +48,9 @@ _CHECK_BLOCK = 2048  # rows checked, then compacted, while their words are in ca
 @jit
 def _compact_decimal128(words: np.ndarray, valid: np.ndarray, out: np.ndarray, bound: np.int64) -> int:
     """compact_decimal_words of decimal128 values (two words each) in one pass: the constant stride lets the
-    check ride along the compaction's loads (a block checked then compacted reads each block twice)."""
+    check ride along the compaction's loads (a block checked then compacted reads each block twice). The test
+    is `_decimal_bad`'s written out: through the helper, with the stride a constant, the loop runs ~1.5x
+    slower."""
     rows = words.shape[0] // 2
     span = np.uint64(2 * bound)
     hit = np.int64(0)

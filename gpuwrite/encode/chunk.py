@@ -20,7 +20,7 @@ from gpuwrite.kernels.plain import plain_byte_array
 from gpuwrite.kernels.rle import rle_encode, rle_max_size
 
 from ..format.enums import Encoding
-from ..leafdata import Array, LeafData
+from ..leafdata import NO_ROWS, Array, LeafData
 from ..options import BloomSpec, WriteOptions
 from ..schema import BYTE_ARRAY, Leaf
 from .bloom import BloomBuilder, chunk_bitset, hash_values
@@ -29,7 +29,6 @@ from .dictionary import Dictionary
 from .rules import canonical_bits, fallback_encoding, keeps_dictionary, raw_value_bytes, signed_crc32
 from .stats import PageStats, page_stats, stats_of
 
-_NO_ROWS = np.zeros(0, dtype=np.uint8)  # the validity of a leaf whose every row holds a value
 _NO_TABLE = np.zeros(0, dtype=np.int32)  # the dictionary arguments of a page encoded without one
 _NO_KEYS = np.zeros(0, dtype=np.int64)
 
@@ -403,7 +402,7 @@ class ChunkEncoder:
             table, keys, size, entry_size, byte_size, limit = _NO_TABLE, _NO_KEYS, 0, 0, 0, 0
         out = np.empty(rle_max_size(span.num_rows, 1) + max(rle_max_size(n, 32) + 1, delta_max_size(n)),
                        dtype=np.uint8)
-        valid = _NO_ROWS if data.valid is None else data.valid.view(np.uint8)
+        valid = NO_ROWS if data.valid is None else data.valid.view(np.uint8)
         levels_end, end, size, byte_size, as_ids, lo, hi = int_page(
             valid, span.a, span.b, leaf.max_def == 1, data.value_array, va, vb, use_dictionary, table, keys, size,
             entry_size, byte_size, limit, np.empty(n if use_dictionary else 0, dtype=np.int32), leaf.kind == "int32",

@@ -57,7 +57,7 @@ def test_one_call_pages_equal_the_per_section_pages(data_case: tuple, pages_case
     bounds = [0]
     while bounds[-1] < rows:
         bounds.append(min(rows, bounds[-1] + cuts[len(bounds) % len(cuts)]))
-    ranges = list(zip(bounds, bounds[1:]))
+    ranges = list(zip(bounds, bounds[1:], strict=False))
     for (fused, data), (plain, _) in zip(_encoders(table, opts, True), _encoders(table, opts, False), strict=True):
         for enc in (fused, plain):
             enc.encode_pages(data, ranges[:len(ranges) // 2 + 1])
