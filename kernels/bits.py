@@ -91,10 +91,11 @@ def pack_padded(vals: np.ndarray, start: int, valid: int, count: int, width: int
 @jit_inline
 def put_word32(out: np.ndarray, pos: int, acc: np.uint64) -> int:
     """Write the low 32 bits of acc little-endian at out[pos:]; return the new position."""
-    out[pos] = np.uint8(acc & np.uint64(0xFF))
-    out[pos + 1] = np.uint8((acc >> np.uint64(8)) & np.uint64(0xFF))
-    out[pos + 2] = np.uint8((acc >> np.uint64(16)) & np.uint64(0xFF))
-    out[pos + 3] = np.uint8((acc >> np.uint64(24)) & np.uint64(0xFF))
+    p = np.uint64(pos)  # unsigned: no negative-index wrap-around test per store
+    out[p] = np.uint8(acc & np.uint64(0xFF))
+    out[p + np.uint64(1)] = np.uint8((acc >> np.uint64(8)) & np.uint64(0xFF))
+    out[p + np.uint64(2)] = np.uint8((acc >> np.uint64(16)) & np.uint64(0xFF))
+    out[p + np.uint64(3)] = np.uint8((acc >> np.uint64(24)) & np.uint64(0xFF))
     return pos + 4
 
 
@@ -116,7 +117,7 @@ def flush_bits(out: np.ndarray, pos: int, acc: np.uint64, nbits: int) -> int:
     """Write the accumulator's remaining `nbits` bits as whole bytes (the last one zero-padded); the new
     position."""
     while nbits > 0:
-        out[pos] = np.uint8(acc & np.uint64(0xFF))
+        out[np.uint64(pos)] = np.uint8(acc & np.uint64(0xFF))
         pos += 1
         acc = acc >> np.uint64(8)
         nbits -= 8
@@ -127,15 +128,16 @@ def flush_bits(out: np.ndarray, pos: int, acc: np.uint64, nbits: int) -> int:
 def pack8(vals: np.ndarray, start: int, width: int, out: np.ndarray, pos: int) -> int:
     """Bit-pack the 8 values vals[start:start+8] LSB first at `width` <= 32 bits (one RLE group); return the
     new position. The same bytes as `pack_padded(vals, start, 8, 8, width, out, pos)`, a word at a time."""
+    s = np.uint64(start)  # unsigned: no negative-index wrap-around test per load
     if width == 1:
         b = np.uint64(0)
         for k in range(8):
-            b |= (np.uint64(vals[start + k]) & np.uint64(1)) << np.uint64(k)
-        out[pos] = np.uint8(b)
+            b |= (np.uint64(vals[s + np.uint64(k)]) & np.uint64(1)) << np.uint64(k)
+        out[np.uint64(pos)] = np.uint8(b)
         return pos + 1
     mask = (np.uint64(1) << np.uint64(width)) - np.uint64(1)
     acc = np.uint64(0)
     nbits = 0
     for k in range(8):
-        pos, acc, nbits = put_bits32(out, pos, acc, nbits, np.uint64(vals[start + k]) & mask, width)
+        pos, acc, nbits = put_bits32(out, pos, acc, nbits, np.uint64(vals[s + np.uint64(k)]) & mask, width)
     return flush_bits(out, pos, acc, nbits)

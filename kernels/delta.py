@@ -25,7 +25,8 @@ def delta_max_size(n: int) -> int:
 @jit_inline
 def _delta_at(values: np.ndarray, k: int, is32: bool) -> np.int64:
     """values[k] - values[k-1] with 64-bit wrap-around (32-bit when is32)."""
-    d = np.int64(np.uint64(np.int64(values[k])) - np.uint64(np.int64(values[k - 1])))
+    u = np.uint64(k)  # unsigned: no negative-index wrap-around test per load, so the loops vectorize
+    d = np.int64(np.uint64(np.int64(values[u])) - np.uint64(np.int64(values[u - np.uint64(1)])))
     if is32:
         d = np.int64(np.int32(np.uint32(np.uint64(d) & np.uint64(0xFFFFFFFF))))
     return d

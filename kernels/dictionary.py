@@ -51,22 +51,24 @@ def fixed_insert(keys: np.ndarray, start: int, end: int, table: np.ndarray, entr
     """
     mask = np.uint64(table.shape[0] - 1)
     shift = np.uint64(64 - _log2(table.shape[0]))
-    for i in range(start, end):
-        k = keys[i]
+    # unsigned indices: no negative-index wrap-around test per load and store
+    base = np.uint64(start)
+    for j in range(np.uint64(0), np.uint64(end - start)):
+        k = keys[base + j]
         slot = (np.uint64(k) * _GOLDEN) >> shift
         while True:
             e = table[slot]
             if e < 0:
                 table[slot] = n_entries
-                entry_keys[n_entries] = k
-                ids[i - start] = n_entries
+                entry_keys[np.uint64(n_entries)] = k
+                ids[j] = n_entries
                 n_entries += 1
                 dict_bytes += entry_size
                 if dict_bytes > limit:
-                    return n_entries, dict_bytes, i - start
+                    return n_entries, dict_bytes, int(j)
                 break
-            if entry_keys[e] == k:
-                ids[i - start] = e
+            if entry_keys[np.uint64(e)] == k:
+                ids[j] = e
                 break
             slot = (slot + np.uint64(1)) & mask
     return n_entries, dict_bytes, -1

@@ -62,7 +62,7 @@ def int_page(valid: np.ndarray, a: int, b: int, levels: bool, values: np.ndarray
     if vb > va:
         lo = np.int64(values[va])
         hi = lo
-        for i in range(va + 1, vb):
+        for i in range(np.uint64(va + 1), np.uint64(vb)):  # unsigned: the loop vectorizes
             v = np.int64(values[i])
             lo = min(lo, v)
             hi = max(hi, v)

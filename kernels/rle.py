@@ -57,15 +57,16 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
     value_bytes = (width + 7) // 8
     i = start
     while i + 8 <= end:
-        v = values[i]
+        u0 = np.uint64(i)  # unsigned indices: no negative-index wrap-around test per load
+        v = values[u0]
         same = True
         for k in range(1, 8):
-            if values[i + k] != v:
+            if values[u0 + np.uint64(k)] != v:
                 same = False
                 break
         if same:
             j = i + 8
-            while j < end and values[j] == v:
+            while j < end and values[np.uint64(j)] == v:
                 j += 1
             _end_bitpacked(out, header_pos, groups)
             header_pos = -1
