@@ -20,6 +20,7 @@ from .assemble.store_sink import open_sink
 from .backends import RowGroupBuilder, open_backend, resolve_device
 from .encode.compress import CODEC_IDS
 from .errors import GpuwriteError, UnsupportedTypeError, WideDecimalError
+from .gcpause import collector_paused
 from .integrations.arrow import ArrowPiece, as_arrow_piece
 from .integrations.device_data import DeviceTable
 from .options import WriteOptions
@@ -113,7 +114,8 @@ class FileWriter:
             self._rows_in += piece.num_rows
             self._window.push(piece)
             if more:
-                self._drive(final=False)
+                with collector_paused():
+                    self._drive(final=False)
         except BaseException as exc:
             self._fail(exc)
             raise
@@ -155,8 +157,9 @@ class FileWriter:
             return self.result
         self._check_open()
         try:
-            self._drive(final=True)
-            meta = self._assembler.finish(self.key_value)
+            with collector_paused():
+                self._drive(final=True)
+                meta = self._assembler.finish(self.key_value)
             size = self._sink.commit()
             self._backend.close()
         except BaseException as exc:

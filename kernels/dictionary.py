@@ -105,31 +105,36 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
     FIXED_LEN_BYTE_ARRAY and INT96). The entry that overflows gets an id but no bytes (an empty entry).
     """
     mask = np.uint64(table.shape[0] - 1)
-    for i in range(start, end):
+    base = np.uint64(start)  # unsigned indices: no negative-index wrap-around test per access
+    for j in range(np.uint64(0), np.uint64(end - start)):
+        i = base + j
         s = offsets[i]
-        t = offsets[i + 1]
+        t = offsets[i + np.uint64(1)]
         h = hash_bytes(data, s, t)
         slot = h & mask
         while True:
             e = table[slot]
             if e < 0:
                 table[slot] = n_entries
-                entry_hash[n_entries] = h
-                p = entry_offsets[n_entries]
+                un = np.uint64(n_entries)
+                entry_hash[un] = h
+                p = entry_offsets[un]
                 dict_bytes += (t - s) + size_overhead
                 if dict_bytes > limit:
                     # The entry that overflows is numbered but its bytes are not kept: the chunk falls back
                     # and never writes it (so a huge value is not copied, nor room reserved for it).
-                    entry_offsets[n_entries + 1] = p
-                    ids[i - start] = n_entries
-                    return n_entries + 1, dict_bytes, i - start
+                    entry_offsets[un + np.uint64(1)] = p
+                    ids[j] = n_entries
+                    return n_entries + 1, dict_bytes, int(j)
                 copy_bytes(entry_data, p, data, s, t - s)
-                entry_offsets[n_entries + 1] = p + (t - s)
-                ids[i - start] = n_entries
+                entry_offsets[un + np.uint64(1)] = p + (t - s)
+                ids[j] = n_entries
                 n_entries += 1
                 break
-            if entry_hash[e] == h and _bytes_equal(entry_data, entry_offsets[e], entry_offsets[e + 1], data, s, t):
-                ids[i - start] = e
+            ue = np.uint64(e)
+            if entry_hash[ue] == h and _bytes_equal(entry_data, entry_offsets[ue], entry_offsets[ue + np.uint64(1)],
+                                                    data, s, t):
+                ids[j] = e
                 break
             slot = (slot + np.uint64(1)) & mask
     return n_entries, dict_bytes, -1
