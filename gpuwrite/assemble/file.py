@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..encode.chunk import EncodedChunk
 from ..encode.stats import PageStats, merge
-from ..format.structs import ColumnChunk, ColumnIndex, FileMetaData, OffsetIndex, RowGroup
+from ..format.structs import ColumnChunk, FileMetaData, RowGroup
 from ..format.thrift import serialize
 from ..schema import FileSchema, Leaf
 from .bloom import bloom_filter_block
@@ -37,11 +37,13 @@ class FileLayout:
 @dataclass
 class _WrittenChunk:
     """A chunk already in the file, kept until its indexes and bloom filter are written: the indexes are built
-    when the chunk is written, so its pages (their bytes) are not kept until the end of the file."""
+    and serialized when the chunk is written, so neither its pages (their bytes) nor an object per page are kept
+    until the end of the file, and the file's last steps only copy them out."""
 
     column: ColumnChunk
-    column_index: ColumnIndex | None
-    offset_index: OffsetIndex
+    stats: PageStats  # its pages' statistics merged
+    column_index: bytes | None  # the serialized ColumnIndex
+    offset_index: bytes  # the serialized OffsetIndex
     bloom_filter: bytes | None
 
 
@@ -89,7 +91,7 @@ class FileAssembler:
         self._written += written
         self.row_groups.append(row_group([w.column for w in written], num_rows, len(self.row_groups)))
         self.page_counts.append([len(c.pages) for c in chunks])
-        self.chunk_stats.append([merge([p.stats for p in c.pages]) for c in chunks])
+        self.chunk_stats.append([w.stats for w in written])
         self.num_rows += num_rows
 
     def _chunk_bytes(self, chunk: EncodedChunk) -> ChunkLayout:
@@ -123,10 +125,13 @@ class FileAssembler:
 
     def _described(self, leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout) -> _WrittenChunk:
         """A written chunk's metadata, column index and offset index."""
-        meta = column_metadata(leaf, chunk, layout, self.layout.codec, self.layout.statistics_truncate_length)
-        return _WrittenChunk(ColumnChunk(file_offset=0, meta_data=meta),
-                             column_index(leaf, chunk.pages, self.layout.column_index_truncate_length),
-                             offset_index(leaf, chunk.pages, layout.page_offsets), chunk.bloom_filter)
+        merged = merge([p.stats for p in chunk.pages])
+        meta = column_metadata(leaf, chunk, layout, self.layout.codec, self.layout.statistics_truncate_length,
+                               merged=merged)
+        index = column_index(leaf, chunk.pages, self.layout.column_index_truncate_length)
+        return _WrittenChunk(ColumnChunk(file_offset=0, meta_data=meta), merged,
+                             None if index is None else serialize(index),
+                             serialize(offset_index(leaf, chunk.pages, layout.page_offsets)), chunk.bloom_filter)
 
     def _write_page_indexes(self) -> None:
         """All column indexes, then all offset indexes, then all bloom filters, after the row groups
@@ -134,13 +139,11 @@ class FileAssembler:
         sink = self.sink
         for w in self._written:
             if w.column_index is not None:
-                data = serialize(w.column_index)
-                w.column.column_index_offset, w.column.column_index_length = sink.pos, len(data)
-                sink.write(data)
+                w.column.column_index_offset, w.column.column_index_length = sink.pos, len(w.column_index)
+                sink.write(w.column_index)
         for w in self._written:
-            data = serialize(w.offset_index)
-            w.column.offset_index_offset, w.column.offset_index_length = sink.pos, len(data)
-            sink.write(data)
+            w.column.offset_index_offset, w.column.offset_index_length = sink.pos, len(w.offset_index)
+            sink.write(w.offset_index)
         # SPEC: ParquetFileWriter.serializeBloomFilters: header + bitset per chunk that has a filter, in row
         # group then column order; ColumnMetaData.bloom_filter_offset / bloom_filter_length cover both.
         for w in self._written:
