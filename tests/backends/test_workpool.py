@@ -1,13 +1,15 @@
-"""The CPU backend's threads: pages the writer waits for run before rows converted ahead (issue 15)."""
+"""The CPU backend's threads: pages the writer waits for run before rows converted ahead, threads kept from one\npool (file) to the next (issue 15)."""
 
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import time
 
 import pytest
 
+from gpuwrite.backends import workpool
 from gpuwrite.backends.workpool import WorkPool
 
 
@@ -47,7 +49,8 @@ def test_results_exceptions_and_cancellation() -> None:
         pool.submit(pow, 2, 2)
 
 
-def test_threads_start_on_use_up_to_workers_and_end_at_shutdown() -> None:
+def test_threads_start_on_use_up_to_workers_and_end_after_their_last_pool(monkeypatch) -> None:
+    monkeypatch.setattr(workpool, "IDLE_SECONDS", 0.3)
     pool = WorkPool(3, name="wp-test")
     assert not [t for t in threading.enumerate() if t.name.startswith("wp-test")]
     for future in [pool.submit(time.sleep, 0.01) for _ in range(10)]:
@@ -55,12 +58,40 @@ def test_threads_start_on_use_up_to_workers_and_end_at_shutdown() -> None:
     threads = [t for t in threading.enumerate() if t.name.startswith("wp-test")]
     assert len(threads) == 3
     pool.shutdown(wait=True)
-    assert not any(t.is_alive() for t in threads)
+    for thread in threads:
+        thread.join(timeout=10)
+    assert not any(t.is_alive() for t in threads)  # parked, then ended: no pool came for them
     with pytest.raises(ValueError, match="at least 1"):
         WorkPool(0)
 
 
-def test_a_pool_dropped_without_shutdown_ends_its_threads() -> None:
+def test_the_next_pool_adopts_the_last_ones_threads(monkeypatch) -> None:
+    """Threads are kept across pools (a writer's files): the next pool's jobs run on the same threads, which
+    keep their malloc arenas (see the module's docstring)."""
+    monkeypatch.setattr(workpool, "IDLE_SECONDS", 30.0)
+    first = WorkPool(2, name="wp-first")
+    ran = {f.result(timeout=10) for f in [first.submit(lambda: (time.sleep(0.05), threading.get_ident())[1])
+                                          for _ in range(4)]}
+    first.shutdown(wait=True)
+    second = WorkPool(2, name="wp-second")
+    again = {f.result(timeout=10) for f in [second.submit(lambda: (time.sleep(0.05), threading.get_ident())[1])
+                                            for _ in range(4)]}
+    assert again <= ran and len(again) == 2
+    assert sorted(t.name for t in threading.enumerate() if t.ident in again) == ["wp-second_0", "wp-second_1"]
+    second.shutdown(wait=True)
+
+
+def test_shutdown_waits_for_queued_jobs() -> None:
+    pool = WorkPool(1, name="wp-wait")
+    done: list[int] = []
+    for i in range(5):
+        pool.submit(lambda i=i: (time.sleep(0.01), done.append(i)))
+    pool.shutdown(wait=True)
+    assert done == [0, 1, 2, 3, 4]
+
+
+def test_a_pool_dropped_without_shutdown_releases_its_threads(monkeypatch) -> None:
+    monkeypatch.setattr(workpool, "IDLE_SECONDS", 0.3)
     pool = WorkPool(2, name="wp-dropped")
     pool.submit(time.sleep, 0).result(timeout=10)
     threads = [t for t in threading.enumerate() if t.name.startswith("wp-dropped")]
@@ -70,3 +101,26 @@ def test_a_pool_dropped_without_shutdown_ends_its_threads() -> None:
     for thread in threads:
         thread.join(timeout=10)
     assert not any(t.is_alive() for t in threads)
+
+
+def test_a_forked_child_starts_without_the_parents_parked_threads(monkeypatch) -> None:
+    monkeypatch.setattr(workpool, "IDLE_SECONDS", 30.0)
+    pool = WorkPool(1, name="wp-fork")
+    pool.submit(time.sleep, 0).result(timeout=10)
+    pool.shutdown(wait=True)
+    deadline = time.monotonic() + 10
+    while not workpool._PARKED.slots and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert workpool._PARKED.slots
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a new pool must start a thread of its own and run its job
+        try:
+            child = WorkPool(1, name="wp-child")
+            ok = child.submit(pow, 2, 10).result(timeout=10) == 1024 and not workpool._PARKED.slots
+            os.write(write, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.close(write)
+    assert os.read(read, 1) == b"1"
+    os.waitpid(pid, 0)
