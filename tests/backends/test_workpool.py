@@ -70,14 +70,20 @@ def test_the_next_pool_adopts_the_last_ones_threads(monkeypatch) -> None:
     keep their malloc arenas (see the module's docstring)."""
     monkeypatch.setattr(workpool, "IDLE_SECONDS", 30.0)
     first = WorkPool(2, name="wp-first")
-    ran = {f.result(timeout=10) for f in [first.submit(lambda: (time.sleep(0.05), threading.get_ident())[1])
-                                          for _ in range(4)]}
+    for future in [first.submit(time.sleep, 0.02) for _ in range(4)]:
+        future.result(timeout=10)
+    threads = [t for t in threading.enumerate() if t.name.startswith("wp-first")]
+    assert len(threads) == 2
     first.shutdown(wait=True)
+    deadline = time.monotonic() + 10
+    while not all(any(slot.thread is t for slot in workpool._PARKED.slots) for t in threads):
+        assert time.monotonic() < deadline, "the first pool's threads did not park"
+        time.sleep(0.01)
     second = WorkPool(2, name="wp-second")
-    again = {f.result(timeout=10) for f in [second.submit(lambda: (time.sleep(0.05), threading.get_ident())[1])
-                                            for _ in range(4)]}
-    assert again <= ran and len(again) == 2
-    assert sorted(t.name for t in threading.enumerate() if t.ident in again) == ["wp-second_0", "wp-second_1"]
+    ran = {f.result(timeout=10) for f in [second.submit(threading.get_ident) for _ in range(4)]}
+    assert ran <= {t.ident for t in threads}  # no thread started: the parked ones serve the new pool
+    assert sorted(t.name for t in threads) == ["wp-second_0", "wp-second_1"]
+    assert all(t.is_alive() for t in threads)
     second.shutdown(wait=True)
 
 
