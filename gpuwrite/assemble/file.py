@@ -124,7 +124,7 @@ class FileAssembler:
         return ChunkLayout(start, header_len, tuple(offsets))
 
     def _described(self, leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout) -> _WrittenChunk:
-        """A written chunk's metadata, column index and offset index."""
+        """A written chunk's metadata, merged statistics, column index and offset index."""
         merged = merge([p.stats for p in chunk.pages])
         meta = column_metadata(leaf, chunk, layout, self.layout.codec, self.layout.statistics_truncate_length,
                                merged=merged)

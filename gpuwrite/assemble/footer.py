@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..encode.chunk import EncodedChunk
-from ..encode.stats import PageStats, merge
+from ..encode.stats import PageStats
 from ..format.enums import Encoding, PageType
 from ..format.structs import (
     ColumnChunk,
@@ -88,9 +88,9 @@ class ChunkLayout:
 
 
 def column_metadata(leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout, codec: int, truncate_length: int, *,
-                    merged: PageStats | None = None) -> ColumnMetaData:
-    """ColumnMetaData for a chunk written at `layout`; `merged`: its pages' merged statistics, when the caller
-    has them."""
+                    merged: PageStats) -> ColumnMetaData:
+    """ColumnMetaData for a chunk written at `layout`; `merged`: its pages' statistics merged (the caller keeps
+    them for the row group too)."""
     encodings: list[int] = []
     stats: list[PageEncodingStats] = []
     dict_offset = None
@@ -110,8 +110,6 @@ def column_metadata(leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout, codec:
         if enc not in encodings:
             encodings.append(enc)
         stats.append(PageEncodingStats(page_type=PageType.DATA_PAGE_V2, encoding=enc, count=n))
-    if merged is None:
-        merged = merge([p.stats for p in chunk.pages])
     # SPEC: parquet-java 1.16+ writes SizeStatistics for every chunk: unencoded bytes for BYTE_ARRAY only, no
     # level histograms where the max level is 0 (repetition) or <= 1 (definition), so flat non-binary
     # columns get an empty struct.
