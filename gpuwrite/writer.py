@@ -79,6 +79,7 @@ class FileWriter:
         # batches written with more=False whose decimal precision is checked where they are converted, with the
         # rows written before each (see write): checked again in full if the conversion finds a wide decimal
         self._deferred: list[tuple[ArrowPiece, int]] = []
+        self._defer_all = False  # see check_at_conversion
         self.result: FileResult | None = None
 
     # -- input -------------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ class FileWriter:
                 piece = piece.to_host()
             else:
                 piece.adopt(device)  # reads and their counts on the writer's device
-        defer = not more and self._backend.converts_on_host and self.options.validate
+        defer = (not more or self._defer_all) and self._backend.converts_on_host and self.options.validate
         check_batch(piece, self.schema, self.options, self._rows_in, self._backend.checks_values,
                     getattr(self._backend, "pool", None), deferred=checked_in_conversion if defer else None)
         if piece.num_rows == 0:
@@ -116,9 +117,32 @@ class FileWriter:
             if more:
                 with collector_paused():
                     self._drive(final=False)
+                if self._deferred:
+                    self._forget_checked()
         except BaseException as exc:
             self._fail(exc)
             raise
+
+    def check_at_conversion(self) -> None:
+        """Check every later batch's flat decimals against their precision where the batch is converted (as
+        batches written with more=False are), not in write(): the pass over their words that the conversion
+        makes anyway. A decimal too wide then aborts the file (with the error write() would have raised)
+        instead of leaving the writer usable: for callers that give up the file on any error, as a Spark
+        task does, where the check cost a tenth of the task's encoding time."""
+        self._defer_all = True
+
+    def _forget_checked(self) -> None:
+        """Let go of the deferred batches whose rows are all converted (and so checked): kept, they would hold
+        a streaming writer's whole input."""
+        window = self._window
+        if not isinstance(window, RowWindow):
+            return
+        converted = self._assembler.num_rows + window.rows
+        keep = 0
+        while keep < len(self._deferred) and self._deferred[keep][1] + self._deferred[keep][0].num_rows <= converted:
+            keep += 1
+        if keep:
+            del self._deferred[:keep]
 
     # -- row groups --------------------------------------------------------------------------------
 

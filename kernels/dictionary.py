@@ -75,6 +75,22 @@ def fixed_insert(keys: np.ndarray, start: int, end: int, table: np.ndarray, entr
 
 
 @jit
+def touch_lines(data: np.ndarray, nbytes: int) -> int:
+    """Read one byte of each 64-byte line of data[0:nbytes] and return their sum (so the reads stay).
+
+    Brings a dictionary's hash table and entries into the cache in one sequential pass, which the hardware
+    prefetcher streams, before a page's lookups: otherwise each lookup that lands on a line evicted since the
+    column's last page (its pages encoded a step at a time while other columns ran) waits for memory.
+    Geometry: sequential, CPU only, one call per array. Input: `data` uint8[n] (a byte view of the array),
+    nbytes <= n. Output: the sum of the bytes read. Twin: none (it computes nothing the bytes depend on).
+    """
+    total = np.uint64(0)
+    for i in range(np.uint64(0), np.uint64(nbytes), np.uint64(64)):
+        total += np.uint64(data[i])
+    return int(total)
+
+
+@jit
 def fixed_rehash(entry_keys: np.ndarray, n_entries: int, table: np.ndarray) -> None:
     """Rebuild an empty (all -1) table from the first n_entries keys."""
     mask = np.uint64(table.shape[0] - 1)

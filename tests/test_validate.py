@@ -315,3 +315,30 @@ def test_last_batch_with_a_wide_decimal_fails_at_close_with_its_rows_named(tmp_p
     with pytest.raises(ValueCheckError, match=r"column 'd', row 3 of the batch \(row 103 of the file\)"):
         writer.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_check_at_conversion_defers_every_batch_and_keeps_its_error(tmp_path, monkeypatch):
+    """A writer told to check at conversion (a Spark task's, a dataset's) leaves every batch's flat decimals to
+    the conversion, forgets each batch once its rows are converted (a streaming writer holds no input), and a
+    wide value still raises that batch's own error, naming its row in the batch and the file, and aborts."""
+    from gpuwrite import validate
+
+    calls = []
+    real = validate._first_wide_decimal
+    monkeypatch.setattr(validate, "_first_wide_decimal", lambda arr, start: calls.append(arr.type) or real(arr, start))
+    good = pa.table({"d": _wide([Decimal(i % 9999) for i in range(20_000)], 4)})
+    writer = gpuwrite.ParquetWriter(tmp_path / "ok.parquet", good.schema, streaming=True)
+    writer.check_at_conversion()
+    for _ in range(40):
+        writer.write(good)
+        assert len(writer._deferred) <= 8  # converted batches let go (a 65,536-row step is at most 4 of them)
+    writer.close()
+    assert calls == [] and pq.read_table(tmp_path / "ok.parquet").num_rows == 800_000
+    bad = pa.table({"d": _wide([Decimal(1), Decimal(2), Decimal(3), _nines(4, -1, 1)], 4)})
+    writer = gpuwrite.ParquetWriter(tmp_path / "bad.parquet", good.schema, streaming=True)
+    writer.check_at_conversion()
+    with pytest.raises(ValueCheckError, match=r"column 'd', row 3 of the batch \(row 100003 of the file\)"):
+        for piece in [good] * 5 + [bad] + [good] * 5:
+            writer.write(piece)
+        writer.close()
+    assert writer._sink.closed and list(tmp_path.iterdir()) == [tmp_path / "ok.parquet"]

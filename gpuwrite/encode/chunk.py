@@ -428,6 +428,9 @@ class ChunkEncoder:
 
     def encode_pages(self, data: LeafData, ranges: Sequence[tuple[int, int]]) -> list[EncodedPage]:
         """Encode the chunk's next pages, rows a..b of the window for each (a, b)."""
+        d = self.dictionary
+        if d is not None and d.size and not self.fell_back:
+            d.warm()  # pages come a batch at a time: other columns' batches ran since this one's last page
         return [self.encode_page(data, a, b) for a, b in ranges]
 
     def truncate(self, keep: int) -> None:

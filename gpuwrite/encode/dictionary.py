@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuwrite.kernels.dictionary import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash
+from gpuwrite.kernels.dictionary import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash, touch_lines
 from gpuwrite.kernels.plain import plain_byte_array
 
 from ..leafdata import Array, LeafData
@@ -112,6 +112,19 @@ class Dictionary:
     def reserve(self, count: int) -> None:
         """Make room for `count` more fixed-width entries (before fixed_insert is called on them directly)."""
         self._reserve(count, 0)
+
+    def warm(self) -> None:
+        """Read the hash table and the entries once, sequentially, before a run of pages is inserted: a
+        streaming writer encodes each column's pages a step at a time, and its other columns' work evicts
+        this dictionary in between, so each lookup of the step's first page would otherwise miss the cache
+        (a fifth of the int pages' time in a Spark task)."""
+        touch_lines(self.table.view(np.uint8), self.table.nbytes)
+        if self.fixed:
+            touch_lines(self.keys.view(np.uint8), 8 * self.size)
+            return
+        touch_lines(self.hashes.view(np.uint8), 8 * self.size)
+        touch_lines(self.offsets.view(np.uint8), 8 * (self.size + 1))
+        touch_lines(self.data, int(self.offsets[self.size]))
 
     def _rehash(self) -> None:
         """Rebuild the hash table over the current entries."""

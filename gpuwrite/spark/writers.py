@@ -53,6 +53,15 @@ class FileLayout:
         else:
             self.filesystem.create_dir(directory, recursive=True)
 
+    def open_writer(self, path: str, schema: pa.Schema) -> ParquetWriter:
+        """A writer for one of the layout's files. Its batches' decimals are checked where they are converted
+        (`FileWriter.check_at_conversion`): any error gives up every file of the task, so no writer needs to
+        stay usable after refusing a batch."""
+        writer = ParquetWriter(path, schema, options=self.options, streaming=self.streaming,
+                               filesystem=self.filesystem)
+        writer.check_at_conversion()
+        return writer
+
     @property
     def partitioned(self) -> bool:
         """Whether rows go to partition directories or bucket files (Spark's dynamic writers)."""
@@ -94,8 +103,7 @@ def write_files(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str,
         nonlocal counter
         name = data_file_name(layout.task, layout.job, counter, layout.options.compression)
         counter += 1
-        return ParquetWriter(os.path.join(directory, name), schema, options=layout.options,
-                             streaming=layout.streaming, filesystem=layout.filesystem)
+        return layout.open_writer(os.path.join(directory, name), schema)
 
     try:
         for new_file, piece in _slices(pieces, layout.max_records_per_file):
@@ -138,8 +146,7 @@ class _OpenFiles:
                               bucket_id=bucket)
         if self.hive_prefix and bucket is not None:
             name = hive_bucket_prefix(bucket) + name
-        return ParquetWriter(os.path.join(folder, name), self.schema, options=opts, streaming=self.layout.streaming,
-                             filesystem=self.layout.filesystem)
+        return self.layout.open_writer(os.path.join(folder, name), self.schema)
 
     def write(self, key: Key, rows: pa.Table) -> None:
         """Append rows to key's file, rolling to the next file every `limit` records."""

@@ -52,3 +52,42 @@ def test_byte_entries_survive_every_growth(page: int) -> None:
     encoded = [str(v).encode() for v in distinct]
     assert d.size == len(distinct) and d.byte_size == sum(4 + len(b) for b in encoded)
     assert d.plain_page(d.size) == b"".join(struct.pack("<i", len(b)) + b for b in encoded)
+
+
+@pytest.mark.parametrize("values", [pa.array(np.arange(30000) % 7001, pa.int64()),
+                                    pa.array([f"name-{i % 3001}" for i in range(30000)], pa.string())],
+                         ids=["fixed", "bytes"])
+def test_warm_reads_every_line_of_the_table_and_entries(values: pa.Array, monkeypatch) -> None:
+    """Dictionary.warm (before a streaming step's pages) reads each 64-byte line of the hash table and of the
+    entries in use, and leaves the dictionary as it was: later ids are those of a dictionary never warmed."""
+    from gpuwrite.kernels.dictionary import touch_lines
+
+    import gpuwrite.encode.dictionary as dictionary_module
+
+    d, _, _ = _pages(values, 1000)
+    twin, _, _ = _pages(values, 1000)
+    read: list[tuple[int, int, int]] = []
+    monkeypatch.setattr(dictionary_module, "touch_lines",
+                        lambda arr, n: read.append((arr.ctypes.data, n, touch_lines(arr, n))))
+    d.warm()
+    expected = [(d.table.ctypes.data, d.table.nbytes)]
+    if d.fixed:
+        expected.append((d.keys.ctypes.data, 8 * d.size))
+    else:
+        expected += [(d.hashes.ctypes.data, 8 * d.size), (d.offsets.ctypes.data, 8 * (d.size + 1)),
+                     (d.data.ctypes.data, int(d.offsets[d.size]))]
+    assert [(a, n) for a, n, _ in read] == expected
+    table_bytes = d.table.view(np.uint8)
+    assert read[0][2] == int(table_bytes[::64].astype(np.uint64).sum())  # one byte a line, summed
+    opts = WriteOptions()
+    leaf = FileSchema.from_arrow(pa.schema([("c", values.type)]), opts).leaves[0]
+    more = leaf_data(pa.concat_arrays([values.slice(5000, 2000), values.slice(0, 10)]), leaf, opts)
+    assert d.insert(more, 0, more.num_values)[0].tolist() == twin.insert(more, 0, more.num_values)[0].tolist()
+
+
+def test_touch_lines_sums_one_byte_of_each_line() -> None:
+    from gpuwrite.kernels.dictionary import touch_lines
+
+    data = np.random.default_rng(3).integers(0, 256, 1000, dtype=np.uint8)
+    for nbytes in (0, 1, 63, 64, 65, 640, 1000):
+        assert touch_lines(data, nbytes) == int(data[:nbytes:64].astype(np.uint64).sum())
