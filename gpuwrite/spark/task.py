@@ -23,6 +23,7 @@ import pyarrow.fs as pafs
 
 from . import commit
 from .pipeline import encode_behind
+from .worker_gc import settle_worker
 
 log = logging.getLogger("gpuwrite.spark")
 
@@ -51,6 +52,8 @@ class TaskPlan:
     # Fault injection for tests of the commit protocol (job.FAULTS): "task:attempt" items, attempt "*" for
     # every attempt; such an attempt fails after writing its files, before committing them.
     faults: str = ""
+    # freeze the worker's objects after its first task (worker_gc; spark.gpuwrite.python.gcFreeze)
+    freeze_worker_objects: bool = True
 
 
 def task_device(context: Any, requested: str) -> str:
@@ -194,4 +197,5 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
         out["partition"].append(posixpath.dirname(rel))
         out["receive_s"].append(timings["receive_s"])  # the task's, on each of its files' rows
         out["tail_s"].append(timings["tail_s"])
+    settle_worker(plan.freeze_worker_objects)
     yield pa.RecordBatch.from_pydict(out, schema=STATS_SCHEMA)
