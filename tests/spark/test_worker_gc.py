@@ -55,8 +55,10 @@ def test_first_task_in_a_daemon_worker_freezes_once(unfrozen, monkeypatch):
     frozen = gc.get_freeze_count()
     assert frozen > 10_000  # the modules and what they hold
     assert len(gc.get_objects()) < frozen // 10  # what the daemon's next full pass still visits
-    assert worker_gc.settle_worker() is False  # later tasks leave it as it is
-    assert gc.get_freeze_count() == frozen
+    later = [[] for _ in range(3)]  # what a later task makes and keeps
+    assert worker_gc.settle_worker() is False  # later tasks leave it as it is: their objects stay tracked
+    assert gc.get_freeze_count() <= frozen  # (frozen objects are still freed when unreferenced)
+    assert any(o is later for o in gc.get_objects())
 
 
 def test_freeze_turned_off(unfrozen, monkeypatch):
