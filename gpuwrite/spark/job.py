@@ -39,10 +39,10 @@ from .conf import (
 )
 from .modes import ERROR_MODES, check_mode
 from .publish import CommitError
+from .routing import freezes_worker_objects
 from .sql_keys import TIME_ZONE_KEY
 from .target import DatasetPathError, resolve_target
 from .task import STATS_DDL, TaskPlan, run_task
-from .worker_gc import FREEZE_KEY
 
 log = logging.getLogger("gpuwrite.spark")
 FAULTS = ""  # tests set "task:attempt,..." to make those task attempts fail after writing (see TaskPlan)
@@ -215,7 +215,8 @@ def run_job(df: Any, request: WriteRequest, conf: dict[str, str], fs: pafs.FileS
     plan = TaskPlan(root=request.path, job=job, filesystem=filesystem, conf=conf,
                     partition_by=request.partition_by, bucket_by=request.bucket,
                     max_records_per_file=request.max_records, device=device, faults=FAULTS,
-                    arrow_schema=_arrow_schema(df), freeze_worker_objects=freeze_worker_objects(df.sparkSession))
+                    arrow_schema=_arrow_schema(df),
+                    freeze_worker_objects=freezes_worker_objects(all_conf(df.sparkSession)))
     stage = commit.JobStage.open(fs, paths)
     try:
         planned = _plan(df, request)
@@ -230,11 +231,6 @@ def run_job(df: Any, request: WriteRequest, conf: dict[str, str], fs: pafs.FileS
             stage.close()
     _refresh_path(df.sparkSession, request.path)
     return result
-
-
-def freeze_worker_objects(spark: Any) -> bool:
-    """spark.gpuwrite.python.gcFreeze (default true): whether tasks freeze their worker's objects (`worker_gc`)."""
-    return str(all_conf(spark).get(FREEZE_KEY, "true")).strip().lower() != "false"
 
 
 def _refresh_path(spark: Any, path: str) -> None:

@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 from .conf import lower_keys
 
 ENABLED_KEY = "spark.gpuwrite.enabled"
+GC_FREEZE_KEY = "spark.gpuwrite.python.gcFreeze"  # "false": tasks leave their workers' collector alone (worker_gc)
 DEFAULT_SOURCE_KEY = "spark.sql.sources.default"
 V1_SOURCES_KEY = "spark.sql.sources.useV1SourceList"
 CASE_SENSITIVE_KEY = "spark.sql.caseSensitive"
@@ -71,9 +72,19 @@ def source_of(state: WriterState, conf: Mapping[str, str]) -> str:
     return state.source or conf.get(DEFAULT_SOURCE_KEY, "parquet")
 
 
+def _switch(conf: Mapping[str, str], key: str) -> bool:
+    """A spark.gpuwrite.* switch: true unless set false (any case)."""
+    return conf.get(key, "true").strip().lower() != "false"
+
+
 def enabled(conf: Mapping[str, str]) -> bool:
-    """spark.gpuwrite.enabled, read at each write (true unless set false)."""
-    return conf.get(ENABLED_KEY, "true").strip().lower() != "false"
+    """spark.gpuwrite.enabled, read at each write."""
+    return _switch(conf, ENABLED_KEY)
+
+
+def freezes_worker_objects(conf: Mapping[str, str]) -> bool:
+    """spark.gpuwrite.python.gcFreeze: whether a write's tasks freeze their worker's objects (`worker_gc`)."""
+    return _switch(conf, GC_FREEZE_KEY)
 
 
 def source_problem(source: str, conf: Mapping[str, str]) -> str | None:

@@ -6,9 +6,10 @@ a worker that has loaded gpuwrite, numba's compiled kernels and pyarrow, about 1
 after each task, more than encoding a 50,000-row store_sales task costs, paid while the executor's cores are
 busy building the next tasks' Arrow batches. So the first gpuwrite task in such a worker collects once, then
 freezes what the process holds (`gc.freeze`: modules, loaded kernels, caches), and the daemon's later
-collections visit only what later tasks made. Frozen objects are still freed by reference counting; only a
-reference cycle among them would now outlive its use, and what a worker holds at the end of its first task
-is, but for the task's own acyclic results, what it keeps for its life.
+collections visit only what later tasks made. `spark.gpuwrite.python.gcFreeze=false` (read on the driver:
+`routing.freezes_worker_objects`) leaves the collector alone. Frozen objects are still freed by reference
+counting; only a reference cycle among them would now outlive its use, and what a worker holds at the end of
+its first task is, but for the task's own acyclic results, what it keeps for its life.
 
 SPEC: pyspark/daemon.py (the reused worker's loop calls `gc.collect()` after each task).
 """
@@ -18,8 +19,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-
-FREEZE_KEY = "spark.gpuwrite.python.gcFreeze"  # session conf: "false" leaves the workers' collector alone
 
 _frozen_in: int | None = None  # the process (pid) that froze its objects; a forked child freezes its own
 

@@ -112,3 +112,11 @@ def test_pyspark_workers_freeze_after_their_first_gpuwrite_task(tmp_path):
     assert got["BEFORE"][0] == 0 and got["OFF"][0] == 0
     assert got["OFF"][1] > 50_000  # gpuwrite, numba and pyarrow loaded: what a full collection visits
     assert got["ON"][0] > 50_000 and got["ON"][1] < got["ON"][0] // 10
+
+
+def test_freeze_switch_reads_like_the_other_gpuwrite_switches():
+    from gpuwrite.spark.routing import GC_FREEZE_KEY, freezes_worker_objects
+
+    assert GC_FREEZE_KEY == "spark.gpuwrite.python.gcFreeze"
+    assert freezes_worker_objects({}) and freezes_worker_objects({GC_FREEZE_KEY: "true"})
+    assert not freezes_worker_objects({GC_FREEZE_KEY: " FALSE "})
