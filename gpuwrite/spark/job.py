@@ -39,7 +39,7 @@ from .conf import (
 )
 from .modes import ERROR_MODES, check_mode
 from .publish import CommitError
-from .routing import freezes_worker_objects
+from .routing import acks_quickly, freezes_worker_objects
 from .sql_keys import TIME_ZONE_KEY
 from .target import DatasetPathError, resolve_target
 from .task import STATS_DDL, TaskPlan, run_task
@@ -211,12 +211,13 @@ def run_job(df: Any, request: WriteRequest, conf: dict[str, str], fs: pafs.FileS
     created it and nothing else is in it), but for the old files of a commit that could not be undone."""
     existed = fs.get_file_info(root).type != pafs.FileType.NotFound
     job = str(uuid.uuid4())
+    session = all_conf(df.sparkSession)
     paths = commit.JobPaths(root, job)
     plan = TaskPlan(root=request.path, job=job, filesystem=filesystem, conf=conf,
                     partition_by=request.partition_by, bucket_by=request.bucket,
                     max_records_per_file=request.max_records, device=device, faults=FAULTS,
                     arrow_schema=_arrow_schema(df),
-                    freeze_worker_objects=freezes_worker_objects(all_conf(df.sparkSession)))
+                    freeze_worker_objects=freezes_worker_objects(session), quick_acks=acks_quickly(session))
     stage = commit.JobStage.open(fs, paths)
     try:
         planned = _plan(df, request)

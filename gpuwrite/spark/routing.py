@@ -18,6 +18,7 @@ from .conf import lower_keys
 
 ENABLED_KEY = "spark.gpuwrite.enabled"
 GC_FREEZE_KEY = "spark.gpuwrite.python.gcFreeze"  # "false": tasks leave their workers' collector alone (worker_gc)
+QUICK_ACK_KEY = "spark.gpuwrite.python.quickAck"  # "false": tasks leave their workers' socket alone (socket_acks)
 DEFAULT_SOURCE_KEY = "spark.sql.sources.default"
 V1_SOURCES_KEY = "spark.sql.sources.useV1SourceList"
 CASE_SENSITIVE_KEY = "spark.sql.caseSensitive"
@@ -85,6 +86,12 @@ def enabled(conf: Mapping[str, str]) -> bool:
 def freezes_worker_objects(conf: Mapping[str, str]) -> bool:
     """spark.gpuwrite.python.gcFreeze: whether a write's tasks freeze their worker's objects (`worker_gc`)."""
     return _switch(conf, GC_FREEZE_KEY)
+
+
+def acks_quickly(conf: Mapping[str, str]) -> bool:
+    """spark.gpuwrite.python.quickAck: whether a write's tasks acknowledge the JVM's segments at once while they
+    receive (`socket_acks`)."""
+    return _switch(conf, QUICK_ACK_KEY)
 
 
 def source_problem(source: str, conf: Mapping[str, str]) -> str | None:

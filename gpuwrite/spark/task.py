@@ -23,6 +23,7 @@ import pyarrow.fs as pafs
 
 from . import commit
 from .pipeline import encode_behind
+from .socket_acks import QuickAcks, acked
 from .worker_gc import settle_worker
 
 log = logging.getLogger("gpuwrite.spark")
@@ -54,6 +55,8 @@ class TaskPlan:
     faults: str = ""
     # freeze the worker's objects after its first task (worker_gc; spark.gpuwrite.python.gcFreeze)
     freeze_worker_objects: bool = True
+    # acknowledge the JVM's segments at once while receiving (socket_acks; spark.gpuwrite.python.quickAck)
+    quick_acks: bool = True
 
 
 def task_device(context: Any, requested: str) -> str:
@@ -137,17 +140,27 @@ def _should_fail(spec: str, task: int, attempt: int) -> bool:
 
 def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = None) -> Iterator[pa.RecordBatch]:
     """Write one task's batches and commit them; yield the stats of the committed files."""
+    if context is None:
+        from pyspark import TaskContext
+
+        context = TaskContext.get()
+    task, attempt = context.partitionId(), context.attemptNumber()
+    acks = QuickAcks.of_worker(plan.quick_acks)
+    try:
+        yield from _run_task(plan, acked(batches, acks), context, task, attempt)
+    finally:
+        acks.close()
+
+
+def _run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any, task: int,
+              attempt: int) -> Iterator[pa.RecordBatch]:
+    """run_task's work, its batches received through `socket_acks.acked`."""
     from ..backends.cpu import limit_threads
     from ..options import WriteOptions
     from .buckets import parse_bucket_by
     from .dataset import write_task
     from .writers import FileLayout
 
-    if context is None:
-        from pyspark import TaskContext
-
-        context = TaskContext.get()
-    task, attempt = context.partitionId(), context.attemptNumber()
     first = next(batches, None)
     unpartitioned = not (plan.partition_by or plan.bucket_by)
     if first is None and not (task == 0 and unpartitioned and plan.arrow_schema is not None):

@@ -23,11 +23,21 @@ import sys
 _frozen_in: int | None = None  # the process (pid) that froze its objects; a forked child freezes its own
 
 
+def _main_module() -> str | None:
+    """The name this process's main module was run as (`python -m NAME`), if any."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    return getattr(spec, "name", None)
+
+
 def in_pyspark_daemon_worker() -> bool:
     """Whether this process is a Python worker forked by PySpark's daemon (which collects after each task)."""
-    main = sys.modules.get("__main__")
-    spec = getattr(main, "__spec__", None)
-    return getattr(spec, "name", None) == "pyspark.daemon"
+    return _main_module() == "pyspark.daemon"
+
+
+def in_pyspark_worker() -> bool:
+    """Whether this process is a PySpark Python worker: forked by the daemon, or started on its own
+    (spark.python.use.daemon=false runs `python -m pyspark.worker`)."""
+    return _main_module() in ("pyspark.daemon", "pyspark.worker")
 
 
 def settle_worker(enabled: bool = True) -> bool:
