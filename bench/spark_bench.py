@@ -10,6 +10,9 @@ The DataFrame is built once and cached, so every writer reads the same cached ro
 a rotating order after a warm-up round (machines here are noisy).
 
     python bench/spark_bench.py --rows 1000000 --repeats 3
+
+`--also KEY=VALUE` adds a gpuwrite.spark run with that session conf set, timed in the same rounds (an A/B of a
+gpuwrite switch), e.g. `--rows 2000 --repeats 21 --also spark.gpuwrite.python.quickAck=false`.
 """
 
 from __future__ import annotations
@@ -90,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "spark_bench.json")
+    parser.add_argument("--also", action="append", default=[], metavar="KEY=VALUE",
+                        help="add a gpuwrite.spark run with this session conf set (repeatable: one run each), "
+                             "e.g. spark.gpuwrite.python.quickAck=false, timed in the same rounds")
     args = parser.parse_args(argv)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -108,22 +114,41 @@ def main(argv: list[str] | None = None) -> int:
     df = spark.createDataFrame(table).repartition(args.partitions).cache()
     df.count()
 
-    tails: list[tuple[float, float]] = []  # (receive, tail) seconds of each gpuwrite task in timed rounds
+    tails: list[tuple[float, float]] = []  # (receive, tail) seconds of each gpuwrite.spark task (no --also conf)
+    traced = [False]  # whether the write running now is gpuwrite.spark's own
     run_job = gpuwrite.spark.job.run_job
 
     def traced_run_job(*args: Any, **kwargs: Any) -> Any:
         result = run_job(*args, **kwargs)
-        tails.extend(result.task_seconds.values())
+        if traced[0]:
+            tails.extend(result.task_seconds.values())
         return result
 
     gpuwrite.spark.job.run_job = traced_run_job
 
-    def gpuwrite_write(path: Path) -> None:
-        gpuwrite.spark.enable(spark)
-        try:
-            df.write.mode("overwrite").parquet(str(path))
-        finally:
-            gpuwrite.spark.disable(spark)
+    def gpuwrite_with(conf: dict[str, str]) -> Callable[[Path], None]:
+        def write(path: Path) -> None:
+            for key, value in conf.items():
+                spark.conf.set(key, value)
+            gpuwrite.spark.enable(spark)
+            traced[0] = not conf
+            try:
+                df.write.mode("overwrite").parquet(str(path))
+            finally:
+                traced[0] = False
+                gpuwrite.spark.disable(spark)
+                for key in conf:
+                    spark.conf.unset(key)
+        return write
+
+    gpuwrite_write = gpuwrite_with({})
+    variants: dict[str, Callable[[Path], None]] = {}
+    for item in args.also:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            parser.error(f"--also {item!r}: expected KEY=VALUE")
+        variants[f"gpuwrite {key.strip().rsplit('.', 1)[-1]}={value.strip()}"] = \
+            gpuwrite_with({key.strip(): value.strip()})
 
     def spark_v1(path: Path) -> None:
         df.write.mode("overwrite").parquet(str(path))
@@ -132,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         df.write.mode("overwrite").option("parquet.writer.version", "v2").parquet(str(path))
 
     writers: dict[str, Callable[[Path], None]] = {
-        "gpuwrite.spark": gpuwrite_write, "spark v1 (default)": spark_v1, "spark v2": spark_v2,
+        "gpuwrite.spark": gpuwrite_write, **variants, "spark v1 (default)": spark_v1, "spark v2": spark_v2,
         "receive-only floor": receive_only(df)}
     times: dict[str, list[float]] = {name: [] for name in writers}
     cpu: dict[str, list[dict[str, float]]] = {name: [] for name in writers}
@@ -163,11 +188,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"store_sales {args.rows:,} rows x {table.num_columns} columns, {args.partitions} tasks, {args.master}, "
           f"median of {args.repeats}")
     total_cpu = {name: sum(c.values()) for name, c in med_cpu.items()}
-    print(f"  {'writer':20s} {'wall s':>8s} {'/floor':>7s} {'best s':>7s} {'/floor':>7s} {'JVM cpu-s':>10s} "
+    print(f"  {'writer':24s} {'wall s':>8s} {'/floor':>7s} {'best s':>7s} {'/floor':>7s} {'JVM cpu-s':>10s} "
           f"{'Python cpu-s':>13s} {'driver cpu-s':>13s} {'cpu /floor':>11s} {'MB':>8s}")
     for name in writers:
         c = med_cpu[name]
-        print(f"  {name:20s} {med[name]:8.3f} {med[name] / floor:7.2f} {best[name]:7.2f} {best[name] / best_floor:7.2f} "
+        print(f"  {name:24s} {med[name]:8.3f} {med[name] / floor:7.2f} {best[name]:7.2f} {best[name] / best_floor:7.2f} "
               f"{c['jvm']:10.2f} {c['python_workers']:13.2f} {c['driver']:13.2f} "
               f"{total_cpu[name] / total_cpu['receive-only floor']:11.2f} {sizes[name] / 1e6:8.1f}")
     print(f"  (cpu /floor: all CPU-seconds of the run over the floor's; where the cores are busy, as when other work "
