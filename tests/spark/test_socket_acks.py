@@ -80,13 +80,33 @@ def test_in_a_worker_its_loopback_sockets_are_armed(connection, monkeypatch, mod
     acks = QuickAcks.of_worker()
     try:
         assert (client.getsockname(), client.getpeername()) in _ends(acks.sockets)
-        acks.arm()
+        acks.arm()  # a real socket takes the option: kept
         assert (client.getsockname(), client.getpeername()) in _ends(acks.sockets)
-        assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK) == 1
     finally:
         acks.close()
     assert acks.sockets == []
     assert QuickAcks.of_worker(enabled=False).sockets == []  # spark.gpuwrite.python.quickAck=false
+
+
+class _Recording:
+    def __init__(self) -> None:
+        self.options: list[tuple[int, int, int]] = []
+
+    def setsockopt(self, level: int, option: int, value: int) -> None:
+        self.options.append((level, option, value))
+
+    def close(self) -> None:
+        pass
+
+
+@linux_only
+def test_arming_sets_quickack_on_each_socket_each_time():
+    socks = [_Recording(), _Recording()]
+    acks = QuickAcks(socks)  # type: ignore[arg-type]
+    acks.arm()
+    acks.arm()
+    want = (socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+    assert [s.options for s in socks] == [[want, want], [want, want]]
 
 
 @linux_only
