@@ -114,8 +114,9 @@ def _check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writ
             checks = [c for c in checks if c[0] is not _first_wide_decimal]
         if isinstance(piece, DeviceTable):
             _check_leaf(piece, leaf, checks, written)
-        else:  # even with no value checks: _present_values refuses nulls in non-nullable nested fields
-            host_jobs.append((leaf, checks))
+        elif checks or leaf.nested or (not leaf.nullable and piece.column(leaf.index).null_count):
+            host_jobs.append((leaf, checks))  # _present_values refuses nulls in non-nullable fields, nested too
+        # else a flat leaf with no value check and no refused null: nothing to read
     if pool is None or len(host_jobs) < 2 or piece.num_rows < THREADED_CHECK_ROWS:
         for leaf, checks in host_jobs:
             _check_leaf(piece, leaf, checks, written)

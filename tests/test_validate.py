@@ -342,3 +342,17 @@ def test_check_at_conversion_defers_every_batch_and_keeps_its_error(tmp_path, mo
             writer.write(piece)
         writer.close()
     assert writer._sink.closed and list(tmp_path.iterdir()) == [tmp_path / "ok.parquet"]
+
+
+def test_null_in_a_later_chunk_of_a_non_nullable_flat_column_is_refused(tmp_path):
+    """A flat leaf with no value check is not read at all unless it is non-nullable and holds a null: a null in
+    the second chunk of a table's column is still found, by its row in the batch."""
+    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.int32())])
+    k = pa.chunked_array([pa.array([1, 2, 3], pa.int64()), pa.array([4, None], pa.int64())])
+    v = pa.chunked_array([pa.array([1, None, 3], pa.int32()), pa.array([None, 5], pa.int32())])
+    with gpuwrite.ParquetWriter(tmp_path / "n.parquet", schema) as w:
+        w.write(pa.table({"k": [7], "v": [None]}, schema=schema))  # nulls where the column allows them
+        with pytest.raises(GpuwriteError, match=r"'k' is declared non-nullable but the batch holds 1 null\(s\), "
+                                                r"the first at row 4 of the batch \(row 5 of the file\)"):
+            w.write(pa.Table.from_arrays([k, v], schema=schema.set(0, pa.field("k", pa.int64()))))
+    assert pq.read_table(tmp_path / "n.parquet").to_pylist() == [{"k": 7, "v": None}]
