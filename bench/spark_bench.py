@@ -11,6 +11,9 @@ a rotating order after a warm-up round (machines here are noisy).
 
     python bench/spark_bench.py --rows 1000000 --repeats 3
 
+The floor is also timed over what gpuwrite's tasks are sent (decimals of up to 18 digits as their unscaled
+longs, `gpuwrite.spark.unscaled`): gpuwrite.spark over that floor is the encode the transfer did not hide.
+
 `--also KEY=VALUE` adds a gpuwrite.spark run with that session conf set, timed in the same rounds (an A/B of a
 gpuwrite switch), e.g. `--rows 2000 --repeats 21 --also spark.gpuwrite.python.quickAck=false`.
 """
@@ -72,6 +75,9 @@ def cpu_snapshot(jvm_pid: int) -> dict[str, float]:
             "driver": _proc_cpu(os.getpid(), children=False)}
 
 
+UNSCALED_FLOOR = "floor, unscaled decimals"
+
+
 def receive_only(df: Any) -> Callable[[Path], None]:
     """The floor: every task takes all its Arrow batches from the JVM and writes nothing."""
 
@@ -104,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     import gpuwrite.spark
     import gpuwrite.spark.job
     from gpuwrite.demo_data import store_sales_table
+    from gpuwrite.spark.unscaled import send_unscaled, unscaled_columns
 
     spark = (SparkSession.builder.master(args.master).config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "6g")
@@ -159,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     writers: dict[str, Callable[[Path], None]] = {
         "gpuwrite.spark": gpuwrite_write, **variants, "spark v1 (default)": spark_v1, "spark v2": spark_v2,
         "receive-only floor": receive_only(df)}
+    # the floor of what gpuwrite's tasks are sent: decimals as their unscaled longs (gpuwrite.spark.unscaled)
+    sent = send_unscaled(df, unscaled_columns(df.schema, ()))
+    if sent is not None:
+        writers[UNSCALED_FLOOR] = receive_only(sent)
     times: dict[str, list[float]] = {name: [] for name in writers}
     cpu: dict[str, list[dict[str, float]]] = {name: [] for name in writers}
     sizes: dict[str, int] = {}
@@ -198,6 +209,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  (cpu /floor: all CPU-seconds of the run over the floor's; where the cores are busy, as when other work "
           f"shares them, wall time follows it: the encode hides behind the transfer only on idle cores; "
           f"{os.cpu_count()} cores here, load average {os.getloadavg()[0]:.1f})")
+    if UNSCALED_FLOOR in med:
+        print(f"  gpuwrite.spark over the floor of what its tasks are sent ({UNSCALED_FLOOR}): "
+              f"{med['gpuwrite.spark'] / med[UNSCALED_FLOOR]:.2f}x (the encode the transfer did not hide)")
     print(f"  gpuwrite tasks (median): {receive:.2f} s receiving batches while encoding, then {tail:.2f} s "
           "encoding after the last batch")
     report = {"best_seconds": best, "rows": args.rows, "task_receive_seconds": receive, "task_tail_seconds": tail, "partitions": args.partitions, "master": args.master, "median_seconds": med,

@@ -104,7 +104,7 @@ def _decimal_words(arr: pa.Array, valid: np.ndarray | None, count: int) -> np.nd
 
 def _decimal_low_words(arr: pa.Array, valid: np.ndarray | None, dtype: type, into: LeafBuffer | None = None,
                        check: str | None = None) -> np.ndarray:
-    """Non-null decimal128/256 values of precision <= 18 as `dtype` (their low words), in one pass, written
+    """Non-null decimal64/128/256 values of precision <= 18 as `dtype` (their low words), in one pass, written
     into `into`'s next values when given. `check`: the column's name; each value is then checked against the
     precision in the same pass (WideDecimalError when one is wider)."""
     width = arr.type.byte_width // 8
@@ -234,7 +234,8 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
     elif kind in ("float", "double"):
         out.values = _fixed_values(arr, np.float32 if kind == "float" else np.float64, out.valid, into)
     elif leaf.is_decimal and kind in ("int32", "int64"):
-        arr = widen_decimal(arr)
+        if not pa.types.is_decimal64(arr.type):  # decimal64 values are their own low words (Spark's transfer)
+            arr = widen_decimal(arr)
         out.values = _decimal_low_words(arr, out.valid, np.int32 if kind == "int32" else np.int64, into,
                                         leaf.name if check_decimals else None)
     elif leaf.is_decimal:

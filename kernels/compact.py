@@ -72,12 +72,37 @@ def _compact_decimal128(words: np.ndarray, valid: np.ndarray, out: np.ndarray, b
 
 
 @jit
+def _compact_decimal64(words: np.ndarray, valid: np.ndarray, out: np.ndarray, bound: np.int64) -> int:
+    """compact_decimal_words of decimal64 values (one word each, the value itself: Spark's unscaled longs,
+    cudf's DECIMAL64) in one pass, each present value checked against the bound as it is stored."""
+    rows = words.shape[0]
+    span = np.uint64(2 * bound)
+    hit = np.int64(0)
+    if valid.shape[0] == 0:
+        for i in range(rows):
+            lo = words[i]
+            out[i] = lo
+            hit |= np.int64(np.uint64(lo + bound) > span)
+        return -1 if hit != 0 else rows
+    j = 0
+    for i in range(rows):  # branch-free, as compact_words
+        lo = words[i]
+        out[j] = lo
+        present = np.int64(valid[i])
+        hit |= np.int64(np.uint64(lo + bound) > span) & present
+        j += present
+    return -1 if hit != 0 else j
+
+
+@jit
 def compact_decimal_words(words: np.ndarray, stride: int, valid: np.ndarray, out: np.ndarray, bound: np.int64) -> int:
-    """`compact_words` of decimal128 / decimal256 values stored as INT32 / INT64 (precision <= 18), checking
+    """`compact_words` of decimal64 / 128 / 256 values stored as INT32 / INT64 (precision <= 18), checking
     that every present value lies within [-bound, bound] (bound = 10**precision - 1) and fits its low word:
     decimal128 in the compaction's own pass, decimal256 a block of rows at a time while their words are in
     cache. Returns the number of values stored, or -1 when a present value fails (the caller then reports
     it: validate.py)."""
+    if stride == 1:
+        return _compact_decimal64(words, valid, out, bound)
     if stride == 2:
         return _compact_decimal128(words, valid, out, bound)
     rows = words.shape[0] // stride

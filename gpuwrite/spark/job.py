@@ -39,10 +39,11 @@ from .conf import (
 )
 from .modes import ERROR_MODES, check_mode
 from .publish import CommitError
-from .routing import acks_quickly, freezes_worker_objects
+from .routing import acks_quickly, freezes_worker_objects, sends_unscaled
 from .sql_keys import TIME_ZONE_KEY
 from .target import DatasetPathError, resolve_target
 from .task import STATS_DDL, TaskPlan, run_task
+from .unscaled import Unscaled, send_unscaled, unscaled_columns, worth_sending
 
 log = logging.getLogger("gpuwrite.spark")
 FAULTS = ""  # tests set "task:attempt,..." to make those task attempts fail after writing (see TaskPlan)
@@ -213,14 +214,14 @@ def run_job(df: Any, request: WriteRequest, conf: dict[str, str], fs: pafs.FileS
     job = str(uuid.uuid4())
     session = all_conf(df.sparkSession)
     paths = commit.JobPaths(root, job)
+    planned, unscaled = _sent(_plan(df, request), request, session)
     plan = TaskPlan(root=request.path, job=job, filesystem=filesystem, conf=conf,
                     partition_by=request.partition_by, bucket_by=request.bucket,
                     max_records_per_file=request.max_records, device=device, faults=FAULTS,
-                    arrow_schema=_arrow_schema(df),
+                    arrow_schema=_arrow_schema(df), unscaled=unscaled,
                     freeze_worker_objects=freezes_worker_objects(session), quick_acks=acks_quickly(session))
     stage = commit.JobStage.open(fs, paths)
     try:
-        planned = _plan(df, request)
         stats = planned.mapInArrow(partial(run_task, plan), STATS_DDL).toArrow()
         result = _commit(fs, paths, stats, request, df, conf)
     finally:
@@ -259,6 +260,19 @@ def _plan(df: Any, request: WriteRequest) -> Any:
         keys.append(F.pmod(F.hash(*[F.col(c) for c in columns]), F.lit(num)))
         keys.extend(F.col(c) for c in request.sort_by)  # SPEC: V1WritesUtils.getSortOrder: then bucket sort columns
     return df.sortWithinPartitions(*keys)
+
+
+def _sent(planned: Any, request: WriteRequest, session: Mapping[str, str]) -> tuple[Any, tuple[Unscaled, ...]]:
+    """What the tasks receive: the planned DataFrame with its small decimals as unscaled longs where the session
+    can send them so (`unscaled`), and those columns; else the planned DataFrame as it is."""
+    if not sends_unscaled(session):
+        return planned, ()
+    kept = [*request.partition_by, *(request.bucket[1] if request.bucket else ()), *request.sort_by]
+    columns = unscaled_columns(planned.schema, kept)
+    if not columns or not worth_sending(planned, columns):
+        return planned, ()
+    sent = send_unscaled(planned, columns)
+    return (planned, ()) if sent is None else (sent, columns)
 
 
 def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, request: WriteRequest, df: Any,

@@ -19,6 +19,7 @@ from .conf import lower_keys
 ENABLED_KEY = "spark.gpuwrite.enabled"
 GC_FREEZE_KEY = "spark.gpuwrite.python.gcFreeze"  # "false": tasks leave their workers' collector alone (worker_gc)
 QUICK_ACK_KEY = "spark.gpuwrite.python.quickAck"  # "false": tasks leave their workers' socket alone (socket_acks)
+UNSCALED_KEY = "spark.gpuwrite.python.unscaledDecimals"  # "false": decimals travel as Spark sends them (unscaled)
 DEFAULT_SOURCE_KEY = "spark.sql.sources.default"
 V1_SOURCES_KEY = "spark.sql.sources.useV1SourceList"
 CASE_SENSITIVE_KEY = "spark.sql.caseSensitive"
@@ -92,6 +93,12 @@ def acks_quickly(conf: Mapping[str, str]) -> bool:
     """spark.gpuwrite.python.quickAck: whether a write's tasks acknowledge the JVM's segments at once while they
     receive (`socket_acks`)."""
     return _switch(conf, QUICK_ACK_KEY)
+
+
+def sends_unscaled(conf: Mapping[str, str]) -> bool:
+    """spark.gpuwrite.python.unscaledDecimals: whether a write's decimals of up to 18 digits are sent to its
+    tasks as their unscaled longs (`unscaled`)."""
+    return _switch(conf, UNSCALED_KEY)
 
 
 def source_problem(source: str, conf: Mapping[str, str]) -> str | None:

@@ -24,6 +24,7 @@ import pyarrow.fs as pafs
 from . import commit
 from .pipeline import encode_behind
 from .socket_acks import QuickAcks, acked
+from .unscaled import as_decimals
 from .worker_gc import settle_worker
 
 log = logging.getLogger("gpuwrite.spark")
@@ -57,6 +58,8 @@ class TaskPlan:
     freeze_worker_objects: bool = True
     # acknowledge the JVM's segments at once while receiving (socket_acks; spark.gpuwrite.python.quickAck)
     quick_acks: bool = True
+    # columns sent as unscaled longs, read back as decimal64 (unscaled; spark.gpuwrite.python.unscaledDecimals)
+    unscaled: tuple[tuple[int, int, int], ...] = ()
 
 
 def task_device(context: Any, requested: str) -> str:
@@ -147,7 +150,7 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
     task, attempt = context.partitionId(), context.attemptNumber()
     acks = QuickAcks.of_worker(plan.quick_acks)
     try:
-        yield from _run_task(plan, acked(batches, acks), context, task, attempt)
+        yield from _run_task(plan, as_decimals(acked(batches, acks), plan.unscaled), context, task, attempt)
     finally:
         acks.close()
 
