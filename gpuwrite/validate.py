@@ -161,7 +161,7 @@ def _device_batch_checks(piece: DeviceTable, schema: FileSchema, written: int,
 def _check_names_and_types(piece: ArrowPiece, schema: FileSchema) -> None:
     """Refuse a batch whose columns differ from the schema by name or type."""
     expected, got = schema.arrow, piece.schema
-    if got.equals(expected):  # one comparison in Arrow for the usual batch (nullability differs: look closer)
+    if got.equals(expected):  # one comparison in Arrow for the usual batch; else find what differs (names, types)
         return
     if got.names != expected.names:
         raise SchemaMismatchError(f"batch columns {got.names} differ from the writer's schema {expected.names}")

@@ -96,3 +96,20 @@ def test_compact_decimal_words_finds_one_wide_value_in_any_block() -> None:
         valid[at] = False  # the same value under a null slot is no value
         assert compact_decimal_words(_decimal_words(values, 2), 2, valid.view(np.uint8), out, np.int64(bound)) \
             == 9_999
+
+
+def test_compact_decimal64_range_ends() -> None:
+    """decimal64 (stride 1): +-bound pass; +-(bound + 1) and int64's own ends fail, also after a null slot; a
+    wide value under a null slot is no value."""
+    bound = 10 ** 9 - 1
+    ok = np.array([bound, -bound, 0], dtype=np.int64)
+    out = np.empty(4, dtype=np.int32)
+    assert compact_decimal_words(ok, 1, np.zeros(0, np.uint8), out, np.int64(bound)) == 3
+    assert out[:3].tolist() == [bound, -bound, 0]
+    for wide in (bound + 1, -bound - 1, 2**63 - 1, -2**63):
+        words = np.array([5, wide], dtype=np.int64)
+        assert compact_decimal_words(words, 1, np.zeros(0, np.uint8), out, np.int64(bound)) == -1
+        valid = np.array([1, 1], dtype=np.uint8)
+        assert compact_decimal_words(words, 1, valid, out, np.int64(bound)) == -1
+        valid[1] = 0
+        assert compact_decimal_words(words, 1, valid, out, np.int64(bound)) == 1 and out[0] == 5

@@ -11,6 +11,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -63,9 +64,9 @@ def test_unscaled_columns_are_top_level_decimals_of_at_most_18_digits():
     schema = StructType([StructField("a", DecimalType(7, 2)), StructField("Wide", DecimalType(19, 2)),
                          StructField("b", DecimalType(18, 0)), StructField("n", LongType()),
                          StructField("st", StructType([StructField("x", DecimalType(5, 1))])),
-                         StructField("Part", DecimalType(9, 3))])
-    assert unscaled_columns(schema, ()) == ((0, 7, 2), (2, 18, 0), (5, 9, 3))
-    assert unscaled_columns(schema, ["part", "A"]) == ((2, 18, 0),)  # kept columns, in any case
+                         StructField("Part", DecimalType(9, 3)), StructField("req", DecimalType(7, 2), False)])
+    assert unscaled_columns(schema, ()) == ((0, 7, 2), (2, 18, 0), (5, 9, 3), (6, 7, 2))  # top-level only
+    assert unscaled_columns(schema, ["part", "A"]) == ((2, 18, 0), (6, 7, 2))  # kept columns, in any case
 
 
 def test_a_session_without_the_jvm_sends_decimals_as_they_are():
@@ -147,3 +148,65 @@ def test_files_are_the_bytes_written_without_it(spark, tmp_path, sent, partition
     assert pq.read_schema(one).field("price").type == pa.decimal128(7, 2)
     back = spark.read.schema(df.schema).parquet(str(tmp_path / "true")).select(*df.columns)
     assert back.exceptAll(df).count() == 0 and df.exceptAll(back).count() == 0
+
+
+def _write_all(spark: Any, df: Any, path: Path, write: Any) -> None:
+    """`write(df.write.mode("overwrite"), path)` by Spark, then by gpuwrite with decimals sent unscaled and
+    not (under path / spark, on, off)."""
+    write(df.write.mode("overwrite"), path / "spark")
+    gpuwrite.spark.enable(spark)
+    try:
+        for value in ("on", "off"):
+            spark.conf.set(UNSCALED_KEY, str(value == "on"))
+            write(df.write.mode("overwrite"), path / value)
+    finally:
+        spark.conf.unset(UNSCALED_KEY)
+        gpuwrite.spark.disable(spark)
+
+
+def test_a_value_wider_than_its_precision_is_refused_naming_its_column_and_row(spark, tmp_path, sent):
+    """A source file may hold a decimal wider than its type (Spark's vectorized reader does not check it, and
+    Spark's own writer writes it as it is). Sent as a decimal, Arrow's DecimalVector refuses it in the JVM; sent
+    unscaled, the task refuses it naming the column and the row, and no file is left."""
+    unscaled_values = np.array([12345, 10**8, -(10**7), 9999999], dtype=np.int64)
+    words = np.stack([unscaled_values, unscaled_values >> 63], axis=1)
+    wide = pa.Array.from_buffers(pa.decimal128(7, 2), 4, [None, pa.py_buffer(words)])
+    pq.write_table(pa.table({"id": [0, 1, 2, 3], "d": wide}), tmp_path / "source.parquet")
+    df = spark.read.parquet(str(tmp_path / "source.parquet")).coalesce(1)
+    gpuwrite.spark.enable(spark)
+    try:
+        for value in ("true", "false"):
+            spark.conf.set(UNSCALED_KEY, value)
+            with pytest.raises(Exception) as failed:
+                df.write.mode("overwrite").parquet(str(tmp_path / value))
+            if value == "true":
+                assert "column 'd', row 1 of the batch" in str(failed.value)
+                assert "has more digits than decimal64(7, 2) allows" in str(failed.value)
+            assert not list((tmp_path / value).rglob("*.parquet"))
+    finally:
+        spark.conf.unset(UNSCALED_KEY)
+        gpuwrite.spark.disable(spark)
+    assert [c for _, c in sent] == [((1, 7, 2),), ()]  # the first write sent d unscaled
+
+
+def test_bucket_and_sort_columns_travel_as_they_are(spark, tmp_path, sent):
+    """bucketBy / sortBy on decimals (the task hashes and orders by their values): those stay decimals, the
+    others are sent unscaled, and the table's files are the bytes written without it."""
+    df = _frame(spark)
+    tables: dict[str, str] = {}
+
+    def save(writer: Any, path: Path) -> None:
+        name = f"unscaled_{path.name}"
+        writer.option("path", str(path)).bucketBy(3, "part").sortBy("edge").saveAsTable(name)
+        tables[path.name] = name
+
+    try:
+        _write_all(spark, df, tmp_path, save)
+        columns = [c for _, c in sent if c]
+        assert [[df.schema.fields[i].name for i, _, _ in c] for c in columns] == [["price", "with space"]]
+        assert _digests(tmp_path / "on") == _digests(tmp_path / "off") and _digests(tmp_path / "on")
+        back = spark.table(tables["on"]).select(*df.columns)
+        assert back.exceptAll(df).count() == 0 and df.exceptAll(back).count() == 0
+    finally:
+        for name in tables.values():
+            spark.sql(f"DROP TABLE IF EXISTS {name}")
