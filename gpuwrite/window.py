@@ -41,8 +41,11 @@ MIN_CONVERT_BYTES = 32 << 20
 # 0.2 ms per leaf besides its rows' work (conversion calls, buffer growth, a plan over the window, page calls),
 # so steps are as large as keeps the work after the last batch small: 8 MiB is four of Spark's 10k-row
 # store_sales batches, and a 200k-row task costs about a quarter less CPU than with 4 MiB steps (same bytes).
+# The row bound rules where values are narrow (Spark's decimals sent unscaled: 8 bytes, not 16): at 32,768 rows a
+# 50k-row task converts and encodes while its batches arrive (its work after the last batch 12 ms, 22 ms at 65,536
+# rows, which converted it all after its last batch), and a 250k-row task costs the same CPU (bench/README.md).
 STREAM_CONVERT_BYTES = 8 << 20
-STREAM_CONVERT_ROWS = 65536
+STREAM_CONVERT_ROWS = 32768
 JOIN_CHUNK_ROWS = 16384  # a step's chunks shorter than this on average are joined before conversion
 HINT_GROWTH = 16  # the first row group's buffers reserve at most this many times the block-size estimate
 

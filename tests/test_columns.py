@@ -69,3 +69,35 @@ def test_validity_of_slices_unpacks_only_their_rows() -> None:
             else:
                 assert valid is not None and np.array_equal(valid, np.asarray(piece.is_valid()))
                 assert valid.base is not None and valid.base.size <= length + 16  # not the whole bitmap unpacked
+
+
+def test_decimal64_streamed_in_steps_writes_the_bytes_of_decimal128(tmp_path):
+    """decimal64 values are compacted as they are (not widened to decimal128 first): a table of them, with
+    nulls, streamed in Spark-sized batches over several pages and conversion steps, is the same file as the
+    same values as decimal128 (a Spark task receives its small decimals so: gpuwrite.spark.unscaled)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    import gpuwrite
+
+    n = 70_000
+    rng = np.random.default_rng(7)
+    unscaled = rng.integers(-(10**7) + 1, 10**7, n)
+    mask = rng.random(n) < 0.1
+    wide = pa.Array.from_buffers(pa.decimal128(7, 2), n, [None, pa.py_buffer(np.stack([unscaled, unscaled >> 63], 1))])
+    wide = pc.if_else(pa.array(mask), pa.nulls(n, wide.type), wide)
+    keys = pa.array(rng.integers(0, 5000, n), pa.int32())
+    tables = {}
+    for name, t in (("d128", pa.decimal128(7, 2)), ("d64", pa.decimal64(7, 2)), ("w64", pa.decimal64(15, 2))):
+        schema = pa.schema([pa.field("k", pa.int32(), nullable=False), pa.field("d", t)])
+        tables[name] = pa.Table.from_arrays([keys, wide.cast(t)], schema=schema)
+    digests = {}
+    for name, table in tables.items():
+        path = tmp_path / f"{name}.parquet"
+        with gpuwrite.ParquetWriter(path, table.schema, streaming=True,
+                                    options={"parquet.page.row.count.limit": "7000"}) as writer:
+            for batch in table.to_batches(max_chunksize=10_000):
+                writer.write(batch)
+        digests[name] = path.read_bytes()
+    assert digests["d64"] == digests["d128"]
+    assert pq.read_table(tmp_path / "w64.parquet").column("d").to_pylist() == wide.to_pylist()

@@ -331,7 +331,7 @@ def test_check_at_conversion_defers_every_batch_and_keeps_its_error(tmp_path, mo
     writer.check_at_conversion()
     for _ in range(40):
         writer.write(good)
-        assert len(writer._deferred) <= 8  # converted batches let go (a 65,536-row step is at most 4 of them)
+        assert len(writer._deferred) <= 8  # converted batches let go (a step of window.STREAM_CONVERT_ROWS rows)
     writer.close()
     assert calls == [] and pq.read_table(tmp_path / "ok.parquet").num_rows == 800_000
     bad = pa.table({"d": _wide([Decimal(1), Decimal(2), Decimal(3), _nines(4, -1, 1)], 4)})

@@ -18,9 +18,15 @@ import pytest
 
 import gpuwrite.spark
 from gpuwrite.spark import job as spark_job
-from gpuwrite.spark.routing import UNSCALED_KEY, sends_unscaled
 from gpuwrite.spark import unscaled
-from gpuwrite.spark.unscaled import as_decimals, estimated_rows, send_unscaled, unscaled_columns, worth_sending
+from gpuwrite.spark.routing import UNSCALED_KEY, sends_unscaled
+from gpuwrite.spark.unscaled import (
+    as_decimals,
+    estimated_rows,
+    send_unscaled,
+    unscaled_columns,
+    worth_sending,
+)
 
 pytestmark = pytest.mark.spark
 
