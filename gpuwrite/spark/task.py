@@ -24,7 +24,7 @@ import pyarrow.fs as pafs
 from . import commit
 from .pipeline import encode_behind
 from .socket_acks import QuickAcks, acked
-from .unscaled import as_decimals
+from .unscaled import Unscaled, as_decimals
 from .worker_gc import settle_worker
 
 log = logging.getLogger("gpuwrite.spark")
@@ -59,7 +59,7 @@ class TaskPlan:
     # acknowledge the JVM's segments at once while receiving (socket_acks; spark.gpuwrite.python.quickAck)
     quick_acks: bool = True
     # columns sent as unscaled longs, read back as decimal64 (unscaled; spark.gpuwrite.python.unscaledDecimals)
-    unscaled: tuple[tuple[int, int, int], ...] = ()
+    unscaled: tuple[Unscaled, ...] = ()
 
 
 def task_device(context: Any, requested: str) -> str:

@@ -93,19 +93,19 @@ def as_decimals(batches: Iterator[pa.RecordBatch], columns: tuple[Unscaled, ...]
     if not columns:
         yield from batches
         return
+    types = [(i, pa.decimal64(precision, scale)) for i, precision, scale in columns]
     schema: pa.Schema | None = None
     for batch in batches:
         arrays = list(batch.columns)
-        for i, precision, scale in columns:
+        for i, decimal in types:
             got = arrays[i]
             if got.type != pa.int64():
                 raise TypeError(f"column {batch.schema.names[i]!r} was sent as {got.type}, not as the int64 "
-                                f"unscaled values of decimal({precision},{scale})")
-            arrays[i] = pa.Array.from_buffers(pa.decimal64(precision, scale), len(got), got.buffers(),
-                                              got.null_count, got.offset)
+                                f"unscaled values of decimal({decimal.precision},{decimal.scale})")
+            arrays[i] = pa.Array.from_buffers(decimal, len(got), got.buffers(), got.null_count, got.offset)
         if schema is None:
             fields = list(batch.schema)
-            for i, precision, scale in columns:
-                fields[i] = fields[i].with_type(pa.decimal64(precision, scale))
+            for i, decimal in types:
+                fields[i] = fields[i].with_type(decimal)
             schema = pa.schema(fields, metadata=batch.schema.metadata)
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
