@@ -10,7 +10,8 @@ from gpuwrite.kernels import dictionary_cuda as D
 from gpuwrite.kernels import levels as L
 from gpuwrite.kernels import pages as K
 from gpuwrite.kernels._jit import page_kernel
-from hypothesis import given, settings
+from gpuwrite.kernels.delta import delta_max_size
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
@@ -47,11 +48,15 @@ def _offsets(sizes_bound: np.ndarray) -> np.ndarray:
 
 @settings(max_examples=6, deadline=None)
 @given(st.integers(1, 600), st.integers(1, 6), st.integers(0, 2**32 - 1))
+@example(4, 1, 166854)  # 4 values with ~41-bit deltas: a padded DELTA miniblock overran a 20-bytes-a-value slot
 def test_levels_ids_delta_plain_match_cpu(n, count, seed):
     rng = np.random.default_rng(seed)
     va, vb = _pages(n, rng, count)
-    off = _offsets(np.full(count, 20 * n + 64))
-    size = int(off[-1] + 20 * n + 64)
+    # a page's slot holds any kernel's output for all n values: DELTA pads a miniblock to 32 values of up to 64
+    # bits, so a few values need delta_max_size's bound, not 20 bytes each (a short slot was written past)
+    slot = max(20 * n + 64, delta_max_size(n))
+    off = _offsets(np.full(count, slot))
+    size = int(off[-1] + slot)
     levels = (rng.random(n) < 0.7).astype(np.uint8)
     ids = rng.integers(0, rng.integers(1, 300), n).astype(np.int32)
     entries = np.full(count, int(ids.max()) + 1, dtype=np.int64)
