@@ -4,15 +4,15 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from . import kernel_cache as _kernel_cache  # noqa: E402
 from .api import ParquetWriter, write_table  # noqa: E402
-from .buffers import release_memory  # noqa: E402
+from .dataset.write import DatasetResult, write_dataset  # noqa: E402
 from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError  # noqa: E402
-from .inspect import inspect  # noqa: E402
+from .inspection.file import inspect  # noqa: E402
 from .integrations.accessors import install as _install_accessors  # noqa: E402
-from .options import WriteOptions  # noqa: E402
+from .options.model import WriteOptions  # noqa: E402
+from .pipeline.buffers import release_memory  # noqa: E402
 from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary  # noqa: E402
-from .spark.dataset import DatasetResult, write_dataset  # noqa: E402
+from .tools import kernel_cache as _kernel_cache
 
 _install_accessors()
 _kernel_cache.install()  # a one-line notice when a process has to compile the kernels (first run only)

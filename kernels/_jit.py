@@ -70,10 +70,11 @@ def sources_digest() -> str:
 
     folder = os.path.dirname(os.path.abspath(__file__))
     digest = hashlib.sha256()
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".py"):
-            with open(os.path.join(folder, name), "rb") as f:
-                digest.update(name.encode() + b"\0" + f.read())
+    names = sorted(os.path.relpath(os.path.join(d, n), folder) for d, _subs, files in os.walk(folder)
+                   for n in files if n.endswith(".py") and "__pycache__" not in d)  # the job subfolders too
+    for name in names:
+        with open(os.path.join(folder, name), "rb") as f:
+            digest.update(name.encode() + b"\0" + f.read())
     return digest.hexdigest()[:16]
 
 

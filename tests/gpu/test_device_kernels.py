@@ -1,21 +1,28 @@
 """Each CUDA kernel, run by numba's simulator, against its CPU twin: the per-page kernels against the same
-@jit functions compiled for the CPU, the value-parallel dictionary against the sequential CPU insert."""
+@jit functions compiled for the CPU."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from gpuwrite.kernels import dictionary as cpu_dict
-from gpuwrite.kernels import dictionary_cuda as D
-from gpuwrite.kernels import levels as L
-from gpuwrite.kernels import pages as K
-from gpuwrite.kernels._jit import page_kernel
-from gpuwrite.kernels.delta import delta_max_size
+from gpuwrite.kernels._jit import jit, page_kernel
+from gpuwrite.kernels.convert import levels as L
+from gpuwrite.kernels.encode import pages as K
+from gpuwrite.kernels.encode.delta import delta_max_size
+from gpuwrite.kernels.encode.rle import rle_encode
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from numba import cuda
 
 THREADS = 32
+
+
+@jit
+def page_levels(p: int, levels: np.ndarray, ea: np.ndarray, eb: np.ndarray, width: int, out: np.ndarray,
+                out_off: np.ndarray, sizes: np.ndarray) -> None:
+    """Levels of entries ea[p]..eb[p] as the v2 RLE/bit-packed hybrid at `width` (no length prefix): the RLE
+    encoder run per page, on both targets (the product's pages reach it through page_dict_ids and the levels)."""
+    pos = out_off[p]
+    sizes[p] = rle_encode(levels, ea[p], eb[p], width, out, pos) - pos
 
 
 def _pages(n_values: int, rng: np.random.Generator, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -65,8 +72,8 @@ def test_levels_ids_delta_plain_match_cpu(n, count, seed):
     bits[::7] = 0x7FC00001  # NaNs with payloads: canonicalised on both sides
     bools = (rng.random(n) < 0.5).astype(np.uint8)
     cases = [
-        (K.page_levels, (levels, va, vb, 1, off)),
-        (K.page_levels, (ids.astype(np.uint8) % 5, va, vb, 3, off)),
+        (page_levels, (levels, va, vb, 1, off)),
+        (page_levels, (ids.astype(np.uint8) % 5, va, vb, 3, off)),
         (K.page_dict_ids, (ids, va, vb, entries, off)),
         (K.page_delta, (ints, va, vb, False, off)),
         (K.page_delta, (ints.astype(np.int32), va, vb, True, off)),
@@ -127,58 +134,6 @@ def test_crc32_matches_zlib():
     page_kernel(K.page_crc32)[1, THREADS](4, buf, off, length, K.crc32_table(), crc)
     for p in range(4):
         assert crc[p] == zlib.crc32(buf[off[p]:off[p] + length[p]].tobytes())
-
-
-def _device_first(keys: np.ndarray) -> np.ndarray:
-    """First-occurrence index of every key by the value-parallel CUDA insert."""
-    n = len(keys)
-    size = 1 << max(6, int(2 * n).bit_length())
-    table = np.full(size, -1, dtype=np.int64)
-    slot_of = np.zeros(n, dtype=np.int64)
-    blocks = (n + THREADS - 1) // THREADS
-    D.insert_fixed[blocks, THREADS](keys, 0, n, table, 64 - (size.bit_length() - 1), slot_of)
-    first = np.zeros(n, dtype=np.int64)
-    D.first_of[blocks, THREADS](slot_of, table, 0, n, first)
-    return first
-
-
-@pytest.mark.parametrize("distinct", [1, 7, 200, 5000])
-def test_fixed_dictionary_first_occurrence_equals_cpu_twin(distinct):
-    rng = np.random.default_rng(distinct)
-    keys = rng.integers(-distinct, distinct, 1500).astype(np.int64)
-    first = _device_first(keys)
-    _, where = np.unique(keys, return_index=True)
-    expected = where[np.searchsorted(np.unique(keys), keys)]
-    assert np.array_equal(first, expected)
-    # entry ids in first-occurrence order equal the sequential CPU insert's ids
-    is_new = first == np.arange(len(keys))
-    rank = np.cumsum(is_new) - 1
-    ids_dev = rank[first]
-    table = np.full(4096, -1, dtype=np.int32)
-    entry_keys = np.zeros(len(keys), dtype=np.int64)
-    ids_cpu = np.zeros(len(keys), dtype=np.int32)
-    cpu_dict.fixed_insert(keys, 0, len(keys), table, entry_keys, 0, 8, 0, 1 << 40, ids_cpu)
-    assert np.array_equal(ids_dev, ids_cpu)
-
-
-def test_bytes_dictionary_first_occurrence():
-    rng = np.random.default_rng(3)
-    words = [b"k%d" % v for v in rng.integers(0, 60, 700)] + [b""] * 3
-    data = np.frombuffer(b"".join(words), dtype=np.uint8).copy()
-    offsets = np.concatenate(([0], np.cumsum([len(w) for w in words]))).astype(np.int64)
-    n = len(words)
-    hashes = np.zeros(n, dtype=np.uint64)
-    blocks = (n + THREADS - 1) // THREADS
-    D.hash_values[blocks, THREADS](offsets, data, 0, n, hashes)
-    table = np.full(4096, -1, dtype=np.int64)
-    slot_of = np.zeros(n, dtype=np.int64)
-    D.insert_bytes[blocks, THREADS](offsets, data, hashes, 0, n, table, slot_of)
-    first = np.zeros(n, dtype=np.int64)
-    D.first_of[blocks, THREADS](slot_of, table, 0, n, first)
-    seen: dict[bytes, int] = {}
-    for i, w in enumerate(words):
-        seen.setdefault(w, i)
-    assert first.tolist() == [seen[w] for w in words]
 
 
 def test_simulator_is_active():

@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 _LIST = """
 import importlib, json, sys
 from numba.cuda.dispatcher import CUDACache, CUDADispatcher
-from gpuwrite.kernels import _jit, convert_cuda, value_checks
-modules = ["bloom_cuda", "convert_cuda", "delta_block", "dictionary_all_cuda", "dictionary_cuda", "page_layout_cuda",
-           "pages_block", "plan_device_cuda", "rle_block"]
+from gpuwrite.kernels import _jit
+from gpuwrite.kernels.convert import arenas_cuda as convert_cuda, value_checks
+modules = ["hashing.bloom_cuda", "convert.arenas_cuda", "encode.delta_cuda", "dictionary.row_group_cuda",
+           "plan.page_layout_cuda", "encode.pages_cuda", "plan.planner_cuda", "encode.rle_cuda"]
 out = {}
 for name in modules:
     mod = importlib.import_module("gpuwrite.kernels." + name)

@@ -15,7 +15,7 @@ _RUN = """
 import sys
 sys.path.insert(0, sys.argv[1])
 import numpy as np
-from kernels.delta import delta_encode
+from kernels.encode.delta import delta_encode
 out = np.zeros(256, dtype=np.uint8)
 end = delta_encode(np.array([5, -3, 8, 1, -20], dtype=np.int64), 0, 5, False, out, 0)
 print(out[:end].tobytes().hex())
@@ -34,9 +34,9 @@ def test_editing_an_inlined_helper_recompiles_its_callers(tmp_path: Path) -> Non
     shutil.copytree(Path(kernels.__file__).parent, root / "kernels",
                     ignore=shutil.ignore_patterns("__pycache__", "*_cuda.py"))
     first = _encode(root)
-    assert any((root / "kernels" / "__pycache__").glob("delta.delta_encode*.nbi"))  # cached beside the copy
+    assert any((root / "kernels" / "encode" / "__pycache__").glob("delta.delta_encode*.nbi"))  # cached beside the copy
     assert _encode(root) == first  # loaded from the cache: same bytes
-    bits = root / "kernels" / "bits.py"
+    bits = root / "kernels" / "encode" / "bits.py"
     source = bits.read_text()
     old = "return np.uint64((np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63)))"
     assert old in source
