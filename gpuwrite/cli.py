@@ -19,7 +19,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from . import __version__, kernel_cache
+from . import kernel_cache
+from ._version import __version__
 from .api import ParquetWriter, write_table
 from .csv_input import CSV_BLOCK_BYTES, CsvSettings, parse_delimiter, parse_null_values
 from .demo_data import DEMO_ROWS, store_sales_table

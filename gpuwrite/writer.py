@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from . import kernel_cache
 from .assemble.file import FileAssembler, FileLayout
 from .assemble.store_sink import open_sink
 from .backends import RowGroupBuilder, open_backend, resolve_device
@@ -30,6 +31,11 @@ from .validate import check_batch, checked_in_conversion
 from .window import ArrowWindow, RowWindow
 
 KeyValue = Sequence[tuple[str, str]]
+
+# Every write (write_table, ParquetWriter, datasets, Spark tasks, Iceberg) goes through this module, and its imports
+# have just loaded the kernels (none compiled yet: numba compiles on a kernel's first call), so listening here
+# announces the first compile without making `import gpuwrite` load numba.
+kernel_cache.install()
 
 
 class FileWriter:
