@@ -3,7 +3,7 @@
 Two programs, each run as a new Python process (as a user's first command would be):
 - `write10`: import gpuwrite and write a 10-row table of common types (int, double, string, decimal, date,
   timestamp, a nullable column); the child reports its import and write seconds and how many kernel
-  signatures numba compiled and loaded (`gpuwrite.kernel_cache.cache_counts`);
+  signatures numba compiled and loaded (`gpuwrite.tools.kernel_cache.cache_counts`);
 - `demo`: `gpuwrite demo --rows N`; reported are the whole command's seconds and its "first write (cold)"
   line (seconds, signatures compiled / loaded).
 Three cache states (NUMBA_CACHE_DIR):
@@ -47,7 +47,7 @@ def write10_child() -> dict[str, Any]:
     import pyarrow as pa
 
     import gpuwrite
-    from gpuwrite import kernel_cache
+    from gpuwrite.tools import kernel_cache
 
     imported, imported_cpu = time.perf_counter(), time.process_time()
     table = pa.table({
@@ -79,7 +79,7 @@ def _env(cache: str | None) -> dict[str, str]:
 
 def _gpuwrite_cli() -> list[str]:
     """The command that runs gpuwrite's CLI with this interpreter."""
-    return [sys.executable, "-c", "import sys; from gpuwrite.cli import main; sys.exit(main())"]
+    return [sys.executable, "-c", "import sys; from gpuwrite.tools.cli import main; sys.exit(main())"]
 
 
 def _run(command: list[str], cache: str | None, timeout: float) -> tuple[float, subprocess.CompletedProcess[str]]:

@@ -80,8 +80,8 @@ t0 = time.perf_counter()
 from numba.cuda.core import config
 config.CACHE_DIR = sys.argv[4]
 import gpuwrite
-from gpuwrite.demo_data import store_sales_table
-from gpuwrite.kernel_cache import cache_counts, cuda_cache_counts
+from gpuwrite.tools.demo_data import store_sales_table
+from gpuwrite.tools.kernel_cache import cache_counts, cuda_cache_counts
 from gpuwrite.backends.device import standin
 table = store_sales_table(int(sys.argv[3]))
 t1 = time.perf_counter()
@@ -164,7 +164,7 @@ _CODEC_DEPENDENT = ("offset", "compressed_page_size", "crc", "header_size")
 
 def layout(path: Path) -> tuple[list[int], list[list[list[dict[str, Any]]]]]:
     """(rows per row group, per row group and column its pages' headers less what the codec changes)."""
-    from gpuwrite.inspect import inspect
+    from gpuwrite.inspection.file import inspect
 
     info = inspect(path)
     cuts = [rg["num_rows"] for rg in info["row_groups"]]
@@ -254,7 +254,7 @@ def time_size(tmp: Path, rows: int, codec: str, repeats: int, cudf: tuple[str | 
     """Every writer on store_sales at `rows` rows (`first_size`: the size timed first in this process)."""
     import gpuwrite
     from gpuwrite.backends.device import Device
-    from gpuwrite.demo_data import store_sales_table
+    from gpuwrite.tools.demo_data import store_sales_table
 
     table = store_sales_table(rows)
     t = Timings(rows, table.nbytes / 1e9)

@@ -36,7 +36,7 @@ def load(args: argparse.Namespace) -> pa.Table:
     """The input table: a Parquet file, or the store_sales table generated in memory."""
     if args.input:
         return pq.read_table(args.input)
-    from gpuwrite.demo_data import store_sales_table
+    from gpuwrite.tools.demo_data import store_sales_table
 
     return store_sales_table(args.rows)
 

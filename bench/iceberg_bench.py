@@ -24,7 +24,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
 import gpuwrite.iceberg as gi
-from gpuwrite.demo_data import store_sales_table
+from gpuwrite.tools.demo_data import store_sales_table
 
 
 def _append(writer: str, table: Table, rows: pa.Table, device: str) -> None:

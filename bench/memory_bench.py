@@ -1,7 +1,7 @@
 """Peak memory (RSS high-water mark) of Parquet writes through gpuwrite and pyarrow, each in a fresh process.
 
 Two inputs:
-- `stream`: a store_sales-shaped stream (`gpuwrite.demo_data.store_sales_table`), `--rows` rows (default
+- `stream`: a store_sales-shaped stream (`gpuwrite.tools.demo_data.store_sales_table`), `--rows` rows (default
   28.8 M, TPC-DS SF10) generated batch by batch (`--batch-rows`, a new seed per batch) behind a
   `pyarrow.RecordBatchReader` and written through a streaming writer (`gpuwrite.ParquetWriter`,
   `pyarrow.parquet.ParquetWriter`), so only the writer holds rows across batches. The third tool `none`
@@ -50,7 +50,7 @@ def _status_bytes(field: str) -> int:
 
 def _stream_batches(rows: int, batch_rows: int) -> Iterator[Any]:
     """store_sales-shaped record batches, generated one at a time (a new seed per batch)."""
-    from gpuwrite.demo_data import store_sales_table
+    from gpuwrite.tools.demo_data import store_sales_table
 
     done, seed = 0, 1
     while done < rows:
@@ -64,7 +64,7 @@ def stream_reader(rows: int, batch_rows: int) -> Any:
     """A `pyarrow.RecordBatchReader` over the generated batches: nothing is generated before it is read."""
     import pyarrow as pa
 
-    from gpuwrite.demo_data import STORE_SALES_SCHEMA
+    from gpuwrite.tools.demo_data import STORE_SALES_SCHEMA
 
     return pa.RecordBatchReader.from_batches(STORE_SALES_SCHEMA, _stream_batches(rows, batch_rows))
 
@@ -84,7 +84,7 @@ def _write_stream(tool: str, path: str, args: argparse.Namespace) -> tuple[float
     """Stream the batches through the tool's streaming writer; (seconds, RSS before the first batch)."""
     import pyarrow.parquet as pq
 
-    from gpuwrite.demo_data import STORE_SALES_SCHEMA
+    from gpuwrite.tools.demo_data import STORE_SALES_SCHEMA
 
     reader = stream_reader(args.rows, args.batch_rows)
     before = _status_bytes("VmRSS")
@@ -153,7 +153,7 @@ def _row_group_sizes(path: str, batch_rows: int) -> dict[str, int]:
     and of one input batch, from the bytes per row of a generated batch."""
     import pyarrow.parquet as pq
 
-    from gpuwrite.demo_data import store_sales_table
+    from gpuwrite.tools.demo_data import store_sales_table
 
     meta = pq.ParquetFile(path).metadata
     largest = max(meta.row_group(i).num_rows for i in range(meta.num_row_groups))

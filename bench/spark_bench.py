@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import gpuwrite.spark
     import gpuwrite.spark.job
-    from gpuwrite.demo_data import store_sales_table
+    from gpuwrite.tools.demo_data import store_sales_table
     from gpuwrite.spark.unscaled import send_unscaled, unscaled_columns
 
     spark = (SparkSession.builder.master(args.master).config("spark.ui.enabled", "false")

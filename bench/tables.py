@@ -2,7 +2,7 @@
 
 Each builder is vectorised (NumPy and Arrow compute, no per-row Python), deterministic for a seed, and takes
 a row count, so a quick run can use a small one. Sizes at scale 1:
-- `store_sales`: TPC-DS SF1, 2,880,404 rows, from `gpuwrite.demo_data` (the project's generator), or from
+- `store_sales`: TPC-DS SF1, 2,880,404 rows, from `gpuwrite.tools.demo_data` (the project's generator), or from
   DuckDB's dsdgen (`duckdb-extension-tpcds`) with the identifier columns cast to INT as in the TPC-DS spec;
 - `strings`: 1,000,000 rows of a URL, a name from 5,000, free text of 3..12 words, a 4-value code
   (low cardinality), a 16-hex-digit SKU (high cardinality) and a double;
@@ -37,9 +37,9 @@ VOCABULARY = 2_000
 
 
 def load_demo_data() -> ModuleType:
-    """Import gpuwrite.demo_data, or load the file alone when the gpuwrite package itself fails to import."""
+    """Import gpuwrite.tools.demo_data, or load the file alone when the gpuwrite package itself fails to import."""
     try:
-        return importlib.import_module("gpuwrite.demo_data")
+        return importlib.import_module("gpuwrite.tools.demo_data")
     except Exception:
         path = REPO_ROOT / "gpuwrite" / "demo_data.py"
         spec = importlib.util.spec_from_file_location("_bench_demo_data", path)

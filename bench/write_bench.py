@@ -342,7 +342,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--writers", default=",".join(WRITERS),
                         help="comma-separated writers (spark runs only where Java and pyspark are present)")
     parser.add_argument("--store-sales", choices=("generator", "dsdgen"), default="generator",
-                        help="store_sales from gpuwrite.demo_data (default) or DuckDB's dsdgen "
+                        help="store_sales from gpuwrite.tools.demo_data (default) or DuckDB's dsdgen "
                              "(needs duckdb-extension-tpcds)")
     parser.add_argument("--repeats", type=int, default=3, help="timed rounds after one warm-up round")
     parser.add_argument("--codec", default="snappy", choices=sorted(CODECS))

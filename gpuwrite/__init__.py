@@ -15,32 +15,32 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # the real objects, for type checkers and IDEs
     from .api import ParquetWriter, write_table
-    from .buffers import release_memory
+    from .pipeline.buffers import release_memory
     from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError
-    from .inspect import inspect
+    from .inspection.file import inspect
     from .integrations.accessors import register_accessors
-    from .options import WriteOptions
+    from .options.model import WriteOptions
     from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary
-    from .spark.dataset import DatasetResult, write_dataset
+    from .dataset.write import DatasetResult, write_dataset
 
 # public name -> the module that defines it (absolute, imported on first access)
 _EXPORTS: dict[str, str] = {
     "ParquetWriter": "gpuwrite.api",
     "write_table": "gpuwrite.api",
-    "release_memory": "gpuwrite.buffers",
+    "release_memory": "gpuwrite.pipeline.buffers",
     "GpuwriteError": "gpuwrite.errors",
     "OptionError": "gpuwrite.errors",
     "SchemaMismatchError": "gpuwrite.errors",
     "UnsupportedTypeError": "gpuwrite.errors",
     "inspect": "gpuwrite.inspect",
     "register_accessors": "gpuwrite.integrations.accessors",
-    "WriteOptions": "gpuwrite.options",
+    "WriteOptions": "gpuwrite.options.model",
     "ChunkSummary": "gpuwrite.result",
     "FileResult": "gpuwrite.result",
     "FooterSummary": "gpuwrite.result",
     "RowGroupSummary": "gpuwrite.result",
-    "DatasetResult": "gpuwrite.spark.dataset",
-    "write_dataset": "gpuwrite.spark.dataset",
+    "DatasetResult": "gpuwrite.dataset.write",
+    "write_dataset": "gpuwrite.dataset.write",
 }
 
 __all__ = [

@@ -13,15 +13,15 @@ from typing import Any
 import pyarrow as pa
 
 from .integrations.arrow import as_arrow_piece, open_input
-from .keywords import given, public_writer
-from .option_aliases import UNSET, Unset
-from .options import WriteOptions, resolve_options
-from .progress import reporter
+from .options.keywords import given, public_writer
+from .options.aliases import UNSET, Unset
+from .options.model import WriteOptions, resolve_options
+from .pipeline.progress import reporter
 from .result import FileResult
 from .schema import FileSchema
-from .spark.footer_keys import spark_footer_metadata
-from .widen import widen_piece, widen_schema
-from .writer import FileWriter, check_arrow_schema
+from .spark.policy.footer_keys import spark_footer_metadata
+from .pipeline.widen import widen_piece, widen_schema
+from .pipeline.writer import FileWriter, check_arrow_schema
 
 
 class ParquetWriter(FileWriter):

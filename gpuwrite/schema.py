@@ -16,9 +16,9 @@ import pyarrow as pa
 
 from .errors import UnsupportedTypeError
 from .format.enums import ConvertedType, FieldRepetitionType, Type
-from .options import WriteOptions
+from .options.model import WriteOptions
 from .type_hints import cast_hint
-from .widen import spark_field_metadata
+from .pipeline.widen import spark_field_metadata
 
 # Short names for the parquet.thrift enum members used here (other modules import them from here too).
 BOOLEAN, INT32, INT64, INT96 = Type.BOOLEAN, Type.INT32, Type.INT64, Type.INT96

@@ -1,4 +1,4 @@
-"""Shared inputs and CPU references of the per-page bookkeeping tests (kernels/page_layout.py): header fields
+"""Shared inputs and CPU references of the per-page bookkeeping tests (kernels/plan/page_layout.py): header fields
 and the bytes assemble/pages.py serializes for them, page tables of random cuts over a device window, and one
 helper that runs a step on a `Device` from host arrays."""
 
@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from device_cases import device_window, random_table
-from gpuwrite.kernels.layout import CT_KEYS, CT_OFFS, CT_VALS, CT_VALUES
-from gpuwrite.kernels.page_layout import F_COUNT, HEADER_BOUND, I_COUNT
+from gpuwrite.kernels.plan.layout import CT_KEYS, CT_OFFS, CT_VALS, CT_VALUES
+from gpuwrite.kernels.plan.page_layout import F_COUNT, HEADER_BOUND, I_COUNT
 from hypothesis import strategies as st
 
 from gpuwrite.assemble.pages import data_page_header, dictionary_header
@@ -22,8 +22,8 @@ from gpuwrite.encode.chunk import DictionaryPage, EncodedPage, PageSections, Pag
 from gpuwrite.encode.rules import as_signed32
 from gpuwrite.encode.stats import PageStats
 from gpuwrite.format.enums import Encoding
-from gpuwrite.leafdata import LeafData
-from gpuwrite.options import WriteOptions
+from gpuwrite.pipeline.leafdata import LeafData
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import Leaf
 
 I32_MAX = 2**31 - 1

@@ -1,5 +1,5 @@
 """parquet-java's page and row-group checks in plain Python, record count by record count: the readable
-reference the compiled planner (`gpuwrite.plan`, `kernels/schedule.py`) is tested against.
+reference the compiled planner (`gpuwrite.pipeline.plan`, `kernels/plan/schedule.py`) is tested against.
 
 `PagePlanner` is ColumnWriteStoreBase.sizeCheck, `LevelMeter` the bytes its RLE level encoders have emitted,
 `BlockCheck` InternalParquetRecordWriter.checkBlockSizeReached, and `RowGroupBuilder` interleaves them as the
@@ -12,16 +12,16 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from gpuwrite.kernels.rle import rle_emitted_size
+from gpuwrite.kernels.encode.rle import rle_emitted_size
 
 from gpuwrite.assemble.pages import stamp_headers
 from gpuwrite.backends.base import PageRanges
 from gpuwrite.encode.chunk import ChunkEncoder, EncodedChunk
 from gpuwrite.encode.rules import raw_value_bytes
-from gpuwrite.leafdata import LeafData
-from gpuwrite.options import LONG_MAX, WriteOptions
+from gpuwrite.pipeline.leafdata import LeafData
+from gpuwrite.options.model import LONG_MAX, WriteOptions
 from gpuwrite.schema import Leaf
-from gpuwrite.window import LeafWindow
+from gpuwrite.pipeline.window import LeafWindow
 
 MIN_RECORDS_FOR_BLOCK_CHECK = 100  # SPEC: InternalParquetRecordWriter.MINIMUM_RECORD_COUNT_FOR_CHECK
 MAX_RECORDS_FOR_BLOCK_CHECK = 10_000  # SPEC: InternalParquetRecordWriter.MAXIMUM_RECORD_COUNT_FOR_CHECK

@@ -22,9 +22,9 @@ MAX_LINES = 800
 MAX_POSITIONAL = 6
 
 # The core: everything a file write goes through. None of it may import gpuwrite.spark.
-CORE = ("gpuwrite.format", "gpuwrite.assemble", "gpuwrite.encode", "gpuwrite.backends", "gpuwrite.plan",
-        "gpuwrite.writer", "gpuwrite.window", "gpuwrite.columns", "gpuwrite.levels", "gpuwrite.leafdata",
-        "gpuwrite.schema", "gpuwrite.result", "gpuwrite.validate", "gpuwrite.filesystems")
+CORE = ("gpuwrite.format", "gpuwrite.assemble", "gpuwrite.encode", "gpuwrite.backends", "gpuwrite.pipeline.plan",
+        "gpuwrite.pipeline.writer", "gpuwrite.pipeline.window", "gpuwrite.pipeline.columns", "gpuwrite.pipeline.levels", "gpuwrite.pipeline.leafdata",
+        "gpuwrite.schema", "gpuwrite.result", "gpuwrite.pipeline.validate", "gpuwrite.filesystems")
 THRIFT = ("gpuwrite.format.structs", "gpuwrite.format.thrift")
 
 
@@ -116,8 +116,8 @@ def test_the_import_check_sees_relative_and_nested_imports() -> None:
     """The checker itself: a Spark import inside a function, relative, is found."""
     source = "def f():\n    from ..spark.footer_keys import x\n    import gpuwrite.format.structs\n"
     found = set(imports(source, "gpuwrite.assemble.file"))
-    assert "gpuwrite.spark.footer_keys" in found and "gpuwrite.format.structs" in found
-    assert "gpuwrite.kernels" in set(imports("from . import rle\n", "gpuwrite.kernels.pages"))
+    assert "gpuwrite.spark.policy.footer_keys" in found and "gpuwrite.format.structs" in found
+    assert "gpuwrite.kernels" in set(imports("from . import rle\n", "gpuwrite.kernels.encode.pages"))
     assert "gpuwrite.encode.rules" in set(imports("from .rules import x\n", "gpuwrite.encode", is_package=True))
 
 

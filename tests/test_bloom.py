@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
-from gpuwrite.kernels.bloom import xxhash64
+from gpuwrite.kernels.hashing.bloom import xxhash64
 
 import gpuwrite
 from gpuwrite.encode.bloom import (
@@ -26,7 +26,7 @@ from gpuwrite.encode.bloom import (
 from gpuwrite.errors import OptionError
 from gpuwrite.format.footer_reader import named, read_footer
 from gpuwrite.format.thrift import read_struct
-from gpuwrite.options import BloomSpec, WriteOptions
+from gpuwrite.options.model import BloomSpec, WriteOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "parity"))
 

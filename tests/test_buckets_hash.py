@@ -9,8 +9,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from gpuwrite.spark.buckets import bucket_ids
-from gpuwrite.spark.hashing import spark_hash
+from gpuwrite.spark.policy.buckets import bucket_ids
+from gpuwrite.spark.policy.hashing import spark_hash
 
 D = decimal.Decimal
 

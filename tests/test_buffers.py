@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import gpuwrite
-from gpuwrite import buffers
+from gpuwrite.pipeline import buffers
 
 
 @pytest.fixture(autouse=True)

@@ -11,8 +11,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 
-from gpuwrite.cli import CSV_BLOCK_BYTES, main
-from gpuwrite.demo_data import store_sales_table
+from gpuwrite.tools.cli import CSV_BLOCK_BYTES, main
+from gpuwrite.tools.demo_data import store_sales_table
 
 REPO = Path(__file__).resolve().parents[1]
 GPUWRITE = REPO / ".venv" / "bin" / "gpuwrite"

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.cli import CSV_BLOCK_BYTES, main
-from gpuwrite.schema_text import SchemaTextError, parse_schema_text
+from gpuwrite.tools.cli import CSV_BLOCK_BYTES, main
+from gpuwrite.tools.schema_text import SchemaTextError, parse_schema_text
 
 
 def _write(tmp_path: Path, text: str, name: str = "in.csv") -> Path:

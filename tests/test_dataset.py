@@ -107,14 +107,14 @@ def test_max_records_per_file_matches_spark(tmp_path, spark, rows, limit):
 def test_write_task_presorted_streams_like_the_sorted_path(tmp_path):
     """Rows already in V1Writes order stream through one open file at a time and give the same files, rows and
     names as the gather-and-sort path; a key that comes back continues its file counter."""
-    from gpuwrite.spark.dataset import write_task
-    from gpuwrite.spark.writers import FileLayout
+    from gpuwrite.dataset.write import write_task
+    from gpuwrite.dataset.writers import FileLayout
 
     n = 3000
     table = pa.table({"p": pa.array([None if i % 17 == 0 else ("" if i % 19 == 0 else f"v{i % 4}")
                                      for i in range(n)]),
                       "k": pa.array(range(n), pa.int64()), "x": pa.array([float(i) for i in range(n)])})
-    from gpuwrite.spark.buckets import BucketSpec
+    from gpuwrite.spark.policy.buckets import BucketSpec
 
     keys = pa.table({"p": pa.compute.if_else(pa.compute.equal(table["p"], ""), pa.scalar(None, pa.string()),
                                              table["p"]),

@@ -16,10 +16,10 @@ import pytest
 
 import gpuwrite
 from gpuwrite import GpuwriteError
-from gpuwrite.spark import publish
-from gpuwrite.spark.lock import TargetLock, lock_path
-from gpuwrite.spark.publish import CommitError
-from gpuwrite.spark.target import DatasetPathError
+from gpuwrite.dataset import publish
+from gpuwrite.dataset.lock import TargetLock, lock_path
+from gpuwrite.dataset.publish import CommitError
+from gpuwrite.dataset.target import DatasetPathError
 
 
 def snapshot(root) -> dict[str, bytes | None]:
@@ -224,7 +224,7 @@ def test_failures_outside_renames_restore_the_table(tmp_path, monkeypatch, step)
 def test_failed_restore_keeps_old_files_and_clean_brings_them_back(tmp_path, capsys):
     """When even putting the old files back fails, the staging directory is kept (never deleted), the error
     says where, and `gpuwrite clean --force` (here) restores the table byte for byte."""
-    from gpuwrite.cli import main
+    from gpuwrite.tools.cli import main
 
     target = tmp_path / "t"
     old_table(target)

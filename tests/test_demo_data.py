@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from gpuwrite.demo_data import (
+from gpuwrite.tools.demo_data import (
     AMOUNT_COLUMNS,
     DEMO_ROWS,
     STORE_SALES_SCHEMA,

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gpuwrite import WriteOptions
-from gpuwrite.options import _CODEC_KEYS, _KEYS, _BloomKeys
+from gpuwrite.options.model import _CODEC_KEYS, _KEYS, _BloomKeys
 
 REPO = Path(__file__).resolve().parents[1]
 OPTIONS_DOC = REPO / "docs" / "options.md"
@@ -138,7 +138,7 @@ def test_bench_tables_have_their_shapes() -> None:
     import pyarrow.compute as pc
 
     tables = _bench("tables")
-    from gpuwrite.demo_data import STORE_SALES_SCHEMA
+    from gpuwrite.tools.demo_data import STORE_SALES_SCHEMA
 
     assert tables.store_sales(500, 1).schema == STORE_SALES_SCHEMA
     s = tables.strings(20_000, 3)

@@ -10,7 +10,7 @@ import pytest
 
 import gpuwrite
 from gpuwrite.backends import cpu
-from gpuwrite.gcpause import collector_paused
+from gpuwrite.pipeline.gcpause import collector_paused
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,8 @@ import pytest
 import gpuwrite
 import gpuwrite.spark
 from gpuwrite import OptionError, WriteOptions
-from gpuwrite.keywords import OPTION_KEYWORDS, OPTIONS_DOC
-from gpuwrite.option_aliases import UNSET
+from gpuwrite.options.keywords import OPTION_KEYWORDS, OPTIONS_DOC
+from gpuwrite.options.aliases import UNSET
 
 TABLE = pa.table({"id": pa.array(range(5_000), pa.int64()),
                   "city": pa.array(["Oslo", "Lima", "Pune", "Kyiv"] * 1_250),

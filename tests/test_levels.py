@@ -1,4 +1,4 @@
-"""gpuwrite.levels: sibling nested leaves walked with one memo give the levels each gets alone, with the list
+"""gpuwrite.pipeline.levels: sibling nested leaves walked with one memo give the levels each gets alone, with the list
 and map expansions they share done once."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-import gpuwrite.levels as levels
-from gpuwrite.options import WriteOptions
+import gpuwrite.pipeline.levels as levels
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
 
 

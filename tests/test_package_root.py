@@ -62,9 +62,9 @@ print(callable(gpuwrite.inspect), gpuwrite.inspect(sys.argv[1])["footer"]["num_r
 
 
 @pytest.mark.parametrize("imports", [
-    "import gpuwrite.inspect_text",
-    "import gpuwrite.inspect_text, gpuwrite.inspect\nfrom gpuwrite.inspect import format_summary",
-    "import gpuwrite.cli",
+    "import gpuwrite.inspection.text",
+    "import gpuwrite.inspection.text, gpuwrite.inspect\nfrom gpuwrite.inspection.file import format_summary",
+    "import gpuwrite.tools.cli",
 ])
 def test_inspect_stays_the_function_after_its_submodule_is_imported(imports: str, tmp_path: Path) -> None:
     """The submodule `gpuwrite.inspect` shares the function's name; importing it (or modules that do) in a fresh
@@ -76,7 +76,7 @@ def test_inspect_stays_the_function_after_its_submodule_is_imported(imports: str
 def test_compile_notice_listens_once_the_pipeline_is_loaded() -> None:
     """`import gpuwrite` loads no numba; importing the writer installs the compile listener, and the kernels it
     loaded are not compiled yet (so the first compile, at the first write, is announced)."""
-    code = ("import sys, gpuwrite; print('numba' in sys.modules); import gpuwrite.writer; "
+    code = ("import sys, gpuwrite; print('numba' in sys.modules); import gpuwrite.pipeline.writer; "
             "from gpuwrite import kernel_cache as k; "
             "print(k._installed, len(k.kernel_dispatchers()) > 0, any(d.signatures for d in k.kernel_dispatchers()))")
     assert _python(code) == ["False", "True True False"]

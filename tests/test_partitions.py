@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import gpuwrite
-from gpuwrite.spark.partitions import escape_path_name, java_float_string, partition_fragment
+from gpuwrite.spark.policy.partitions import escape_path_name, java_float_string, partition_fragment
 
 TRICKY = ["a/b", "x=y", "50%", "c:d", "#1", "with space", "ünïcödé 日本", "", None, "q?*", "plain"]
 
@@ -194,7 +194,7 @@ def test_binary_partition_directories_match_spark(tmp_path, spark):
 def test_binary_partition_value_that_is_not_utf8_is_refused(tmp_path, max_open_files):
     """Reproducer: b"\\xff" became `p=\\ufffd` and was lost (Spark does the same, and puts every such value in
     one directory). Now it is a PartitionError naming column and value, and nothing is written."""
-    from gpuwrite.spark.partitions import PartitionError
+    from gpuwrite.spark.policy.partitions import PartitionError
 
     table = pa.table({"p": pa.array([b"ok", b"\xff"], pa.binary()), "v": pa.array([1, 2], pa.int64())})
     with pytest.raises(PartitionError, match=r"partition column 'p': binary value b'\\xff' is not UTF-8"):
@@ -215,7 +215,7 @@ def test_partition_names_and_values_readers_would_lose_are_refused(tmp_path, col
     in a directory name (Spark fails too); Spark and pyarrow skip directories starting with `.` when reading
     (Spark writes `..=x` and then cannot read the table) and Spark refuses an empty column name when reading.
     Each is a PartitionError naming the column, before anything is written."""
-    from gpuwrite.spark.partitions import PartitionError
+    from gpuwrite.spark.policy.partitions import PartitionError
 
     table = pa.table({column: [value, "x"], "v": pa.array([1, 2], pa.int64())})
     with pytest.raises(PartitionError, match=message):

@@ -1,4 +1,4 @@
-"""Layout tests of the compiled planner (gpuwrite.plan, kernels/schedule.py) and the row-group driver:
+"""Layout tests of the compiled planner (gpuwrite.pipeline.plan, kernels/plan/schedule.py) and the row-group driver:
 synthetic sizes in, page and row-group cuts out.
 
 The expected cuts follow parquet-java's schedule worked by hand (ColumnWriteStoreBase.sizeCheck,
@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-from gpuwrite.kernels import schedule as k
-from gpuwrite.kernels.level_meter import bits_emitted_size
+from gpuwrite.kernels.plan import schedule as k
+from gpuwrite.kernels.plan.level_meter import bits_emitted_size
 
 from gpuwrite.backends.base import PageRanges
 from gpuwrite.backends.rowgroup import PlannedRowGroup
-from gpuwrite.leafdata import LeafData
-from gpuwrite.options import WriteOptions
-from gpuwrite.plan import ColumnArrays, PageSchedule
+from gpuwrite.pipeline.leafdata import LeafData
+from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.plan import ColumnArrays, PageSchedule
 from gpuwrite.schema import FileSchema, Leaf
-from gpuwrite.window import LeafWindow
+from gpuwrite.pipeline.window import LeafWindow
 
 
 def _leaves(types: Sequence[pa.DataType], opts: WriteOptions) -> tuple[Leaf, ...]:
@@ -215,8 +215,8 @@ def test_the_batch_reaching_the_input_end_stages_every_chunk_in_schema_order() -
 def test_equal_index_parts_are_stored_once() -> None:
     """Sibling leaves of a repeated group share row entries and value counts: ColumnArrays keeps one copy,
     and each column's descriptor points at it; unequal parts (even with the same probe) stay apart."""
-    from gpuwrite.columns import leaf_data
-    from gpuwrite.plan import _Parts
+    from gpuwrite.pipeline.columns import leaf_data
+    from gpuwrite.pipeline.plan import _Parts
 
     parts = _Parts(np.int64)
     a = np.array([0, 2, 5, 9], dtype=np.int64)

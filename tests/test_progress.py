@@ -14,9 +14,9 @@ import pytest
 from numba.core.event import Event, EventStatus
 
 import gpuwrite
-from gpuwrite import kernel_cache
-from gpuwrite.progress import ProgressBar, known_rows
-from gpuwrite.window import MIN_CONVERT_BYTES
+from gpuwrite.tools import kernel_cache
+from gpuwrite.pipeline.progress import ProgressBar, known_rows
+from gpuwrite.pipeline.window import MIN_CONVERT_BYTES
 
 
 def test_bar_counts_encoded_rows_not_read_rows() -> None:
@@ -111,15 +111,15 @@ def test_compile_notice_once_and_only_for_gpuwrite(capsys: pytest.CaptureFixture
     watch.notify(_compile_event("mypackage.fast", EventStatus.END))
     assert capsys.readouterr().err == "" and watch.compiled == 0
     for _ in range(3):
-        watch.notify(_compile_event("gpuwrite.kernels.rle", EventStatus.START))
+        watch.notify(_compile_event("gpuwrite.kernels.encode.rle", EventStatus.START))
         assert watch.active == 1
-        watch.notify(_compile_event("gpuwrite.kernels.rle", EventStatus.END))
+        watch.notify(_compile_event("gpuwrite.kernels.encode.rle", EventStatus.END))
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "compiling kernels, first run only" in err and "gpuwrite warmup" in err
     assert watch.compiled == 3 and watch.active == 0
     claimed = kernel_cache.CompileWatch()
     claimed.claim()
-    claimed.notify(_compile_event("gpuwrite.kernels.rle", EventStatus.START))
+    claimed.notify(_compile_event("gpuwrite.kernels.encode.rle", EventStatus.START))
     assert capsys.readouterr().err == ""
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import gpuwrite
 from gpuwrite import GpuwriteError
-from gpuwrite.spark.footer_keys import java_string_hash
+from gpuwrite.spark.policy.footer_keys import java_string_hash
 
 DATES = [dt.date(1, 1, 1), dt.date(1000, 2, 28), dt.date(1000, 3, 1), dt.date(1500, 3, 1), dt.date(1582, 10, 4),
          dt.date(1582, 10, 14), dt.date(1582, 10, 15), dt.date(1899, 12, 31), dt.date(2000, 1, 1), None]

@@ -1,4 +1,4 @@
-"""The compiled planner (gpuwrite.plan, kernels/schedule.py) and the shared row-group driver
+"""The compiled planner (gpuwrite.pipeline.plan, kernels/plan/schedule.py) and the shared row-group driver
 (backends.rowgroup.PlannedRowGroup) decide exactly what parquet-java's record-at-a-time order decides
 (tests/plan_reference.py): the same page checks and page ends, the same row-group cuts, the same bytes.
 
@@ -17,18 +17,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
-from gpuwrite.kernels import schedule as k
+from gpuwrite.kernels.plan import schedule as k
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_reference import BlockCheck, ListEncoders, OnLeafData, PagePlanner, RowGroupBuilder
 
 from gpuwrite.backends.rowgroup import PlannedRowGroup
-from gpuwrite.columns import leaf_data
+from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions
 from gpuwrite.encode.compress import compressor
-from gpuwrite.leafdata import LeafData
-from gpuwrite.options import WriteOptions
-from gpuwrite.plan import BlockReplay, ColumnArrays, PageSchedule
+from gpuwrite.pipeline.leafdata import LeafData
+from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.plan import BlockReplay, ColumnArrays, PageSchedule
 from gpuwrite.schema import FileSchema, Leaf
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -405,7 +405,7 @@ def test_window_gains_its_first_null(step: int) -> None:
 def test_store_sales_shape(estimate: bool) -> None:
     """A store_sales slice with its defaults but small blocks: several row groups, every page where the
     Python planner puts it."""
-    from gpuwrite.demo_data import store_sales_table
+    from gpuwrite.tools.demo_data import store_sales_table
 
     table = store_sales_table(60_000)
     opts = WriteOptions(block_size=600_000, page_size=64 << 10, page_size_check_estimate=estimate)

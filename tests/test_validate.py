@@ -16,7 +16,7 @@ from gpuwrite import GpuwriteError, OptionError
 from gpuwrite.assemble.pages import data_page_header
 from gpuwrite.encode.chunk import EncodedPage, PageSections, PageSpan
 from gpuwrite.errors import SchemaMismatchError, ValueCheckError
-from gpuwrite.validate import MAX_VALUE_BYTES
+from gpuwrite.pipeline.validate import MAX_VALUE_BYTES
 
 
 def _nines(n: int, sign: int = 1, plus: int = 0) -> Decimal:
@@ -223,9 +223,9 @@ def test_leaves_checked_side_by_side_report_the_first_failing_leaf(monkeypatch):
     import threading
 
     from gpuwrite.backends.workpool import WorkPool
-    from gpuwrite.options import WriteOptions
+    from gpuwrite.options.model import WriteOptions
     from gpuwrite.schema import FileSchema
-    from gpuwrite.validate import _check_leaf, check_batch
+    from gpuwrite.pipeline.validate import _check_leaf, check_batch
 
     bad_text = pa.array([b"ok", b"\xff"], pa.binary()).view(pa.string())
     wide = pa.array([Decimal("1.00"), Decimal("123.45")], pa.decimal128(5, 2)).cast(pa.decimal128(3, 2), safe=False)
@@ -238,8 +238,8 @@ def test_leaves_checked_side_by_side_report_the_first_failing_leaf(monkeypatch):
         threads.append(threading.current_thread().name)
         return _check_leaf(*args)
 
-    monkeypatch.setattr("gpuwrite.validate._check_leaf", recording)
-    monkeypatch.setattr("gpuwrite.validate.THREADED_CHECK_ROWS", 1)
+    monkeypatch.setattr("gpuwrite.pipeline.validate._check_leaf", recording)
+    monkeypatch.setattr("gpuwrite.pipeline.validate.THREADED_CHECK_ROWS", 1)
     pool = WorkPool(2, name="check-test")
     try:
         with pytest.raises(ValueCheckError, match="column 's'"):
@@ -272,7 +272,7 @@ def test_write_table_checks_flat_decimals_as_it_converts_them(tmp_path, monkeypa
     """A batch written with more=False (write_table's last) leaves the precision of flat INT32 / INT64 decimals
     to the conversion, which reads their words anyway: the batch check reads none of them while every value
     is in range, and a wide one still raises the batch check's own error, leaving nothing behind."""
-    from gpuwrite import validate
+    from gpuwrite.pipeline import validate
 
     calls = []
     real = validate._first_wide_decimal
@@ -321,7 +321,7 @@ def test_check_at_conversion_defers_every_batch_and_keeps_its_error(tmp_path, mo
     """A writer told to check at conversion (a Spark task's, a dataset's) leaves every batch's flat decimals to
     the conversion, forgets each batch once its rows are converted (a streaming writer holds no input), and a
     wide value still raises that batch's own error, naming its row in the batch and the file, and aborts."""
-    from gpuwrite import validate
+    from gpuwrite.pipeline import validate
 
     calls = []
     real = validate._first_wide_decimal

@@ -22,9 +22,9 @@ NOTICE = "gpuwrite: compiling kernels, first run only"
 AFTER_WARMUP = """
 import sys, pyarrow as pa, pyarrow.csv as csv, gpuwrite
 from gpuwrite import kernel_cache
-from gpuwrite.demo_data import store_sales_table
-from gpuwrite.warmup import sample_table
-from gpuwrite.cli import main
+from gpuwrite.tools.demo_data import store_sales_table
+from gpuwrite.tools.warmup import sample_table
+from gpuwrite.tools.cli import main
 out = sys.argv[1]
 gpuwrite.write_table(sample_table(777), out + "/a.parquet", compression="zstd", page_size=4096)
 gpuwrite.write_table(store_sales_table(5_000), out + "/b.parquet")

@@ -14,7 +14,7 @@ import pytest
 
 import gpuwrite
 from gpuwrite import SchemaMismatchError, UnsupportedTypeError
-from gpuwrite.widen import WIDENED_FROM
+from gpuwrite.pipeline.widen import WIDENED_FROM
 
 ROW_METADATA = b"org.apache.spark.sql.parquet.row.metadata"
 EDGES = {pa.uint8(): 2**8 - 1, pa.uint16(): 2**16 - 1, pa.uint32(): 2**32 - 1, pa.uint64(): 2**64 - 1}

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 import gpuwrite
 from gpuwrite.backends.workpool import WorkPool
-from gpuwrite.columns import leaf_data
-from gpuwrite.leafdata import LeafBuffer, LeafData, block_prefix
-from gpuwrite.options import WriteOptions
+from gpuwrite.pipeline.columns import leaf_data
+from gpuwrite.pipeline.leafdata import LeafBuffer, LeafData, block_prefix
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
-from gpuwrite.window import RowWindow
-from gpuwrite.writer import FileWriter
+from gpuwrite.pipeline.window import RowWindow
+from gpuwrite.pipeline.writer import FileWriter
 
 
 def _table(n: int, seed: int = 3) -> pa.Table:
@@ -244,7 +244,7 @@ def test_threaded_conversion_gives_the_same_leaves_and_the_first_failure(monkeyp
         window = RowWindow(schema, opts, pool=pool)
         window.start_row_group(None)
         window.push(table)
-        monkeypatch.setattr("gpuwrite.window.leaf_data", failing)
+        monkeypatch.setattr("gpuwrite.pipeline.window.leaf_data", failing)
         with pytest.raises(ValueError, match=f"bad {schema.leaves[0].dotted}$"):
             window.extend()
     finally:
@@ -347,7 +347,7 @@ def test_a_failure_converting_ahead_surfaces_at_the_next_extend_and_clear_forget
 
     try:
         (window,) = _in_quarters(table, RowWindow(schema, opts, pool=pool))
-        monkeypatch.setattr("gpuwrite.window.leaf_data", failing_later)
+        monkeypatch.setattr("gpuwrite.pipeline.window.leaf_data", failing_later)
         window.extend()
         with pytest.raises(ValueError, match=f"bad {schema.leaves[0].dotted}$"):
             window.extend()
@@ -363,7 +363,7 @@ def test_a_failure_converting_ahead_surfaces_at_the_next_extend_and_clear_forget
 def test_first_row_group_reserves_for_the_rows_waiting():
     """Rows already waiting when a row group starts are reserved for at once (within HINT_GROWTH times the
     block-size estimate): later steps append without regrowing, so converted rows are copied once."""
-    from gpuwrite.window import HINT_GROWTH
+    from gpuwrite.pipeline.window import HINT_GROWTH
 
     table = _table(6000)
     opts = WriteOptions(block_size=64 * 1024)
@@ -390,8 +390,8 @@ def test_first_row_group_reserves_for_the_rows_waiting():
 def test_block_prefix_carries_over_from_view_to_view(monkeypatch):
     """A flat leaf's non-null block counts are extended part by part as rows are appended (never counted again)
     and equal a fresh count of the whole validity array at every view."""
-    import gpuwrite.leafdata as leafdata
-    from gpuwrite.leafdata import _BLOCK, block_prefix
+    import gpuwrite.pipeline.leafdata as leafdata
+    from gpuwrite.pipeline.leafdata import _BLOCK, block_prefix
 
     scanned: list[int] = []
     count = leafdata.bit_block_counts  # the buffer counts blocks from the bits it packs as rows arrive
@@ -424,7 +424,7 @@ def test_compacted_values_are_converted_in_place(monkeypatch):
     """Values compacted from nullable columns (ints, doubles, small decimals) are written straight into the
     leaf buffer: after the first step's copy no append copies them again, and the leaves equal a plain
     conversion."""
-    import gpuwrite.leafdata as leafdata
+    import gpuwrite.pipeline.leafdata as leafdata
 
     rng = np.random.default_rng(9)
     n = 4000
@@ -462,7 +462,7 @@ def test_compacted_values_are_converted_in_place(monkeypatch):
 def test_small_chunks_of_a_step_are_converted_as_one(tmp_path, monkeypatch):
     """A step of many small batches (a Spark task's 10k-row batches) converts each leaf once, not once per
     batch; dictionary-encoded columns keep their chunks; the bytes are those of one write of the whole table."""
-    import gpuwrite.window as window_module
+    import gpuwrite.pipeline.window as window_module
 
     table = _table(3000)
     codes = pa.array(["x", "y", "z"] * 1000).dictionary_encode()

@@ -11,7 +11,7 @@ from ..format.enums import Encoding, PageType
 from ..format.page_header import data_page_v2_header
 from ..format.structs import DictionaryPageHeader, PageHeader
 from ..format.thrift import serialize
-from ..options import INT_MAX
+from ..options.model import INT_MAX
 
 
 def data_page_header(page: EncodedPage) -> bytes:

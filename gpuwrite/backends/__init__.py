@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from ..encode.compress import compressor
 from ..errors import GpuwriteError
-from ..options import WriteOptions
+from ..options.model import WriteOptions
 from ..schema import Leaf
 from .base import Backend, RowGroupBuilder
 from .cpu import CpuBackend

@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from ..encode.chunk import EncodedChunk
-from ..leafdata import LeafData
+from ..pipeline.leafdata import LeafData
 from ..schema import Leaf
-from ..window import Window
+from ..pipeline.window import Window
 
 PageRanges = Sequence[Sequence[tuple[int, int]]]
 

@@ -18,11 +18,11 @@ import numpy as np
 
 from ..encode.chunk import EncodedChunk
 from ..encode.rules import raw_value_bytes
-from ..leafdata import LeafData
-from ..options import WriteOptions
-from ..plan import CUT, NEED_PLAN, NOT_YET, BlockReplay, ColumnArrays, PageSchedule
+from ..pipeline.leafdata import LeafData
+from ..options.model import WriteOptions
+from ..pipeline.plan import CUT, NEED_PLAN, NOT_YET, BlockReplay, ColumnArrays, PageSchedule
 from ..schema import Leaf
-from ..window import Window
+from ..pipeline.window import Window
 from .base import ColumnEncoders, Stage
 
 OVERSHOOT = 1.1  # plan this much past the estimated end of the row group, so one batch usually reaches it

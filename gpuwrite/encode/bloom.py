@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpuwrite.kernels.bloom import (
+from gpuwrite.kernels.hashing.bloom import (
     bloom_insert_counting,
     bloom_insert_many,
     hash_byte_arrays,
@@ -24,8 +24,8 @@ from gpuwrite.kernels.bloom import (
 )
 
 from ..format.enums import Encoding
-from ..leafdata import LeafData
-from ..options import BloomSpec
+from ..pipeline.leafdata import LeafData
+from ..options.model import BloomSpec
 from ..schema import Leaf
 
 LOWER_BOUND_BYTES = 32  # SPEC: BlockSplitBloomFilter.LOWER_BOUND_BYTES

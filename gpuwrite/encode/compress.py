@@ -8,7 +8,7 @@ import cramjam
 import numpy as np
 
 from ..format.enums import CompressionCodec
-from ..options import DEFAULT_ZSTD_LEVEL
+from ..options.model import DEFAULT_ZSTD_LEVEL
 
 CODEC_IDS = {
     "uncompressed": CompressionCodec.UNCOMPRESSED,

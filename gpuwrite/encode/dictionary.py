@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuwrite.kernels.dictionary import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash, touch_lines
-from gpuwrite.kernels.plain import plain_byte_array
+from gpuwrite.kernels.dictionary.by_page import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash, touch_lines
+from gpuwrite.kernels.encode.plain import plain_byte_array
 
-from ..leafdata import Array, LeafData
+from ..pipeline.leafdata import Array, LeafData
 from ..schema import BYTE_ARRAY, Leaf
 from .rules import canonical_bits
 

@@ -12,10 +12,10 @@ try:  # ISA-L's CRC-32 (folding with carry-less multiplies): ~5x zlib's, the sam
 except ImportError:  # a platform without its wheel: zlib's
     _crc32 = zlib.crc32
 
-from gpuwrite.kernels.plain import all_canonical, canonical_float_bits32, canonical_float_bits64
+from gpuwrite.kernels.encode.plain import all_canonical, canonical_float_bits32, canonical_float_bits64
 
 from ..format.enums import Encoding
-from ..leafdata import Array, LeafData
+from ..pipeline.leafdata import Array, LeafData
 from ..schema import Kind, Leaf
 
 # SPEC: FallbackValuesWriter raw size: PLAIN-equivalent bytes per value (length + 4 for byte arrays,

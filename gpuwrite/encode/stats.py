@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.stats import (
+from gpuwrite.kernels.encode.stats import (
     bytes_minmax,
     bytes_minmax_ids,
     float_stats,
 )
 
-from ..leafdata import LeafData
+from ..pipeline.leafdata import LeafData
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, Leaf
 
 MAX_STATS_SIZE = 4096  # SPEC: ParquetMetadataConverter.MAX_STATS_SIZE

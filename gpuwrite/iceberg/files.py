@@ -18,7 +18,7 @@ from pyiceberg.table.locations import LocationProvider
 
 from ..result import FileResult
 from ..schema import FileSchema
-from ..writer import FileWriter
+from ..pipeline.writer import FileWriter
 from .profile import IcebergProfile
 
 SLICE_ROWS = 64 * 1024  # at most this many rows handed to the writer between size checks

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import GpuwriteError
-from ..options import FALLBACK_ENCODINGS, WriteOptions
-from ..spark.sql_keys import SQL_KEYS
+from ..options.model import FALLBACK_ENCODINGS, WriteOptions
+from ..options.sql_keys import SQL_KEYS
 
 TARGET_FILE_SIZE = "write.target-file-size-bytes"
 DEFAULT_TARGET_FILE_SIZE = 512 * 1024 * 1024  # SPEC: TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT

@@ -1,4 +1,4 @@
-"""Iceberg partition transforms over Arrow arrays, with gpuwrite's kernels (`gpuwrite.kernels.transforms`).
+"""Iceberg partition transforms over Arrow arrays, with gpuwrite's kernels (`gpuwrite.kernels.hashing.transforms`).
 
 SPEC: Iceberg spec, "Partition Transforms" and appendix B (bucket hashing): bucket hashes ints, longs, dates,
 times and timestamps as 8 little-endian bytes, strings as UTF-8, binary as is, decimals as the minimal
@@ -26,8 +26,8 @@ from pyiceberg.transforms import (
     YearTransform,
 )
 
-from gpuwrite.kernels import transforms as K
-from gpuwrite.kernels.murmur3 import java_big_integer_bytes
+from gpuwrite.kernels.hashing import transforms as K
+from gpuwrite.kernels.hashing.murmur3 import java_big_integer_bytes
 
 from .profile import IcebergWriteError
 

@@ -37,7 +37,7 @@ class GpuwriteAccessor:
 
     def to_dataset(self, path: str | os.PathLike[str], **options: Any) -> Any:
         """Write the frame as a Spark-layout table directory (`gpuwrite.write_dataset`)."""
-        from ..spark.dataset import write_dataset
+        from ..dataset.write import write_dataset
 
         return write_dataset(self._data(), path, **options)
 

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from ..errors import OptionError
-from .sql_keys import MAX_RECORDS_KEY, SESSION_KEYS
+from ..options.sql_keys import MAX_RECORDS_KEY, SESSION_KEYS
 
 F = TypeVar("F", bound=Callable[..., Any])
 HADOOP_PREFIX = "spark.hadoop."

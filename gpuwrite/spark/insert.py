@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import commit
+from ..dataset import job_commit as commit
 from .conf import session_conf, writer_conf
 from .job import SparkWriteResult, WriteRequest, dynamic_overwrite, run_job
 from .routing import local_path, same_type

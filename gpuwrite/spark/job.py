@@ -23,11 +23,11 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from ..errors import GpuwriteError, OptionError, UnsupportedTypeError
-from ..keywords import suggest_keywords
-from ..option_aliases import column_list
-from ..options import WriteOptions
+from ..options.keywords import suggest_keywords
+from ..options.aliases import column_list
+from ..options.model import WriteOptions
 from ..schema import FileSchema
-from . import commit
+from ..dataset import job_commit as commit
 from .conf import (
     OVERWRITE_MODE_KEY,
     OVERWRITE_MODE_OPTION,
@@ -37,11 +37,11 @@ from .conf import (
     with_conf_snapshot,
     writer_conf,
 )
-from .modes import ERROR_MODES, check_mode
-from .publish import CommitError
+from .policy.modes import ERROR_MODES, check_mode
+from ..dataset.publish import CommitError
 from .routing import acks_quickly, freezes_worker_objects, sends_unscaled
-from .sql_keys import TIME_ZONE_KEY
-from .target import DatasetPathError, resolve_target
+from ..options.sql_keys import TIME_ZONE_KEY
+from ..dataset.target import DatasetPathError, resolve_target
 from .task import STATS_DDL, TaskPlan, run_task
 from .unscaled import Unscaled, send_unscaled, unscaled_columns, worth_sending
 
@@ -329,7 +329,7 @@ def _empty_file(fs: pafs.FileSystem, paths: commit.JobPaths, df: Any, conf: dict
     import tempfile
 
     from ..api import write_table
-    from .naming import data_file_name
+    from .policy.naming import data_file_name
 
     schema = _arrow_schema(df)
     opts = WriteOptions.from_conf(conf, device="cpu")

@@ -19,7 +19,7 @@ import gpuwrite
 from gpuwrite.backends.device import builder as device_builder
 from gpuwrite.backends.device.codecs import ALIGN, HostCodec, NvcompCodec, page_codec
 from gpuwrite.backends.device.ops import Device, standin
-from gpuwrite.demo_data import store_sales_table
+from gpuwrite.tools.demo_data import store_sales_table
 from gpuwrite.errors import GpuwriteError
 
 

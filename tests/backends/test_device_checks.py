@@ -68,7 +68,7 @@ def test_clean_values_and_validate_false_write_what_the_cpu_writes(tmp_path: Pat
 
 def test_the_gpu_writers_batch_check_reads_no_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With the GPU backend the host check of a batch skips the decimal and UTF-8 passes (the device does them)."""
-    from gpuwrite import validate
+    from gpuwrite.pipeline import validate
 
     calls: list[str] = []
     for name in ("_first_wide_decimal", "_first_bad_utf8"):

@@ -1,4 +1,4 @@
-"""The device conversion (kernels/convert.py twins, run by the stand-in device) against the CPU conversion
+"""The device conversion (kernels/convert/arenas.py twins, run by the stand-in device) against the CPU conversion
 (columns.leaf_data): every flat type with nulls, sliced and chunked columns, decimals of every precision,
 timestamp outputs and calendar rebase in several zones; errors with the CPU path's messages."""
 
@@ -10,15 +10,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from convert_cases import FLAT, convert_and_check, decimals, random_table
-from gpuwrite.kernels.layout import ST_COL
+from gpuwrite.kernels.plan.layout import ST_COL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuwrite.backends.device.convert import build_window, check_window, window_as_leafdata
 from gpuwrite.backends.device.ops import Device
-from gpuwrite.columns import leaf_data
+from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.errors import GpuwriteError
-from gpuwrite.options import WriteOptions
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
 
 LEGACY = {"datetime_rebase": "LEGACY", "int96_rebase": "LEGACY"}

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from device_cases import device_window, random_table
-from gpuwrite.kernels.dictionary_all import NO_OVERFLOW
-from gpuwrite.kernels.layout import CT_DICT, CT_KEYS, CT_VALUES
+from gpuwrite.kernels.dictionary.row_group import NO_OVERFLOW
+from gpuwrite.kernels.plan.layout import CT_DICT, CT_KEYS, CT_VALUES
 
 from gpuwrite.backends.device.dictionary import build_dictionary
 from gpuwrite.backends.device.ops import Device
 from gpuwrite.encode.dictionary import Dictionary
-from gpuwrite.options import WriteOptions
+from gpuwrite.options.model import WriteOptions
 
 
 def dictionary_arrays(device: Device, rows: int, seed: int, limit: int, distinct: int = 50) -> tuple:

@@ -177,7 +177,7 @@ def test_cuda_array_columns(tmp_path: Path) -> None:
 
 
 def test_write_dataset_partitioned_and_bucketed(tmp_path: Path) -> None:
-    from gpuwrite.spark.dataset import write_dataset
+    from gpuwrite.dataset.write import write_dataset
 
     table = flat_table(300, seed=6).select(["i8", "i32", "str", "dec64"])
     table = table.set_column(0, "p", pa.array(np.arange(300, dtype=np.int32) % 3))

@@ -9,7 +9,7 @@ import numpy as np
 
 import gpuwrite
 from gpuwrite.backends.device.ops import Device, standin
-from gpuwrite.demo_data import store_sales_table
+from gpuwrite.tools.demo_data import store_sales_table
 
 
 def _peak(tmp_path: Path, rows: int) -> tuple[int, int]:

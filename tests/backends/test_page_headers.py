@@ -1,11 +1,11 @@
-"""Per-page bookkeeping steps that take plain numbers (kernels/page_layout.py twins, on the stand-in device):
+"""Per-page bookkeeping steps that take plain numbers (kernels/plan/page_layout.py twins, on the stand-in device):
 page and dictionary headers against the bytes assemble/pages.py serializes through the Python Thrift writer,
 the stored-or-compressed choice against encode.chunk.PageSections.build, and the exclusive scan."""
 
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.page_layout import (
+from gpuwrite.kernels.plan.page_layout import (
     F_COMPRESSED,
     F_COMPRESSED_SIZE,
     F_COUNT,

@@ -1,4 +1,4 @@
-"""Per-page bookkeeping steps over a window cut into pages (kernels/page_layout.py twins, on the stand-in
+"""Per-page bookkeeping steps over a window cut into pages (kernels/plan/page_layout.py twins, on the stand-in
 device), against the CPU path: `encode.dictionary.Dictionary` fed page by page and the chunk's first-page
 test (`encode.rules.keeps_dictionary` on `encode.chunk._encode_ids` sizes) for PAGE_INFO, the host LeafData for
 EXTREMES, and `plain_page_of_values` / `Dictionary.plain_page` for DICT_PAGES."""
@@ -9,9 +9,9 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from gpuwrite.kernels.layout import CT_DICT, CT_KEYS, CT_VALUES
-from gpuwrite.kernels.page_layout import I_BYTES, I_ENTRIES, I_KEEPS, I_OVERFLOWED, I_VALUE_BYTES, I_WIDTH
-from gpuwrite.kernels.stats import float_nans
+from gpuwrite.kernels.plan.layout import CT_DICT, CT_KEYS, CT_VALUES
+from gpuwrite.kernels.plan.page_layout import I_BYTES, I_ENTRIES, I_KEEPS, I_OVERFLOWED, I_VALUE_BYTES, I_WIDTH
+from gpuwrite.kernels.encode.stats import float_nans
 from layout_cases import (
     FILL,
     PagedWindow,

@@ -50,12 +50,12 @@ class Row:
 
 
 def _pages(name: str, *args: Any, tag: str = "") -> Row:
-    """A per-page encoder of kernels/pages.py, one thread per page."""
+    """A per-page encoder of kernels/encode/pages.py, one thread per page."""
     return Row("pages", name, args, tag, per_item=True)
 
 
 def _block(name: str, *args: Any, tag: str = "", shared: bool = False) -> Row:
-    """A block-per-page encoder of kernels/pages_block.py; the cooperative ones keep their per-thread candidates
+    """A block-per-page encoder of kernels/encode/pages_cuda.py; the cooperative ones keep their per-thread candidates
     or tables in shared memory."""
     return Row("pages_block", name, args, tag, shared=shared)
 
@@ -75,7 +75,7 @@ def _delta(name: str, args: tuple[Any, ...], tag: str) -> Row:
 
 
 KERNELS: list[Row] = [
-    # one thread per page (kernels/pages.py through _jit.page_kernel)
+    # one thread per page (kernels/encode/pages.py through _jit.page_kernel)
     _pages("page_levels", A_u8, A_i64, A_i64, i64, A_u8, A_i64, A_i64),
     _pages("page_dict_ids", A_i32, A_i64, A_i64, A_i64, A_u8, A_i64, A_i64),
     _pages("page_delta", A_i64, A_i64, A_i64, b1, A_u8, A_i64, A_i64, tag="int64"),
@@ -93,18 +93,18 @@ KERNELS: list[Row] = [
     _pages("page_bytes_minmax", A_i64, A_u8, A_i64, A_i64, b1, A_i64, A_i64, A_i64),
     _pages("page_gather", A_u8, A_i64, A_i64, A_u8, A_i64, A_i64, A_u8, A_i64, A_i64, A_u8, A_i64),
     _pages("page_crc32", A_u8, A_i64, A_i64, A_u32, A_i64),
-    # Dremel level steps (kernels/levels.py), one thread per slot through the same wrapper
+    # Dremel level steps (kernels/convert/levels.py), one thread per slot through the same wrapper
     Row("levels", "slot_optional", (A_i64, A_u8, A_u8, b1, A_i64), per_item=True),
     Row("levels", "slot_count", (A_i64, A_i64, A_i64), per_item=True),
     Row("levels", "slot_expand", (A_i64, A_u8, A_u8, A_i64, A_i64, i64, A_i64, A_u8, A_u8), per_item=True),
-    # per-column dictionary, one thread per value (kernels/dictionary_cuda.py)
+    # per-column dictionary, one thread per value (kernels/dictionary/value_parallel_cuda.py)
     Row("dictionary_cuda", "insert_fixed", (A_i64, i64, i64, A_i64, i64, A_i64)),
     Row("dictionary_cuda", "hash_values", (A_i64, A_u8, i64, i64, A_u64)),
     Row("dictionary_cuda", "insert_bytes", (A_i64, A_u8, A_u64, i64, i64, A_i64, A_i64)),
     Row("dictionary_cuda", "first_of", (A_i64, A_i64, i64, i64, A_i64)),
     Row("dictionary_cuda", "canonical_keys", (C_i32, i64, i64, b1, C_i64), "float"),
     Row("dictionary_cuda", "canonical_keys", (C_i64, i64, i64, b1, C_i64), "double"),
-    # one block per page (kernels/pages_block.py)
+    # one block per page (kernels/encode/pages_cuda.py)
     _block("block_plain_fixed", A_i64, A_i64, A_i64, i64, i64, A_u8, A_i64, A_i64, tag="int64"),
     _block("block_plain_fixed", A_i32, A_i64, A_i64, i64, i64, A_u8, A_i64, A_i64, tag="int32"),
     _block("block_plain_bool", A_u8, A_i64, A_i64, A_u8, A_i64, A_i64),
@@ -118,13 +118,13 @@ KERNELS: list[Row] = [
     _block("block_float_minmax", A_i64, A_i64, A_i64, b1, A_i64, A_i64, tag="int64", shared=True),
     _block("block_bytes_minmax", A_i64, A_u8, A_i64, A_i64, b1, A_i64, A_i64, A_i64, shared=True),
     _block("block_crc32", A_u8, A_i64, A_i64, A_u32, A_i64, shared=True),
-    # block RLE (kernels/rle_block.py): uint8 levels, int32 dictionary ids, int64
+    # block RLE (kernels/encode/rle_cuda.py): uint8 levels, int32 dictionary ids, int64
     *_rle(T.uint8[:], "u8"), *_rle(T.int32[:], "i32"), *_rle(T.int64[:], "i64"),
-    # block DELTA (kernels/delta_block.py)
+    # block DELTA (kernels/encode/delta_cuda.py)
     _delta("delta_pages", (A_i64, A_i64, A_i64, b1, A_u8, A_i64, A_i64), "int64"),
     _delta("delta_pages", (A_i32, A_i64, A_i64, b1, A_u8, A_i64, A_i64), "int32"),
     _delta("delta_bytes_pages", (A_i64, A_u8, A_i64, A_i64, A_i64, A_i64, A_u8, A_i64, A_i64), "bytes"),
-    # all-columns dictionary, one block per chunk (kernels/dictionary_all_cuda.py, launched by
+    # all-columns dictionary, one block per chunk (kernels/dictionary/row_group_cuda.py, launched by
     # gpuwrite/backends/device/dictionary.py): chunks / cols / totals / bases are int64 tables, ids int32
     Row("dictionary_all_cuda", "dict_keys_block", (C2_i64, C2_i64, C_i32, C_i64, C_i64, C_u8, C_i64)),
     Row("dictionary_all_cuda", "dict_insert_block", (C2_i64, C2_i64, C_i64, C_i64, C_u8, C_i64, C_i64)),
@@ -134,8 +134,8 @@ KERNELS: list[Row] = [
     Row("dictionary_all_cuda", "dict_number_block",
         (C2_i64, C2_i64, C_i64, i64, C2_i64, C_i64, C_i64, C_i64, C_i64, C_i64, C_i64), shared=True, barriers=3),
     Row("dictionary_all_cuda", "dict_ids_block", (C2_i64, C2_i64, C_i64, C_i64, C_i32)),
-    # per-page bookkeeping (kernels/page_layout_cuda.py, the steps of gpuwrite/backends/device/steps.py): page
-    # and column tables int64, CRCs 0..2^32-1 as int64 (the CRC step's output), arenas as in kernels/layout.py
+    # per-page bookkeeping (kernels/plan/page_layout_cuda.py, the steps of gpuwrite/backends/device/steps.py): page
+    # and column tables int64, CRCs 0..2^32-1 as int64 (the CRC step's output), arenas as in kernels/plan/layout.py
     Row("page_layout_cuda", "pages_info_thread",
         (i64, C_i64, C_i64, C_i64, C_i64, C2_i64, C_i64, C_i32, C_i64, C_i64, C_i64, C2_i64)),
     Row("page_layout_cuda", "stored_choices_thread", (i64, C_i64, C_i64, b1, C2_i64, C_i64, C_i64, C_i64)),
@@ -153,15 +153,15 @@ KERNELS: list[Row] = [
     Row("page_layout_cuda", "dictionary_pages_block",
         (C_i64, C_i64, C2_i64, C_i64, C_i64, C_i32, C_i64, C_i64, C_u8, C_u8, C_i64)),
     Row("page_layout_cuda", "exclusive_scan_block", (C_i64, i64, C_i64), shared=True, barriers=6),
-    # window conversion from Arrow buffers (kernels/convert_cuda.py, launched by gpuwrite/backends/device/convert.py):
+    # window conversion from Arrow buffers (kernels/convert/arenas_cuda.py, launched by gpuwrite/backends/device/convert.py):
     # the tables are C-contiguous 2-D views of one uploaded array; chunk counts and writes scan in shared memory
     Row("convert_cuda", "count_chunks", (C2_i64, C2_i64, C_u8, C2_i64), shared=True),
     Row("convert_cuda", "scan_columns", (i64, C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C_i64), factory=True),
     Row("convert_cuda", "write_chunks", (C2_i64, C2_i64, C_u8, C_i64, C2_i64, C2_i64, C2_i64, C2_i64, C_u8, C_i64,
                                          C_u8, C_i32, C_i64, C_u8), shared=True),
-    # value checks over the conversion's chunks (kernels/value_checks.py, gpuwrite/backends/device/checks.py)
+    # value checks over the conversion's chunks (kernels/convert/value_checks.py, gpuwrite/backends/device/checks.py)
     Row("value_checks", "check_chunk", (C2_i64, C2_i64, C_u8, C2_i64, C2_i64), per_item=True),
-    # Iceberg partition transforms (kernels/transforms.py), one thread per row
+    # Iceberg partition transforms (kernels/hashing/transforms.py), one thread per row
     Row("bloom_cuda", "bloom_hash_thread", (i64, C2_i64, C_i32, C_i64, C_i64, C_u8, T.uint64[::1])),
     Row("bloom_cuda", "bloom_insert_thread", (i64, C2_i64, T.uint64[::1], T.uint32[::1])),
     Row("bloom_cuda", "bloom_first_thread", (i64, C2_i64, T.uint64[::1], C_i32)),

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuwrite.backends.device.ops import standin
-from gpuwrite.demo_data import store_sales_table
+from gpuwrite.tools.demo_data import store_sales_table
 
 _SPEC = importlib.util.spec_from_file_location("gpu_identity", Path(__file__).parents[1] / "gpu" / "test_identity.py")
 assert _SPEC is not None and _SPEC.loader is not None

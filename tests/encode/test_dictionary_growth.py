@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from gpuwrite.columns import leaf_data
+from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.encode.dictionary import Dictionary
-from gpuwrite.options import WriteOptions
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
 
 
@@ -60,7 +60,7 @@ def test_byte_entries_survive_every_growth(page: int) -> None:
 def test_warm_reads_every_line_of_the_table_and_entries(values: pa.Array, monkeypatch) -> None:
     """Dictionary.warm (before a streaming step's pages) reads each 64-byte line of the hash table and of the
     entries in use, and leaves the dictionary as it was: later ids are those of a dictionary never warmed."""
-    from gpuwrite.kernels.dictionary import touch_lines
+    from gpuwrite.kernels.dictionary.by_page import touch_lines
 
     import gpuwrite.encode.dictionary as dictionary_module
 
@@ -86,7 +86,7 @@ def test_warm_reads_every_line_of_the_table_and_entries(values: pa.Array, monkey
 
 
 def test_touch_lines_sums_one_byte_of_each_line() -> None:
-    from gpuwrite.kernels.dictionary import touch_lines
+    from gpuwrite.kernels.dictionary.by_page import touch_lines
 
     data = np.random.default_rng(3).integers(0, 256, 1000, dtype=np.uint8)
     for nbytes in (0, 1, 63, 64, 65, 640, 1000):

@@ -1,4 +1,4 @@
-"""The bloom filter steps' CUDA kernels (kernels/bloom_cuda.py, thread per value / per filter and hash) against
+"""The bloom filter steps' CUDA kernels (kernels/hashing/bloom_cuda.py, thread per value / per filter and hash) against
 their sequential CPU twins and the sequential reference (`bloom_insert_many`, `bloom_insert_counting`,
 `encode.bloom.hash_values`'s kernels), under the simulator, on small random inputs: runs of values in the
 arenas, filters of a few blocks (so hashes collide and bits are shared), empty runs and several jobs."""
@@ -6,8 +6,8 @@ arenas, filters of a few blocks (so hashes collide and bits are shared), empty r
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels import bloom as B
-from gpuwrite.kernels import bloom_cuda as K
+from gpuwrite.kernels.hashing import bloom as B
+from gpuwrite.kernels.hashing import bloom_cuda as K
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -1,5 +1,5 @@
-"""The window conversion's CUDA forms (kernels/convert_cuda.py), run by numba's CUDA simulator, against their
-sequential twins (kernels/convert.py, run by the stand-in device): the same arenas, per-chunk counts and
+"""The window conversion's CUDA forms (kernels/convert/arenas_cuda.py), run by numba's CUDA simulator, against their
+sequential twins (kernels/convert/arenas.py, run by the stand-in device): the same arenas, per-chunk counts and
 per-column results, for blocks of 1, 3 and 32 threads, chunks of one row to many tiles, nulls, slices,
 chunked columns and every flat type (small tables: the simulator runs each thread as a Python thread)."""
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from gpuwrite.backends.device.convert import build_window, window_as_leafdata
 from gpuwrite.backends.device.ops import Device
-from gpuwrite.options import WriteOptions
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
 
 LEGACY = {"datetime_rebase": "LEGACY", "int96_rebase": "LEGACY"}

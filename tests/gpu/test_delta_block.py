@@ -1,13 +1,13 @@
-"""The block-per-page DELTA encoders (`kernels/delta_block.py`), run by numba's CUDA simulator, write every
+"""The block-per-page DELTA encoders (`kernels/encode/delta_cuda.py`), run by numba's CUDA simulator, write every
 page's bytes exactly as their sequential CPU twins (`pages.page_delta`, `pages.page_delta_bytes`) do: many
 pages of varied lengths in one launch, several block sizes (the intended 128, 32, and odd ones)."""
 
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels import delta_block as B
-from gpuwrite.kernels import pages as K
-from gpuwrite.kernels.delta import delta_max_size
+from gpuwrite.kernels.encode import delta_cuda as B
+from gpuwrite.kernels.encode import pages as K
+from gpuwrite.kernels.encode.delta import delta_max_size
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

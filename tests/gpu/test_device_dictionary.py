@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from device_cases import device_window, random_table
-from gpuwrite.kernels.layout import CT_KEYS, CT_VALUES
+from gpuwrite.kernels.plan.layout import CT_KEYS, CT_VALUES
 
 from gpuwrite.backends.device.dictionary import build_dictionary
 from gpuwrite.backends.device.ops import Device
-from gpuwrite.options import WriteOptions
+from gpuwrite.options.model import WriteOptions
 
 
 def _arrays(device: Device, seed: int, limit: int) -> dict[str, list[np.ndarray]]:

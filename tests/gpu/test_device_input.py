@@ -58,7 +58,7 @@ def test_nested(tmp_path: Path) -> None:
 
 
 def test_partitioned_bucketed_dataset(tmp_path: Path) -> None:
-    from gpuwrite.spark.dataset import write_dataset
+    from gpuwrite.dataset.write import write_dataset
 
     table = flat_table(40, seed=1).select(["i32", "str"])
     table = table.append_column("p", pa.array(np.arange(40, dtype=np.int32) % 2))

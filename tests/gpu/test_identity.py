@@ -171,7 +171,7 @@ def test_nested_columns(tmp_path):
 def test_window_that_grows_inside_a_row_group(tmp_path, monkeypatch):
     """Well-compressed rows: no row group ends inside the GPU backend's first window, so the writer grows it
     and the device plans the larger window afresh; the CPU backend converts in small steps."""
-    from gpuwrite.window import ArrowWindow, RowWindow
+    from gpuwrite.pipeline.window import ArrowWindow, RowWindow
 
     init = RowWindow.__init__
 

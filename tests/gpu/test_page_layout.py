@@ -1,5 +1,5 @@
-"""The per-page bookkeeping kernels (kernels/page_layout_cuda.py), run by numba's CUDA simulator, against their
-sequential twins (kernels/page_layout.py, the stand-in device): the same host inputs through both devices, whole
+"""The per-page bookkeeping kernels (kernels/plan/page_layout_cuda.py), run by numba's CUDA simulator, against their
+sequential twins (kernels/plan/page_layout.py, the stand-in device): the same host inputs through both devices, whole
 outputs compared (bytes a kernel must not touch included); many items per launch, blocks of 1 to 128 threads."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from gpuwrite.kernels.page_layout import F_COUNT, F_DEF_LEN, F_REP_LEN, HEADER_BOUND
+from gpuwrite.kernels.plan.page_layout import F_COUNT, F_DEF_LEN, F_REP_LEN, HEADER_BOUND
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from layout_cases import (

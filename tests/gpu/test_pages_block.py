@@ -1,4 +1,4 @@
-"""The block-per-page kernels (kernels/pages_block.py), run by numba's CUDA simulator, against their sequential
+"""The block-per-page kernels (kernels/encode/pages_cuda.py), run by numba's CUDA simulator, against their sequential
 twins: every page of a batch in one launch, blocks of 1 to 128 threads, pages of 0, 1, fewer than a block and
 many values per thread; outputs compared byte for byte, untouched bytes included."""
 
@@ -8,9 +8,9 @@ import zlib
 
 import numpy as np
 import pytest
-from gpuwrite.kernels import pages as K
-from gpuwrite.kernels import pages_block as B
-from gpuwrite.kernels.plain import plain_byte_array
+from gpuwrite.kernels.encode import pages as K
+from gpuwrite.kernels.encode import pages_cuda as B
+from gpuwrite.kernels.encode.plain import plain_byte_array
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -4,9 +4,9 @@ one launch, sized exactly by `rle_sizes_block` and written by `rle_encode_block`
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.pages import page_dict_ids
-from gpuwrite.kernels.rle import rle_encode, rle_max_size
-from gpuwrite.kernels.rle_block import MAX_THREADS, rle_encode_block, rle_sizes_block
+from gpuwrite.kernels.encode.pages import page_dict_ids
+from gpuwrite.kernels.encode.rle import rle_encode, rle_max_size
+from gpuwrite.kernels.encode.rle_cuda import MAX_THREADS, rle_encode_block, rle_sizes_block
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rle_cases import WIDTHS, page_cuts, rle_values

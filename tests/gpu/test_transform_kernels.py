@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels import transforms as T
+from gpuwrite.kernels.hashing import transforms as T
 from gpuwrite.kernels._jit import page_kernel
 
 

@@ -17,7 +17,7 @@ from value_check_cases import decimals, strings  # noqa: E402
 from gpuwrite.backends.device.checks import check_table, launch_checks  # noqa: E402
 from gpuwrite.backends.device.convert import build_window  # noqa: E402
 from gpuwrite.backends.device.ops import Device  # noqa: E402
-from gpuwrite.options import WriteOptions  # noqa: E402
+from gpuwrite.options.model import WriteOptions  # noqa: E402
 from gpuwrite.schema import FileSchema  # noqa: E402
 
 

@@ -19,7 +19,7 @@ import gpuwrite.iceberg as gi
 from gpuwrite.iceberg import files as iceberg_files
 from gpuwrite.iceberg.commit import check_file_schema
 from gpuwrite.iceberg.profile import IcebergWriteError
-from gpuwrite.options import WriteOptions
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gpuwrite.kernels.bloom import (
+from gpuwrite.kernels.hashing.bloom import (
     bloom_find,
     bloom_insert_counting,
     bloom_insert_many,

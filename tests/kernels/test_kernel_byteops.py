@@ -1,15 +1,15 @@
-"""The byte-range helpers (kernels/byteops.py) and the byte-array kernels built on them against plain Python:
+"""The byte-range helpers (kernels/encode/byteops.py) and the byte-array kernels built on them against plain Python:
 long shared prefixes and lengths around multiples of 8, so both the 8-byte word steps and the byte tails run."""
 
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.byteops import common_prefix, compare_bytes, copy_bytes, same_bytes
-from gpuwrite.kernels.checks import ascii_strings
-from gpuwrite.kernels.delta import byte_array_prefixes, gather_suffixes
-from gpuwrite.kernels.dictionary import bytes_insert
-from gpuwrite.kernels.plain import plain_byte_array
-from gpuwrite.kernels.stats import bytes_minmax
+from gpuwrite.kernels.encode.byteops import common_prefix, compare_bytes, copy_bytes, same_bytes
+from gpuwrite.kernels.convert.checks import ascii_strings
+from gpuwrite.kernels.encode.delta import byte_array_prefixes, gather_suffixes
+from gpuwrite.kernels.dictionary.by_page import bytes_insert
+from gpuwrite.kernels.encode.plain import plain_byte_array
+from gpuwrite.kernels.encode.stats import bytes_minmax
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

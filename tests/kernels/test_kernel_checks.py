@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.checks import decimal_first_outside, first_longer
+from gpuwrite.kernels.convert.checks import decimal_first_outside, first_longer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

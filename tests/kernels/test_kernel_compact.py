@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.compact import compact_decimal_words, compact_words
+from gpuwrite.kernels.convert.compact import compact_decimal_words, compact_words
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

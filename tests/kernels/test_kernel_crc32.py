@@ -1,11 +1,11 @@
-"""crc32_combine (kernels/crc32.py) against zlib.crc32 of the concatenation."""
+"""crc32_combine (kernels/encode/crc32.py) against zlib.crc32 of the concatenation."""
 
 from __future__ import annotations
 
 import zlib
 
 import numpy as np
-from gpuwrite.kernels.crc32 import crc32_combine, crc32_powers, multmodp, x2nmodp
+from gpuwrite.kernels.encode.crc32 import crc32_combine, crc32_powers, multmodp, x2nmodp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 from decoders import decode_delta_binary_packed, decode_delta_byte_array
-from gpuwrite.kernels.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
+from gpuwrite.kernels.encode.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -6,8 +6,8 @@ import math
 from collections.abc import Hashable, Sequence
 
 import numpy as np
-from gpuwrite.kernels.dictionary import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash
-from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64
+from gpuwrite.kernels.dictionary.by_page import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash
+from gpuwrite.kernels.encode.plain import canonical_float_bits32, canonical_float_bits64
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -1,11 +1,11 @@
-"""The fast level meters (kernels/level_meter.py) are parquet-java's RLE encoder as rle_emitted_size simulates
+"""The fast level meters (kernels/plan/level_meter.py) are parquet-java's RLE encoder as rle_emitted_size simulates
 it value by value: the same bytes emitted and the same encoder state after every piece of any split."""
 
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.level_meter import bits_emitted_size, count_ones, levels_emitted_size
-from gpuwrite.kernels.rle import rle_emitted_size
+from gpuwrite.kernels.plan.level_meter import bits_emitted_size, count_ones, levels_emitted_size
+from gpuwrite.kernels.encode.rle import rle_emitted_size
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

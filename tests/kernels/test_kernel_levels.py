@@ -1,4 +1,4 @@
-"""Dremel levels from the slot kernels (gpuwrite.levels.walk) against an independent recursive oracle that
+"""Dremel levels from the slot kernels (gpuwrite.pipeline.levels.walk) against an independent recursive oracle that
 follows the definition of repetition and definition levels value by value, over random nested data."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from gpuwrite.kernels.levels import bit_block_counts, block_counts, popcount64
+from gpuwrite.kernels.convert.levels import bit_block_counts, block_counts, popcount64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.levels import walk
-from gpuwrite.options import WriteOptions
+from gpuwrite.pipeline.levels import walk
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
 
 
@@ -104,7 +104,7 @@ def test_walk_matches_oracle(data):
 def test_level_counts_is_a_bincount_of_the_span(levels: list[int], data: st.DataObject) -> None:
     """level_counts over levels[a:b] adds what np.bincount counts there (levels 0..max)."""
     import numpy as np
-    from gpuwrite.kernels.levels import level_counts
+    from gpuwrite.kernels.convert.levels import level_counts
 
     arr = np.array(levels, dtype=np.uint8)
     a = data.draw(st.integers(0, len(levels)))
@@ -119,7 +119,7 @@ def test_level_counts_is_a_bincount_of_the_span(levels: list[int], data: st.Data
 def test_block_counts_counts_each_full_block(flags: list[bool], block: int) -> None:
     """block_counts gives each full block's number of true flags, as NumPy counts them."""
     import numpy as np
-    from gpuwrite.kernels.levels import block_counts
+    from gpuwrite.kernels.convert.levels import block_counts
 
     arr = np.array(flags, dtype=np.bool_)
     blocks = len(flags) // block

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gpuwrite.kernels.plain import all_canonical, canonical_float_bits32, canonical_float_bits64
+from gpuwrite.kernels.encode.plain import all_canonical, canonical_float_bits32, canonical_float_bits64
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

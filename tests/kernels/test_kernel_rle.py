@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from decoders import decode_rle_hybrid
-from gpuwrite.kernels.rle import rle_emitted_size, rle_encode, rle_max_size, rle_size
+from gpuwrite.kernels.encode.rle import rle_emitted_size, rle_encode, rle_max_size, rle_size
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

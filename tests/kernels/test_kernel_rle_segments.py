@@ -5,8 +5,8 @@ the sequential `rle_encode` for any page and any thread count, on inputs far lar
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.rle import rle_encode, rle_max_size
-from gpuwrite.kernels.rle_segments import (
+from gpuwrite.kernels.encode.rle import rle_encode, rle_max_size
+from gpuwrite.kernels.encode.rle_segments import (
     IDENTITY,
     compose,
     first_run_start,

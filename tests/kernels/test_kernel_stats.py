@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from gpuwrite.kernels.plain import canonical_float_bits32, canonical_float_bits64
-from gpuwrite.kernels.stats import (
+from gpuwrite.kernels.encode.plain import canonical_float_bits32, canonical_float_bits64
+from gpuwrite.kernels.encode.stats import (
     bytes_minmax,
     bytes_minmax_ids,
     float_nans,

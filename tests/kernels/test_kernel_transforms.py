@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import mmh3
 import numpy as np
-from gpuwrite.kernels.murmur3 import hash_bytes, hash_bytes_x86_32, java_big_integer_bytes
-from gpuwrite.kernels.transforms import (
+from gpuwrite.kernels.hashing.murmur3 import hash_bytes, hash_bytes_x86_32, java_big_integer_bytes
+from gpuwrite.kernels.hashing.transforms import (
     DAY,
     HOUR,
     MICROS_PER_DAY,

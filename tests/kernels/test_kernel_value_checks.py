@@ -1,14 +1,14 @@
-"""The device value checks' per-value tests (kernels/value_checks.py) against independent references: Python's
+"""The device value checks' per-value tests (kernels/convert/value_checks.py) against independent references: Python's
 strict UTF-8 decoder, and decimal bounds in Python integers."""
 
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.value_checks import CHK_COUNT, DECIMAL, decimal_outside_at, utf8_valid
+from gpuwrite.kernels.convert.value_checks import CHK_COUNT, DECIMAL, decimal_outside_at, utf8_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.validate import decimal_bound
+from gpuwrite.pipeline.validate import decimal_bound
 
 # byte strings that hit every branch of a UTF-8 decoder: lead bytes of each length, boundary continuations,
 # overlong forms, surrogates, values above U+10FFFF, truncations

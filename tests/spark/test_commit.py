@@ -23,10 +23,12 @@ import pytest
 from test_dataset_commit import snapshot
 
 import gpuwrite
-from gpuwrite.cli import main
-from gpuwrite.spark import commit, job, publish
-from gpuwrite.spark.publish import CommitError
-from gpuwrite.spark.target import DatasetPathError
+from gpuwrite.tools.cli import main
+from gpuwrite.spark import job
+from gpuwrite.dataset import job_commit as commit
+from gpuwrite.dataset import publish
+from gpuwrite.dataset.publish import CommitError
+from gpuwrite.dataset.target import DatasetPathError
 
 CTX = multiprocessing.get_context("fork")
 

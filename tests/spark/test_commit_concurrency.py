@@ -16,7 +16,8 @@ from test_commit import CTX, old_table, staged_job
 
 import gpuwrite
 from gpuwrite import GpuwriteError
-from gpuwrite.spark import commit, publish
+from gpuwrite.dataset import job_commit as commit
+from gpuwrite.dataset import publish
 
 WRITERS, ROUNDS = 4, 3
 

@@ -14,7 +14,7 @@ import gpuwrite
 from gpuwrite.api import ParquetWriter, write_table
 from gpuwrite.spark import dropin
 from gpuwrite.spark.conf import session_conf, writer_conf
-from gpuwrite.spark.pipeline import InputAborted, encode_behind
+from gpuwrite.spark.task_pipeline import InputAborted, encode_behind
 from gpuwrite.spark.routing import (
     WriterState,
     committer_problem,

@@ -11,7 +11,7 @@ import pytest
 
 import gpuwrite
 from gpuwrite import GpuwriteError
-from gpuwrite.spark.partitions import PartitionError
+from gpuwrite.spark.policy.partitions import PartitionError
 
 
 def _everything(root: Path) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.bloom import (
+from gpuwrite.kernels.hashing.bloom import (
     FIRST_PER_BLOCK,
     FIRST_UNSET,
     HK_BYTES,
@@ -23,10 +23,10 @@ from gpuwrite.kernels.bloom import (
     JB_COUNT,
     SG_COUNT,
 )
-from gpuwrite.kernels.layout import CT_KIND, CT_OFFS, CT_VALS, K_BOOL, K_DOUBLE, K_FLOAT, K_INT32, K_INT64
+from gpuwrite.kernels.plan.layout import CT_KIND, CT_OFFS, CT_VALS, K_BOOL, K_DOUBLE, K_FLOAT, K_INT32, K_INT64
 
 from ...encode.bloom import BloomBuilder, needs_filter
-from ...options import BloomSpec
+from ...options.model import BloomSpec
 from ...schema import Leaf
 from . import steps
 from .ops import Device

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpuwrite.kernels import schedule as k
+from gpuwrite.kernels.plan import schedule as k
 
 from ...encode.chunk import Compressor, EncodedChunk
-from ...options import WriteOptions
+from ...options.model import WriteOptions
 from ...schema import Leaf
-from ...window import Window
+from ...pipeline.window import Window
 from ..base import RowGroupBuilder, Stage
 from . import steps
 from .checks import check_error, check_table, device_checked, launch_checks

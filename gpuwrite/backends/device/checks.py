@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from gpuwrite.kernels import value_checks as K
+from gpuwrite.kernels.convert import value_checks as K
 
 from ...errors import GpuwriteError, ValueCheckError
 from ...integrations.device_data import DeviceColumn
-from ...options import WriteOptions
+from ...options.model import WriteOptions
 from ...schema import Leaf
-from ...validate import decimal_bound, describe_bad_utf8, describe_wide_decimal
+from ...pipeline.validate import decimal_bound, describe_bad_utf8, describe_wide_decimal
 from .ops import Device, Kernel
 
 
@@ -40,7 +40,7 @@ def device_checked(leaf: Leaf) -> bool:
 
 
 def check_table(leaves: Sequence[Leaf], opts: WriteOptions) -> np.ndarray | None:
-    """`checks` (int64[C, CHK_COUNT], see kernels/value_checks.py) for the leaves, or None when nothing is
+    """`checks` (int64[C, CHK_COUNT], see kernels/convert/value_checks.py) for the leaves, or None when nothing is
     checked (validate=False, or no decimal / string leaf converted on the device)."""
     if not opts.validate:
         return None

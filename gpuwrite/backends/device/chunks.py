@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.layout import CT_DICT, CT_KIND, K_BYTES, K_FLBA, K_INT96
-from gpuwrite.kernels.page_layout import (
+from gpuwrite.kernels.plan.layout import CT_DICT, CT_KIND, K_BYTES, K_FLBA, K_INT96
+from gpuwrite.kernels.plan.page_layout import (
     F_COMPRESSED,
     F_DEF_LEN,
     F_REP_LEN,
@@ -20,13 +20,13 @@ from gpuwrite.kernels.page_layout import (
     I_ENTRIES,
     I_VALUE_BYTES,
 )
-from gpuwrite.kernels.pages import crc32_table
+from gpuwrite.kernels.encode.pages import crc32_table
 
 from ...encode.chunk import DictionaryPage, EncodedChunk, EncodedPage, PageSections, PageSpan
 from ...encode.rules import as_signed32
 from ...encode.stats import stats_of
 from ...format.enums import Encoding
-from ...options import BloomSpec
+from ...options.model import BloomSpec
 from ...schema import BYTE_ARRAY, Leaf
 from . import steps
 from .bloom import build_blooms

@@ -1,8 +1,8 @@
-"""A window of Arrow rows -> the device arenas and column table (kernels/layout.py), converted on the device.
+"""A window of Arrow rows -> the device arenas and column table (kernels/plan/layout.py), converted on the device.
 
 `build_window` copies each flat column's raw Arrow buffers once into one `src` arena (`sources.py`), builds the
 source, chunk and column tables on the host from Arrow metadata (row counts, null counts, two offsets per
-string piece), uploads them in one copy and runs three launches over all columns (kernels/convert.py): count,
+string piece), uploads them in one copy and runs three launches over all columns (kernels/convert/arenas.py): count,
 scan, write. Nested leaves are converted on the host (`columns.leaf_data`) and their arrays uploaded into the
 same arenas. Nothing waits for the device: `check_window` (one sync) raises the CPU path's error for a value
 the conversion refuses; `window_as_leafdata` rebuilds LeafData from the arenas (tests, host-side steps).
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from gpuwrite.kernels import convert as K
-from gpuwrite.kernels.layout import (
+from gpuwrite.kernels.convert import arenas as K
+from gpuwrite.kernels.plan.layout import (
     CT_COUNT,
     CT_DECIMAL,
     CT_DEF,
@@ -55,12 +55,12 @@ from gpuwrite.kernels.layout import (
     ST_ROWS,
 )
 
-from ...columns import leaf_data, micros_range_error, ns_loss_error
+from ...pipeline.columns import leaf_data, micros_range_error, ns_loss_error
 from ...errors import GpuwriteError
 from ...integrations.device_data import DeviceColumn, DeviceTable
-from ...leafdata import LeafData
-from ...options import WriteOptions
-from ...rebase import date_switch_error, timestamp_switch_error, unknown_zone_error
+from ...pipeline.leafdata import LeafData
+from ...options.model import WriteOptions
+from ...pipeline.rebase import date_switch_error, timestamp_switch_error, unknown_zone_error
 from ...schema import Leaf
 from .ops import Device, Kernel
 from .sources import Sources, conversion, device_readable, flat_chunks, prepare_device, source_type
@@ -72,7 +72,7 @@ _WIDTH = {"bool": 1, "int32": 4, "float": 4, "int64": 8, "double": 8, "int96": 1
 
 
 def _convert_cuda() -> Any:
-    from gpuwrite.kernels import convert_cuda
+    from gpuwrite.kernels.convert import arenas_cuda as convert_cuda
 
     return convert_cuda
 

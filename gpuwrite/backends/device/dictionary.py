@@ -1,5 +1,5 @@
 """The dictionaries of all dictionary-encoded columns of a row group's window, built on the device in six
-launches (`kernels/dictionary_all.py`), deterministic and in first-occurrence order.
+launches (`kernels/dictionary/row_group.py`), deterministic and in first-occurrence order.
 
 What comes out is per value (running entries and bytes, ids) and per column (overflow value), so every
 parquet-java decision — keep the dictionary on the first page, fall back where the 1 MiB cap is passed, the
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.dictionary_all import CHUNK, NO_OVERFLOW
-from gpuwrite.kernels.layout import CT_DICT, CT_KEYS, CT_TAB, CT_TABN, CT_VALUES
+from gpuwrite.kernels.dictionary.row_group import CHUNK, NO_OVERFLOW
+from gpuwrite.kernels.plan.layout import CT_DICT, CT_KEYS, CT_TAB, CT_TABN, CT_VALUES
 
 from . import steps
 from .ops import Device

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.delta import delta_max_size
-from gpuwrite.kernels.layout import (
+from gpuwrite.kernels.encode.delta import delta_max_size
+from gpuwrite.kernels.plan.layout import (
     CT_DECIMAL,
     CT_DEF,
     CT_DEFW,
@@ -36,7 +36,7 @@ from gpuwrite.kernels.layout import (
     K_INT64,
     K_INT96,
 )
-from gpuwrite.kernels.page_layout import (
+from gpuwrite.kernels.plan.page_layout import (
     F_COUNT,
     F_DEF_LEN,
     F_ENCODING,
@@ -51,7 +51,7 @@ from gpuwrite.kernels.page_layout import (
     I_VALUE_BYTES,
     I_WIDTH,
 )
-from gpuwrite.kernels.pages import crc32_table
+from gpuwrite.kernels.encode.pages import crc32_table
 
 from ...format.enums import Encoding
 from . import steps

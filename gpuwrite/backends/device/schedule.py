@@ -1,5 +1,5 @@
 """parquet-java's page checks and row-group replay over a window on the device: the compiled planner
-(`kernels/schedule.py`, the same code the CPU backend calls on the host) run as one-thread device steps over
+(`kernels/plan/schedule.py`, the same code the CPU backend calls on the host) run as one-thread device steps over
 the window's arenas, so the host never holds the levels.
 
 The planner's column data is the window itself: `desc` from the column table, level bytes from `lev` (widths
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels import schedule as k
-from gpuwrite.kernels.layout import (
+from gpuwrite.kernels.plan import schedule as k
+from gpuwrite.kernels.plan.layout import (
     CT_DEF,
     CT_DEFW,
     CT_ENTRIES,
@@ -33,10 +33,10 @@ from gpuwrite.kernels.layout import (
     K_INT64,
     K_INT96,
 )
-from gpuwrite.kernels.plan_device import LS_COUNT, LS_WORD
+from gpuwrite.kernels.plan.planner import LS_COUNT, LS_WORD
 
-from ...options import WriteOptions
-from ...plan import schedule_params
+from ...options.model import WriteOptions
+from ...pipeline.plan import schedule_params
 from . import steps
 from .encode import PageTable
 from .ops import Device

@@ -1,4 +1,4 @@
-"""A window's Arrow columns as conversion input: source pieces (rows of `srct`, kernels/layout.py) and the
+"""A window's Arrow columns as conversion input: source pieces (rows of `srct`, kernels/plan/layout.py) and the
 buffer slices that go into the `src` arena, planned on the host from Arrow metadata without touching values.
 
 Only the bytes of the window's rows travel: a sliced array's values start at its first row, its bitmaps keep a
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from gpuwrite.kernels.layout import (
+from gpuwrite.kernels.plan.layout import (
     A_BINARY,
     A_BOOL,
     A_DATE32,
@@ -68,8 +68,8 @@ from gpuwrite.kernels.layout import (
 
 from ...errors import GpuwriteError
 from ...integrations.device_data import DeviceArray, DeviceColumn
-from ...options import WriteOptions
-from ...rebase import fixed_offset_micros, zone_history
+from ...options.model import WriteOptions
+from ...pipeline.rebase import fixed_offset_micros, zone_history
 from ...schema import Leaf, value_type
 
 _REBASE = {"CORRECTED": RB_CORRECTED, "LEGACY": RB_LEGACY, "EXCEPTION": RB_EXCEPTION}

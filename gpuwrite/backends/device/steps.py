@@ -6,11 +6,11 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from gpuwrite.kernels import bloom as B
-from gpuwrite.kernels import dictionary_all as D
-from gpuwrite.kernels import page_layout as L
-from gpuwrite.kernels import page_twins as T
-from gpuwrite.kernels import plan_device as P
+from gpuwrite.kernels.hashing import bloom as B
+from gpuwrite.kernels.dictionary import row_group as D
+from gpuwrite.kernels.plan import page_layout as L
+from gpuwrite.kernels.encode import page_twins as T
+from gpuwrite.kernels.plan import planner as P
 
 from .ops import Kernel
 
@@ -26,7 +26,7 @@ def _cuda(module: str, name: str) -> Callable[[], Any]:
     return get
 
 
-# dictionary (kernels/dictionary_all.py)
+# dictionary (kernels/dictionary/row_group.py)
 DICT_KEYS = Kernel("dict_keys", _cuda("dictionary_all_cuda", "dict_keys_block"), D.dict_keys)
 DICT_INSERT = Kernel("dict_insert", _cuda("dictionary_all_cuda", "dict_insert_block"), D.dict_insert)
 DICT_FIRST = Kernel("dict_first", _cuda("dictionary_all_cuda", "dict_first_block"), D.dict_first)
@@ -34,7 +34,7 @@ DICT_BASES = Kernel("dict_bases", _cuda("dictionary_all_cuda", "dict_bases_threa
 DICT_NUMBER = Kernel("dict_number", _cuda("dictionary_all_cuda", "dict_number_block"), D.dict_number)
 DICT_IDS = Kernel("dict_ids", _cuda("dictionary_all_cuda", "dict_ids_block"), D.dict_ids)
 
-# page encoders (kernels/rle_block.py, delta_block.py, pages_block.py; twins in kernels/page_twins.py)
+# page encoders (kernels/encode/rle_cuda.py, delta_block.py, pages_block.py; twins in kernels/encode/page_twins.py)
 RLE = Kernel("rle", _cuda("rle_block", "rle_encode_block"), T.rle_pages)
 DELTA = Kernel("delta", _cuda("delta_block", "delta_pages"), T.delta_pages)
 DELTA_BYTES = Kernel("delta_bytes", _cuda("delta_block", "delta_bytes_pages"), T.delta_bytes_pages)
@@ -49,7 +49,7 @@ FLOAT_MINMAX = Kernel("float_minmax", _cuda("pages_block", "block_float_minmax")
 BYTES_MINMAX = Kernel("bytes_minmax", _cuda("pages_block", "block_bytes_minmax"), T.bytes_minmax_pages)
 CRC32 = Kernel("crc32", _cuda("pages_block", "block_crc32"), T.crc32_pages)
 
-# per-page bookkeeping (kernels/page_layout.py)
+# per-page bookkeeping (kernels/plan/page_layout.py)
 PAGE_INFO = Kernel("page_info", _cuda("page_layout_cuda", "pages_info_thread"), L.pages_info, "thread")
 STORED = Kernel("stored", _cuda("page_layout_cuda", "stored_choices_thread"), L.stored_choices, "thread")
 EXTREMES = Kernel("extremes", _cuda("page_layout_cuda", "pages_extremes_thread"), L.pages_extremes, "thread")
@@ -59,14 +59,14 @@ DICT_HEADERS = Kernel("dict_headers", _cuda("page_layout_cuda", "dictionary_head
 DICT_PAGES = Kernel("dict_pages", _cuda("page_layout_cuda", "dictionary_pages_block"), L.dictionary_pages)
 SCAN = Kernel("scan", _cuda("page_layout_cuda", "exclusive_scan_block"), L.exclusive_scan)
 
-# the planner on the device (kernels/plan_device.py)
+# the planner on the device (kernels/plan/planner.py)
 PACK_LEVELS = Kernel("pack_levels", _cuda("plan_device_cuda", "pack_levels_block"), P.pack_levels)
 PLAN = Kernel("plan", _cuda("plan_device_cuda", "plan_thread"), P.plan_step, "thread")
 REPLAY = Kernel("replay", _cuda("plan_device_cuda", "replay_thread"), P.replay_step, "thread")
 SPANS = Kernel("spans", _cuda("plan_device_cuda", "page_spans_thread"), P.page_spans, "thread")
 FLUSH_SIZES = Kernel("flush_sizes", _cuda("page_layout_cuda", "flush_sizes_thread"), L.flush_sizes, "thread")
 
-# bloom filters (kernels/bloom.py, kernels/bloom_cuda.py)
+# bloom filters (kernels/hashing/bloom.py, kernels/hashing/bloom_cuda.py)
 BLOOM_HASH = Kernel("bloom_hash", _cuda("bloom_cuda", "bloom_hash_thread"), B.hash_segments, "thread")
 BLOOM_INSERT = Kernel("bloom_insert", _cuda("bloom_cuda", "bloom_insert_thread"), B.insert_jobs, "thread")
 BLOOM_FIRST = Kernel("bloom_first", _cuda("bloom_cuda", "bloom_first_thread"), B.first_setters, "thread")

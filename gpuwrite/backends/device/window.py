@@ -1,4 +1,4 @@
-"""A row group's window on the device: the arenas and the column table of `kernels/layout.py`.
+"""A row group's window on the device: the arenas and the column table of `kernels/plan/layout.py`.
 
 `window_from_leafdata` lays out columns already converted on the host (`columns.leaf_data`): nested columns,
 and tests. Flat columns are converted on the device straight from their Arrow buffers (`convert.py`).
@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.layout import (
+from gpuwrite.kernels.plan.layout import (
     CT_COUNT,
     CT_DECIMAL,
     CT_DEF,
@@ -39,8 +39,8 @@ from gpuwrite.kernels.layout import (
     KIND_CODES,
 )
 
-from ...leafdata import LeafData
-from ...options import WriteOptions
+from ...pipeline.leafdata import LeafData
+from ...options.model import WriteOptions
 from ...schema import Leaf
 from .dictionary import assign_dictionary_fields
 from .ops import Device
@@ -51,7 +51,7 @@ _DTYPES = {"lev": np.uint8, "idx": np.int64, "v8": np.uint8, "v32": np.int32, "v
 
 @dataclass
 class Arenas:
-    """The window's shared device arrays (see kernels/layout.py)."""
+    """The window's shared device arrays (see kernels/plan/layout.py)."""
 
     lev: Any
     idx: Any

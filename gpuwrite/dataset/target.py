@@ -1,0 +1,73 @@
+"""Where a dataset write goes, checked before anything is written or deleted.
+
+The path is resolved to its real path: `.` and `..` components and symlinks are followed, so a symlink to a
+directory is written through (the table lands in the directory it points to and the link stays a link), as a
+symlinked single file is. Refused: an overwrite of the working directory or of a directory that contains it
+(which includes `/`), a path inside a gpuwrite staging area, a name that is one of gpuwrite's lock or temp
+files, a file, a missing parent (but for a Spark job), and a table directory the user may not write into.
+`write_dataset` and `spark.write_parquet` check their local paths here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..assemble.sink import TEMP_NAME
+from ..errors import GpuwriteError
+from ..spark.policy.modes import check_mode
+from .staging import LOCK_NAME, STAGING_NAME
+
+
+class DatasetPathError(GpuwriteError, ValueError):
+    """A dataset path gpuwrite will not write at (the message names the path as given)."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A dataset path as the user gave it, and the real directory the write goes to."""
+
+    given: str
+    real: str
+
+    @property
+    def display(self) -> str:
+        """The path to report files under: the given one, normalised, when it names the real directory by the
+        same route (no symlink then `..`), else the real path."""
+        plain = os.path.normpath(self.given)
+        return plain if os.path.realpath(plain) == self.real else self.real
+
+
+def _working_directory() -> str | None:
+    """The real working directory (None when it was deleted)."""
+    try:
+        return os.path.realpath(os.getcwd())
+    except FileNotFoundError:
+        return None
+
+
+def resolve_target(path: str, mode: str, parents: bool = False) -> Target:
+    """Check `path` for a write in `mode` and resolve it; raises DatasetPathError naming the path. `parents`:
+    a missing parent directory is fine (a Spark job creates it, as Spark's writer does)."""
+    check_mode(mode)
+    if not path or "\x00" in path:
+        raise DatasetPathError(f"{path!r} is not a usable dataset path")
+    real = os.path.realpath(path)
+    shown = path if os.path.abspath(path) == real else f"{path} (= {real})"
+    if os.path.lexists(real) and not os.path.isdir(real):
+        raise DatasetPathError(f"cannot write a dataset at {shown!r}: it is a file")
+    parent = os.path.dirname(real)
+    if not parents and not os.path.isdir(parent):
+        raise DatasetPathError(f"cannot write {shown!r}: directory {parent!r} does not exist")
+    parts = real.split(os.sep)
+    if any(STAGING_NAME.match(p) for p in parts):
+        raise DatasetPathError(f"cannot write a dataset at {shown!r}: it is inside a gpuwrite staging directory")
+    if LOCK_NAME.match(parts[-1]) or TEMP_NAME.match(parts[-1]):
+        raise DatasetPathError(f"cannot write a dataset at {shown!r}: the name is one of gpuwrite's own files")
+    cwd = _working_directory()
+    if mode == "overwrite" and cwd is not None and (cwd == real or cwd.startswith(real.rstrip(os.sep) + os.sep)):
+        raise DatasetPathError(f"refusing to overwrite {shown!r}: it is the working directory or contains it "
+                               f"({cwd!r}); its files would be deleted")
+    if mode in ("overwrite", "append") and os.path.isdir(real) and not os.access(real, os.W_OK | os.X_OK):
+        raise DatasetPathError(f"cannot {mode} the dataset at {shown!r}: the directory is not writable")
+    return Target(path, real)

@@ -1,0 +1,169 @@
+"""`write_dataset`: a directory of Parquet files laid out as Spark writes a table.
+
+Spark's file names, Hive partition directories (`partition_by`, partition columns left out of the files),
+Spark buckets (`bucket_by=(n, columns)`: bucket id = pmod(murmur3(keys, 42), n), `_NNNNN` file suffix), rows
+ordered by partition columns then bucket id as Spark's V1Writes orders them, `maxRecordsPerFile` rolling
+(also in the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore. The target is checked
+first (`target`), files are written in a staging directory beside it and committed under the target's lock
+(`publish`), so a failed or killed write leaves the table as it was and concurrent writers get a clear outcome;
+what killed jobs left is cleaned by the next write (`leftovers`). `write_task` is one Spark task's share of it.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from ..errors import GpuwriteError
+from ..filesystems import local_path
+from ..integrations.arrow import ArrowPiece, open_input
+from ..integrations.device_data import DeviceTable
+from ..options.keywords import given, public_writer
+from ..options.aliases import UNSET, Unset, column_list
+from ..options.model import WriteOptions, resolve_options
+from ..result import FileResult
+from . import publish
+from ..spark.policy.buckets import parse_bucket_by
+from .leftovers import recover_dead
+from .lock import TargetLock
+from ..spark.policy.modes import should_write
+from .staging import Staging
+from .target import Target, resolve_target
+from .writers import DEFAULT_MAX_PARTITIONS, FileLayout, write_files, write_partitioned
+
+
+@dataclass(frozen=True)
+class DatasetResult:
+    """A written dataset: its directory, the files written (in order) and the job id in their names."""
+
+    path: str
+    job_uuid: str
+    files: list[FileResult] = field(default_factory=list)
+
+    @property
+    def num_rows(self) -> int:
+        """Rows over all files."""
+        return sum(f.num_rows for f in self.files)
+
+    def __repr__(self) -> str:
+        """One line: where, files, rows and bytes (`.files` lists each FileResult)."""
+        return (f"DatasetResult(path={self.path!r}, files={len(self.files)}, num_rows={self.num_rows:,}, "
+                f"size={sum(f.size for f in self.files):,} bytes, job_uuid={self.job_uuid!r})")
+
+
+def _begin(target: Target, mode: str) -> bool:
+    """Under the target's lock: clean what dead jobs left there, then apply the save mode; False means nothing
+    is to be written (mode ignore found a table)."""
+    with TargetLock(target.real):
+        recover_dead(target.real)
+        return should_write(target.given, mode, os.path.isdir(target.real))
+
+
+@public_writer
+def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error",
+                  max_records_per_file: int = 0, partition_by: str | Sequence[str] | None = None,
+                  partition_cols: str | Sequence[str] | None = None,
+                  bucket_by: tuple[int, str | Sequence[str]] | None = None, max_open_files: int = 0,
+                  max_partitions: int = DEFAULT_MAX_PARTITIONS, hive_compatible_buckets: bool = False,
+                  options: WriteOptions | Mapping[str, Any] | None = None, filesystem: Any = None,
+                  compression: str | None | Unset = UNSET, compression_level: int | None = None,
+                  row_group_size: int | None = None, block_size: int | None = None,
+                  block_row_count_limit: int | None = None, data_page_size: int | None = None,
+                  page_size: int | None = None, page_row_count_limit: int | None = None,
+                  page_size_check_min: int | None = None, page_size_check_max: int | None = None,
+                  page_size_check_estimate: bool | None = None, page_value_count_threshold: int | None = None,
+                  use_dictionary: bool | str | Sequence[str] | None = None, enable_dictionary: bool | None = None,
+                  column_dictionary: Mapping[str, bool] | None = None, dictionary_page_size: int | None = None,
+                  write_statistics: bool | None = None, statistics_truncate_length: int | None = None,
+                  column_index_truncate_length: int | None = None, page_checksum: bool | None = None,
+                  timestamp_type: str | None = None, legacy_format: bool | None = None,
+                  datetime_rebase: str | None = None, int96_rebase: str | None = None, time_zone: str | None = None,
+                  widen_unsigned: bool | None = None, fallback_encoding: str | None = None,
+                 validate: bool | None = None, device: str | None = None,
+                  spark_version: str | None = None, bloom_filter_enabled: bool | None = None,
+                  bloom_filter_columns: Mapping[str, bool] | Sequence[str] | None = None,
+                  bloom_filter_ndv: Mapping[str, int] | None = None,
+                  bloom_filter_fpp: Mapping[str, float] | None = None, bloom_filter_max_bytes: int | None = None,
+                  bloom_filter_adaptive: bool | None = None, bloom_filter_candidates: int | None = None) -> DatasetResult:
+    """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded, and
+    whatever fails, the table that was there stays as it was (see `publish`).
+
+    data: what write_table takes. path: the table directory, a local path, a URI (`s3://`, `memory://`...) or a
+    path on `filesystem` (pyarrow or fsspec): see `remote_dataset` for what is atomic there. mode: "error" (default: refuse an existing
+    table), "overwrite", "append" or "ignore", as Spark's DataFrameWriter.mode. partition_by (or pyarrow's
+    name partition_cols): a column name or a list of them; Hive directories col=value, the columns left out
+    of the files. bucket_by: (number of buckets, column or columns), Spark's Murmur3 buckets
+    (hive_compatible_buckets=True: HiveHash). max_records_per_file: rows per file at most (0, default: no
+    limit; Spark's maxRecordsPerFile). max_open_files: files open at once before the rest is sorted (0,
+    default: sort first; Spark's maxConcurrentOutputFileWriters). max_partitions: partition directories the
+    write may create at most (default 1024, as pyarrow's write_dataset): more is an error naming the columns
+    and the count, raised before any file is written. options and the keywords below: as write_table.
+    Returns a DatasetResult (path, files, num_rows).
+    """
+    keywords = given(locals())
+    partition_by = _partition_columns(partition_by, partition_cols)
+    buckets = parse_bucket_by(bucket_by, partition_by, hive_compatible_buckets)
+    if not isinstance(max_records_per_file, int) or max_records_per_file < 0:
+        raise GpuwriteError(f"max_records_per_file must be an integer >= 0, got {max_records_per_file!r}")
+    if not isinstance(max_open_files, int) or max_open_files < 0:
+        raise GpuwriteError(f"max_open_files must be an integer >= 0, got {max_open_files!r}")
+    if not isinstance(max_partitions, int) or isinstance(max_partitions, bool) or max_partitions <= 0:
+        raise GpuwriteError(f"max_partitions must be a positive integer, got {max_partitions!r}")
+    opts = resolve_options(options, keywords)
+    local = local_path(path, filesystem)
+    if local is None:
+        from .remote import write_remote
+
+        return write_remote(data, os.fspath(path), filesystem, mode, lambda job, fs: FileLayout(
+            job=job, partition_by=tuple(partition_by), buckets=buckets, filesystem=fs,
+            max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
+            max_partitions=max_partitions))
+    target = resolve_target(local, mode)
+    if not _begin(target, mode):
+        return DatasetResult(target.given, "")
+    schema, pieces = open_input(data)
+    job = str(uuid.uuid4())
+    layout = FileLayout(job=job, partition_by=tuple(partition_by), buckets=buckets,
+                        max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
+                        max_partitions=max_partitions)
+    stage = Staging.create(target.real, job)
+    try:
+        files = write_task(schema, pieces, stage.new, layout)
+        with TargetLock(target.real):
+            recover_dead(target.real)
+            published = publish.commit(stage, target.real, mode)
+    finally:
+        stage.discard()  # after a commit: the old files moved aside; the lock is already released
+    if not published:
+        return DatasetResult(target.given, "")
+    root = target.display
+    return DatasetResult(target.given, job, [FileResult(os.path.join(root, os.path.relpath(f.path, stage.new)),
+                                                        f.num_rows, f.size, f.footer, f.metadata) for f in files])
+
+
+def _partition_columns(partition_by: Any, partition_cols: Any) -> list[str]:
+    """partition_by or its pyarrow name partition_cols, as a list (a string is one column)."""
+    if partition_by is not None and partition_cols is not None:
+        raise GpuwriteError("partition_by and partition_cols are the same option (pyarrow's name); give one of them")
+    chosen = partition_cols if partition_by is None else partition_by
+    name = "partition_by" if partition_cols is None else "partition_cols"
+    return [] if chosen is None else column_list(name, chosen)
+
+
+def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, layout: FileLayout, *,
+               empty_file: bool = True, presorted: bool = False) -> list[FileResult]:
+    """One Spark task's share of a dataset write: its files, named for the layout's task and job, under
+    `directory` (partition directories below it), exactly as `write_dataset` lays out a whole write.
+    `empty_file`: no rows still give one footer-only file (unpartitioned). `presorted`: the rows arrive sorted
+    as V1Writes sorts them, so they are streamed instead of gathered and sorted."""
+    layout.make_dirs(directory)
+    if layout.partitioned:
+        # partition and bucket ids are found on the host: device input is copied there (not yet on the device)
+        pieces = (p.to_host() if isinstance(p, DeviceTable) else p for p in pieces)
+        return write_partitioned(schema, pieces, directory, layout, presorted=presorted)
+    return write_files(schema, pieces, directory, layout, empty_file=empty_file)

@@ -1,0 +1,79 @@
+"""`widen_unsigned=True`: unsigned integer columns written as the smallest signed type holding every value.
+
+Spark (and so a Spark-compatible Parquet file) has no unsigned types. uint8 -> int16, uint16 -> int32, uint32 ->
+int64, uint64 -> decimal(20,0): lossless, read back by every reader as those types. Each widened field says
+what it was in Spark's schema in the footer (`org.apache.spark.sql.parquet.row.metadata`): its field metadata
+gets `"gpuwrite.widened_from": "<the Arrow type it had>"`, on the nearest field Spark's schema has (a top-level
+field or a struct's child; for a list or map, the field holding it), so Spark shows it in `df.schema` and
+pyarrow in the file's key-value metadata.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..errors import SchemaMismatchError
+from ..integrations.arrow import ArrowPiece
+from ..integrations.device_data import DeviceTable
+
+WIDENED_FROM = "gpuwrite.widened_from"
+_WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(), pa.uint64(): pa.decimal128(20, 0)}
+
+
+def widen_type(t: pa.DataType) -> pa.DataType:
+    """`t` with every unsigned integer type in it (nested too, dictionary values too) widened."""
+    if t in _WIDER:
+        return _WIDER[t]
+    if pa.types.is_dictionary(t):
+        return pa.dictionary(t.index_type, widen_type(t.value_type), t.ordered)
+    if pa.types.is_struct(t):
+        return pa.struct([widen_field(t.field(i)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(widen_field(t.key_field), widen_field(t.item_field), t.keys_sorted)
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(widen_field(t.value_field), t.list_size)
+    if pa.types.is_large_list(t):
+        return pa.large_list(widen_field(t.value_field))
+    if pa.types.is_list(t):
+        return pa.list_(widen_field(t.value_field))
+    return t
+
+
+def widen_field(f: pa.Field) -> pa.Field:
+    """The field with its type widened; a field whose type changed (and is not a struct, whose children say it)
+    carries its original type in its metadata."""
+    t = widen_type(f.type)
+    if t == f.type:
+        return f
+    widened = pa.field(f.name, t, f.nullable, f.metadata)
+    if pa.types.is_struct(f.type):
+        return widened
+    return widened.with_metadata({**(f.metadata or {}), WIDENED_FROM.encode(): str(f.type).encode()})
+
+
+def widen_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema written for `schema` with widen_unsigned (the same object when nothing is unsigned)."""
+    fields = [widen_field(f) for f in schema]
+    if all(a is b for a, b in zip(fields, schema, strict=True)):
+        return schema
+    return pa.schema(fields, schema.metadata)
+
+
+def widen_piece(piece: ArrowPiece, given: pa.Schema, written: pa.Schema) -> ArrowPiece:
+    """A batch of the writer's input schema `given`, cast to the widened schema `written` (lossless). A batch
+    of other columns or types is refused here: a cast would hide the difference."""
+    if piece.schema.names != given.names:
+        raise SchemaMismatchError(f"batch columns {piece.schema.names} differ from the writer's schema {given.names}")
+    for f_given, f_got in zip(given, piece.schema, strict=True):
+        if f_got.type != f_given.type:
+            raise SchemaMismatchError(f"column {f_given.name!r}: batch has type {f_got.type}, the writer's schema "
+                                      f"has {f_given.type}")
+    if isinstance(piece, DeviceTable):  # unsigned device columns: cast on the host (not yet on the device)
+        piece = piece.to_host()
+    return piece.cast(written)
+
+
+def spark_field_metadata(f: pa.Field) -> dict[str, str]:
+    """What Spark's schema JSON records in a field's `metadata` for an Arrow field: the widened-from type."""
+    raw = (f.metadata or {}).get(WIDENED_FROM.encode())
+    return {WIDENED_FROM: raw.decode()} if raw is not None else {}

@@ -1,0 +1,197 @@
+"""CUDA forms of the window conversion (kernels/convert/arenas.py: layout, launches, twins).
+
+Block kernels: grid = one block per chunk (launch with exactly K blocks), T = blockDim.x threads with
+1 <= T <= MAX_THREADS; the per-value logic is convert.py's @jit helpers run through `_jit.device`. The
+thread-per-column scan is `scan_columns()`: convert.scan_column wrapped by `_jit.page_kernel`. Importing this
+module imports numba.cuda.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import cuda
+
+from . import arenas as C
+from .._jit import cuda_kernel, device, page_kernel
+from ..plan.layout import (
+    CT_DEF,
+    CT_KIND,
+    CT_OFFS,
+    CT_VALS,
+    CT_VIDX,
+    CV_BYTES,
+    ER_MIN,
+    ST_COL,
+    ST_CONV,
+    ST_FIRST,
+    ST_OUTW,
+)
+
+MAX_THREADS = 128  # the size of the per-thread shared arrays
+
+_byte_span = device(C.byte_span)
+_count_row = device(C.count_row)
+_first_above = device(C.first_above)
+_mark_row = device(C.mark_row)
+_piece = device(C.piece)
+_put_value = device(C.put_value)
+_quick_count = device(C.quick_count)
+_row_valid = device(C.row_valid)
+_switch_of = device(C.switch_of)
+
+
+def scan_columns() -> Any:
+    """Launch 2: one thread per column, `k[blocks, threads](n_columns, ranges, chunks, srct, cols, counts,
+    errs, idx)`; twin: convert.scan_columns."""
+    return page_kernel(C.scan_column)
+
+
+@cuda_kernel
+def count_chunks(chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, counts: np.ndarray) -> None:
+    """Launch 1; twin: convert.count_chunks. Block k owns chunk k; thread t counts rows a + t, a + t + T, ...
+    and thread 0 combines the per-thread counts (shared arrays) into counts[k]."""
+    k: int = cuda.blockIdx.x  # type: ignore[assignment]
+    t: int = cuda.threadIdx.x  # type: ignore[assignment]
+    nt: int = cuda.blockDim.x  # type: ignore[assignment]
+    sh_values = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sh_bytes = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sh_low = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sh_flags = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sh_row = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sh_first = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    p = _piece(srct, chunks[k, C.CK_PIECE])
+    a = chunks[k, C.CK_ROW]
+    b = a + chunks[k, C.CK_ROWS]
+    quick, values, nbytes = _quick_count(p, src, a, b)
+    if quick:  # the same for every thread of the block: no barrier is skipped by some only
+        if t == 0:
+            counts[k, C.CC_VALUES] = values
+            counts[k, C.CC_BYTES] = nbytes
+            counts[k, C.CC_MIN] = C.INT64_MAX
+            counts[k, C.CC_FLAGS] = 0
+            counts[k, C.CC_FIRST_ROW] = -1
+            counts[k, C.CC_FIRST] = 0
+        return
+    switch = _switch_of(p[ST_CONV])
+    low = np.int64(C.INT64_MAX)
+    flags = np.int64(0)
+    first_row = np.int64(-1)
+    first = np.int64(0)
+    for i in range(a + t, b, nt):
+        n, m, v, f = _count_row(p, src, i)
+        values += n
+        nbytes += m
+        flags |= f
+        low = min(low, v)
+        if v < switch and first_row < 0:
+            first_row = i
+            first = v
+    sh_values[t] = values
+    sh_bytes[t] = nbytes
+    sh_low[t] = low
+    sh_flags[t] = flags
+    sh_row[t] = first_row
+    sh_first[t] = first
+    cuda.syncthreads()  # type: ignore[call-arg]
+    if t == 0:
+        for j in range(1, nt):
+            values += sh_values[j]
+            nbytes += sh_bytes[j]
+            low = min(low, sh_low[j])
+            flags |= sh_flags[j]
+            if sh_row[j] >= 0 and (first_row < 0 or sh_row[j] < first_row):
+                first_row = sh_row[j]
+                first = sh_first[j]
+        counts[k, C.CC_VALUES] = values
+        counts[k, C.CC_BYTES] = nbytes
+        counts[k, C.CC_MIN] = low
+        counts[k, C.CC_FLAGS] = flags
+        counts[k, C.CC_FIRST_ROW] = first_row
+        counts[k, C.CC_FIRST] = first
+
+
+@cuda.jit(device=True)
+def _scan2(x: np.int64, y: np.int64, sx: np.ndarray, sy: np.ndarray, t: int, nt: int) -> None:
+    """Inclusive block scan (Hillis-Steele) of x and y over threads 0..nt into sx and sy; every thread of the
+    block calls it; the sums are readable by all threads on return."""
+    sx[t] = x
+    sy[t] = y
+    cuda.syncthreads()  # type: ignore[call-arg]
+    d = 1
+    while d < nt:
+        px = np.int64(0)
+        py = np.int64(0)
+        if t >= d:
+            px = sx[t - d]
+            py = sy[t - d]
+        cuda.syncthreads()  # type: ignore[call-arg]
+        sx[t] += px
+        sy[t] += py
+        cuda.syncthreads()  # type: ignore[call-arg]
+        d *= 2
+
+
+@cuda_kernel
+def write_chunks(chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, zones: np.ndarray, cols: np.ndarray,
+                 ranges: np.ndarray, counts: np.ndarray, errs: np.ndarray, lev: np.ndarray, idx: np.ndarray,
+                 v8: np.ndarray, v32: np.ndarray, v64: np.ndarray, dat: np.ndarray) -> None:
+    """Launch 3; twin: convert.write_chunks. Block k owns chunk k and walks it in tiles of T rows, thread t
+    owning row a + tile + t: a block scan of (present, value bytes) gives each present row its value index
+    and dat position; it writes its level, row -> values entry and value (or offset, INT96 / FLBA bytes).
+    String bytes are then copied byte-parallel: thread t copies tile bytes t, t + T, ..., finding its value
+    by binary search over the scanned byte ends (shared)."""
+    k: int = cuda.blockIdx.x  # type: ignore[assignment]
+    t: int = cuda.threadIdx.x  # type: ignore[assignment]
+    nt: int = cuda.blockDim.x  # type: ignore[assignment]
+    sv = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sb = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sp = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    p = _piece(srct, chunks[k, C.CK_PIECE])
+    a = chunks[k, C.CK_ROW]
+    b = a + chunks[k, C.CK_ROWS]
+    c = p[ST_COL]
+    conv = p[ST_CONV]
+    outw = p[ST_OUTW]
+    kind = cols[c, CT_KIND]
+    row0 = p[ST_FIRST]  # the column's row of piece row i is row0 + i
+    dpos = cols[c, CT_DEF]
+    vidx = cols[c, CT_VIDX]
+    slots = (cols[c, CT_VALS], cols[c, CT_OFFS])
+    active = errs[c, ER_MIN] < _switch_of(conv)
+    v0 = counts[k, C.CC_VBEFORE]
+    d0 = ranges[c, C.R_DAT] + counts[k, C.CC_BBEFORE]
+    for base in range(a, b, nt):
+        i = base + t
+        ok = False
+        n = np.int64(0)
+        at = np.int64(0)
+        if i < b:
+            ok = _row_valid(p, src, i)
+            if ok:
+                if conv == CV_BYTES:
+                    at, n = _byte_span(p, src, i)
+                else:
+                    n = outw
+        one = np.int64(1) if ok else np.int64(0)
+        _scan2(one, n, sv, sb, t, nt)
+        ev = sv[t] - one
+        eb = sb[t] - n
+        total_v = sv[nt - 1]
+        total_b = sb[nt - 1]
+        if i < b:
+            _mark_row(lev, idx, dpos, vidx, row0 + i, ok, v0 + ev)
+            if ok:
+                _put_value(p, src, i, zones, active, kind, slots, v0 + ev, d0 + eb, idx, v8, v32, v64,
+                           dat, False)
+        if conv == CV_BYTES:  # the same for the whole block
+            sp[t] = at - eb  # the tile's output byte e of this row comes from src[sp[t] + e]
+            cuda.syncthreads()  # type: ignore[call-arg]
+            for e in range(t, total_b, nt):
+                j = _first_above(sb, nt, e)
+                dat[d0 + e] = src[sp[j] + e]
+        # the tile's shared sums are read: the next tile may overwrite them
+        cuda.syncthreads()  # type: ignore[call-arg]
+        v0 += total_v
+        d0 += total_b

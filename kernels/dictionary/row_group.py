@@ -1,0 +1,228 @@
+"""The dictionaries of every column of a row group at once, value-parallel on a GPU, sequential here (the twins).
+
+Entries are numbered in first-occurrence order and sized as parquet-java sizes them, exactly as the
+sequential insert (`dictionary.fixed_insert` / `bytes_insert`) does; but instead of stopping at the value
+that overflows the limit, every value is numbered and the per-value running totals let each page's decision
+be read off afterwards: the entries and dictionary bytes after any value, and the first value whose entry
+pushed the bytes past the limit.
+
+Work is cut into chunks (`chunks`, int64[K, 3]: column, first value, values) of one column's values; the
+column table (`kernels/plan/layout.py`) gives each dictionary column's hash table region (CT_TAB, CT_TABN) and the
+base of its per-value arrays (CT_KEYS). Steps, each one launch over all chunks (CUDA forms in
+`dictionary_all_cuda.py`):
+
+1. `dict_keys`: key of each value (integers as is, floats as canonical bits, byte strings hashed).
+2. `dict_insert`: every table slot ends up holding the smallest value index with its key; `slot` per value.
+3. `dict_first`: `first` per value (the smallest index with its key) and the chunk's new entries and bytes.
+4. `dict_bases`: per column, exclusive sums of the chunks' new entries and bytes.
+5. `dict_number`: entry number of each first occurrence (into `rank`), entries and bytes after each value
+   (`ecum`, `bcum`), the value of each entry (`efirst`), and the overflow value per column.
+6. `dict_ids`: id of each value = the number of its first occurrence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import jit
+from .by_page import _bytes_equal, _log2, hash_bytes
+from ..plan.layout import (
+    CT_KEYS,
+    CT_KIND,
+    CT_OFFS,
+    CT_PHYSICAL,
+    CT_TAB,
+    CT_TABN,
+    CT_VALS,
+    K_DOUBLE,
+    K_FLOAT,
+    K_INT32,
+    K_INT64,
+)
+from ..encode.plain import canonical32, canonical64
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+NO_OVERFLOW = np.int64(2**63 - 1)
+BYTE_ARRAY_TYPE = 6  # parquet Type.BYTE_ARRAY: entries cost their length plus a 4-byte length prefix
+CHUNK = 4096  # values per chunk
+
+
+@jit
+def fixed_key(cols: np.ndarray, c: int, i: int, v32: np.ndarray, v64: np.ndarray) -> np.int64:
+    """The dictionary key of value i of fixed-width column c (floats: canonical IEEE bits)."""
+    kind = cols[c, CT_KIND]
+    base = cols[c, CT_VALS]
+    if kind == K_INT32:
+        return np.int64(v32[base + i])
+    if kind == K_FLOAT:
+        return canonical32(np.int64(v32[base + i]))
+    if kind == K_DOUBLE:
+        return canonical64(np.int64(v64[base + i]))
+    return np.int64(v64[base + i])
+
+
+@jit
+def is_fixed(cols: np.ndarray, c: int) -> bool:
+    """Whether column c's dictionary keys are its values (fixed width) rather than hashes of bytes."""
+    kind = cols[c, CT_KIND]
+    return kind == K_INT32 or kind == K_INT64 or kind == K_FLOAT or kind == K_DOUBLE
+
+
+@jit
+def value_key(cols: np.ndarray, c: int, i: int, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray,
+              dat: np.ndarray) -> np.int64:
+    """Key (fixed width) or hash (byte values) of value i of column c."""
+    if is_fixed(cols, c):
+        return fixed_key(cols, c, i, v32, v64)
+    o = cols[c, CT_OFFS]
+    return np.int64(hash_bytes(dat, idx[o + i], idx[o + i + 1]))
+
+
+@jit
+def home_slot(cols: np.ndarray, c: int, key: np.int64, shift: int) -> np.int64:
+    """First slot probed for `key` in column c's table (`shift`: 64 - log2 of the table size)."""
+    if is_fixed(cols, c):
+        return np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(shift))
+    return np.int64(np.uint64(key) & np.uint64(cols[c, CT_TABN] - 1))
+
+
+@jit
+def table_shift(cols: np.ndarray, c: int) -> int:
+    """64 - log2 of column c's table size (the multiplicative hash keeps the top bits)."""
+    return 64 - _log2(cols[c, CT_TABN])
+
+
+@jit
+def same_value(cols: np.ndarray, c: int, i: int, j: int, keys: np.ndarray, idx: np.ndarray,
+               dat: np.ndarray) -> bool:
+    """Whether values i and j of column c are equal (same key; byte values also compared byte by byte)."""
+    k = cols[c, CT_KEYS]
+    if keys[k + i] != keys[k + j]:
+        return False
+    if is_fixed(cols, c):
+        return True
+    o = cols[c, CT_OFFS]
+    return _bytes_equal(dat, idx[o + i], idx[o + i + 1], dat, idx[o + j], idx[o + j + 1])
+
+
+@jit
+def entry_size(cols: np.ndarray, c: int, i: int, idx: np.ndarray) -> np.int64:
+    """Bytes parquet-java counts for value i of column c as a new entry (SPEC: DictionaryValuesWriter: 4 / 8
+    for fixed widths, the length plus 4 for BYTE_ARRAY, the length for FIXED_LEN_BYTE_ARRAY and INT96)."""
+    kind = cols[c, CT_KIND]
+    if kind == K_INT32 or kind == K_FLOAT:
+        return np.int64(4)
+    if kind == K_INT64 or kind == K_DOUBLE:
+        return np.int64(8)
+    o = cols[c, CT_OFFS]
+    n = idx[o + i + 1] - idx[o + i]
+    if cols[c, CT_PHYSICAL] == BYTE_ARRAY_TYPE:
+        return np.int64(n + 4)
+    return np.int64(n)
+
+
+@jit
+def dict_keys(n: int, chunks: np.ndarray, cols: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray,
+              dat: np.ndarray, keys: np.ndarray) -> None:
+    """Step 1 twin: keys[CT_KEYS + i] = key or hash of every value of the chunks' columns."""
+    for k in range(n):
+        c = chunks[k, 0]
+        base = cols[c, CT_KEYS]
+        for i in range(chunks[k, 1], chunks[k, 1] + chunks[k, 2]):
+            keys[base + i] = value_key(cols, c, i, v32, v64, idx, dat)
+
+
+@jit
+def dict_insert(n: int, chunks: np.ndarray, cols: np.ndarray, keys: np.ndarray, idx: np.ndarray,
+                dat: np.ndarray, tab: np.ndarray, slot: np.ndarray) -> None:
+    """Step 2 twin: values in order into their column's table (open addressing, linear probing); a slot keeps
+    the first (smallest) value index with its key; slot[CT_KEYS + i] = the slot of value i's key."""
+    for k in range(n):
+        c = chunks[k, 0]
+        base = cols[c, CT_KEYS]
+        t0 = cols[c, CT_TAB]
+        mask = cols[c, CT_TABN] - 1
+        shift = table_shift(cols, c)
+        for i in range(chunks[k, 1], chunks[k, 1] + chunks[k, 2]):
+            s = home_slot(cols, c, keys[base + i], shift)
+            while True:
+                cur = tab[t0 + s]
+                if cur < 0:
+                    tab[t0 + s] = i
+                    break
+                if same_value(cols, c, cur, i, keys, idx, dat):
+                    if i < cur:
+                        tab[t0 + s] = i
+                    break
+                s = (s + 1) & mask
+            slot[base + i] = s
+
+
+@jit
+def dict_first(n: int, chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, tab: np.ndarray,
+               slot: np.ndarray, first: np.ndarray, totals: np.ndarray) -> None:
+    """Step 3 twin: first[CT_KEYS + i] = the first value with value i's key; totals[k] = (new entries, their
+    bytes) in chunk k."""
+    for k in range(n):
+        c = chunks[k, 0]
+        base = cols[c, CT_KEYS]
+        t0 = cols[c, CT_TAB]
+        count = np.int64(0)
+        nbytes = np.int64(0)
+        for i in range(chunks[k, 1], chunks[k, 1] + chunks[k, 2]):
+            f = tab[t0 + slot[base + i]]
+            first[base + i] = f
+            if f == i:
+                count += 1
+                nbytes += entry_size(cols, c, i, idx)
+        totals[k, 0] = count
+        totals[k, 1] = nbytes
+
+
+@jit
+def dict_bases(n: int, col_chunks: np.ndarray, totals: np.ndarray, bases: np.ndarray) -> None:
+    """Step 4 (one thread per column, both forms): bases[k] = new entries and bytes of the column's chunks
+    before chunk k; col_chunks[c] = (first chunk, chunks) of column c (chunks of a column are consecutive)."""
+    for c in range(n):
+        e = np.int64(0)
+        b = np.int64(0)
+        for k in range(col_chunks[c, 0], col_chunks[c, 0] + col_chunks[c, 1]):
+            bases[k, 0] = e
+            bases[k, 1] = b
+            e += totals[k, 0]
+            b += totals[k, 1]
+
+
+@jit
+def dict_number(n: int, chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, limit: int, bases: np.ndarray,
+                first: np.ndarray, rank: np.ndarray, ecum: np.ndarray, bcum: np.ndarray, efirst: np.ndarray,
+                overflow: np.ndarray) -> None:
+    """Step 5 twin: for each value, entries and dictionary bytes once it is inserted (ecum, bcum); for each
+    first occurrence its entry number (rank) and efirst[CT_KEYS + entry] = its value index; overflow[c] = the
+    first value whose entry took the bytes past `limit` (NO_OVERFLOW when none; the caller fills it)."""
+    for k in range(n):
+        c = chunks[k, 0]
+        base = cols[c, CT_KEYS]
+        e = bases[k, 0]
+        b = bases[k, 1]
+        for i in range(chunks[k, 1], chunks[k, 1] + chunks[k, 2]):
+            if first[base + i] == i:
+                rank[base + i] = e
+                efirst[base + e] = i
+                e += 1
+                b += entry_size(cols, c, i, idx)
+                if b > limit and i < overflow[c]:
+                    overflow[c] = i
+            ecum[base + i] = e
+            bcum[base + i] = b
+
+
+@jit
+def dict_ids(n: int, chunks: np.ndarray, cols: np.ndarray, first: np.ndarray, rank: np.ndarray,
+             ids: np.ndarray) -> None:
+    """Step 6 twin: ids[CT_KEYS + i] = the entry number of value i's first occurrence."""
+    for k in range(n):
+        c = chunks[k, 0]
+        base = cols[c, CT_KEYS]
+        for i in range(chunks[k, 1], chunks[k, 1] + chunks[k, 2]):
+            ids[base + i] = rank[base + first[base + i]]

@@ -1,0 +1,179 @@
+"""CUDA forms of the all-columns dictionary steps (twins and the per-value logic: `dictionary_all.py`).
+
+Geometry: one thread block per chunk of one column's values (`chunks`, int64[K, 3]); threads stride over the
+chunk's values, except in `dict_number_block`, where each thread owns a contiguous run of the chunk so entry
+numbers follow value order (a shared-memory scan over the threads' counts gives each run its start).
+Deterministic: a table slot keeps the smallest value index with its key (atomic compare-and-swap to claim,
+atomic min to lower), so the numbering equals the sequential insert's whatever the threads' order.
+Importing this module imports numba.cuda.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from .._jit import cuda_kernel, device
+from .row_group import entry_size, home_slot, same_value, table_shift, value_key
+from ..plan.layout import CT_KEYS, CT_TAB, CT_TABN
+
+MAX_THREADS = 128
+_value_key = device(value_key)
+_home_slot = device(home_slot)
+_table_shift = device(table_shift)
+_same_value = device(same_value)
+_entry_size = device(entry_size)
+
+
+@cuda_kernel
+def dict_keys_block(chunks: np.ndarray, cols: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray,
+                    dat: np.ndarray, keys: np.ndarray) -> None:
+    """Step 1: keys[CT_KEYS + i] for every value of chunk `blockIdx` (threads stride over its values)."""
+    k = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    c = chunks[k, 0]
+    base = cols[c, CT_KEYS]
+    for i in range(chunks[k, 1] + t, chunks[k, 1] + chunks[k, 2], cuda.blockDim.x):
+        keys[base + i] = _value_key(cols, c, i, v32, v64, idx, dat)
+
+
+@cuda_kernel
+def dict_insert_block(chunks: np.ndarray, cols: np.ndarray, keys: np.ndarray, idx: np.ndarray, dat: np.ndarray,
+                      tab: np.ndarray, slot: np.ndarray) -> None:
+    """Step 2: each value claims an empty slot (CAS) or lowers the slot holding its key to its index (min)."""
+    k = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    c = chunks[k, 0]
+    base = cols[c, CT_KEYS]
+    t0 = cols[c, CT_TAB]
+    mask = cols[c, CT_TABN] - 1
+    shift = _table_shift(cols, c)
+    for i in range(chunks[k, 1] + t, chunks[k, 1] + chunks[k, 2], cuda.blockDim.x):
+        s = _home_slot(cols, c, keys[base + i], shift)
+        while True:
+            cur = tab[t0 + s]
+            if cur == -1:
+                cur = cuda.atomic.cas(tab, t0 + s, np.int64(-1), np.int64(i))
+            if cur == -1:
+                break
+            if _same_value(cols, c, cur, i, keys, idx, dat):
+                cuda.atomic.min(tab, t0 + s, np.int64(i))
+                break
+            s = (s + 1) & mask
+        slot[base + i] = s
+
+
+@cuda_kernel
+def dict_first_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, tab: np.ndarray, slot: np.ndarray,
+                     first: np.ndarray, totals: np.ndarray) -> None:
+    """Step 3: first occurrence of every value's key; the chunk's new entries and bytes (shared atomics)."""
+    acc = cuda.shared.array(2, np.int64)
+    k = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    if t == 0:
+        acc[0] = 0
+        acc[1] = 0
+    cuda.syncthreads()
+    c = chunks[k, 0]
+    base = cols[c, CT_KEYS]
+    t0 = cols[c, CT_TAB]
+    count = np.int64(0)
+    nbytes = np.int64(0)
+    for i in range(chunks[k, 1] + t, chunks[k, 1] + chunks[k, 2], cuda.blockDim.x):
+        f = tab[t0 + slot[base + i]]
+        first[base + i] = f
+        if f == i:
+            count += 1
+            nbytes += _entry_size(cols, c, i, idx)
+    cuda.atomic.add(acc, 0, count)
+    cuda.atomic.add(acc, 1, nbytes)
+    cuda.syncthreads()
+    if t == 0:
+        totals[k, 0] = acc[0]
+        totals[k, 1] = acc[1]
+
+
+@cuda_kernel
+def dict_bases_thread(n: int, col_chunks: np.ndarray, totals: np.ndarray, bases: np.ndarray) -> None:
+    """Step 4: one thread per column sums its chunks' new entries and bytes (few chunks per column)."""
+    c = cuda.grid(1)
+    if c >= n:
+        return
+    e = np.int64(0)
+    b = np.int64(0)
+    for k in range(col_chunks[c, 0], col_chunks[c, 0] + col_chunks[c, 1]):
+        bases[k, 0] = e
+        bases[k, 1] = b
+        e += totals[k, 0]
+        b += totals[k, 1]
+
+
+@cuda.jit(device=True)
+def _scan_pair(sh: np.ndarray, t: int, threads: int) -> None:
+    """In-place inclusive scan of sh[0, :threads] and sh[1, :threads] (Hillis-Steele, shared memory)."""
+    step = 1
+    while step < threads:
+        a = np.int64(0)
+        b = np.int64(0)
+        if t >= step and t < threads:
+            a = sh[0, t - step]
+            b = sh[1, t - step]
+        cuda.syncthreads()
+        if t >= step and t < threads:
+            sh[0, t] += a
+            sh[1, t] += b
+        cuda.syncthreads()
+        step *= 2
+
+
+@cuda_kernel
+def dict_number_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, limit: int, bases: np.ndarray,
+                      first: np.ndarray, rank: np.ndarray, ecum: np.ndarray, bcum: np.ndarray, efirst: np.ndarray,
+                      overflow: np.ndarray) -> None:
+    """Step 5: thread t owns a contiguous run of the chunk; counts its new entries and bytes, scans the runs'
+    counts across the block, then numbers its first occurrences in order and writes the running totals."""
+    sh = cuda.shared.array((2, MAX_THREADS), np.int64)
+    k = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    c = chunks[k, 0]
+    base = cols[c, CT_KEYS]
+    start = chunks[k, 1]
+    n = chunks[k, 2]
+    per = (n + threads - 1) // threads
+    lo = start + min(n, t * per)
+    hi = start + min(n, (t + 1) * per)
+    count = np.int64(0)
+    nbytes = np.int64(0)
+    for i in range(lo, hi):
+        if first[base + i] == i:
+            count += 1
+            nbytes += _entry_size(cols, c, i, idx)
+    sh[0, t] = count
+    sh[1, t] = nbytes
+    cuda.syncthreads()
+    _scan_pair(sh, t, threads)
+    e = bases[k, 0] + sh[0, t] - count
+    b = bases[k, 1] + sh[1, t] - nbytes
+    for i in range(lo, hi):
+        if first[base + i] == i:
+            rank[base + i] = e
+            efirst[base + e] = i
+            e += 1
+            b += _entry_size(cols, c, i, idx)
+            if b > limit:
+                cuda.atomic.min(overflow, c, np.int64(i))
+        ecum[base + i] = e
+        bcum[base + i] = b
+
+
+@cuda_kernel
+def dict_ids_block(chunks: np.ndarray, cols: np.ndarray, first: np.ndarray, rank: np.ndarray,
+                   ids: np.ndarray) -> None:
+    """Step 6: ids[CT_KEYS + i] = rank of value i's first occurrence (threads stride over the chunk)."""
+    k = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    c = chunks[k, 0]
+    base = cols[c, CT_KEYS]
+    for i in range(chunks[k, 1] + t, chunks[k, 1] + chunks[k, 2], cuda.blockDim.x):
+        ids[base + i] = rank[base + first[base + i]]

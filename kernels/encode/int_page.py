@@ -1,0 +1,69 @@
+"""One compiled call per page of a flat INT32 / INT64 column, the CPU path's commonest page (keys, dates,
+timestamps, decimals up to 18 digits): its definition levels, its values as dictionary ids (inserted as they
+go) or, without the dictionary, as DELTA_BINARY_PACKED, and its minimum and maximum, where one call per
+section cost a GIL hand-off (and its Python around it) each.
+
+Geometry: sequential, CPU only; one call per page. It calls the section kernels (rle.rle_encode,
+dictionary.fixed_insert, delta.delta_encode) in turn, so its bytes are theirs: those called one by one are
+its reference (tests/kernels/test_kernel_int_page.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import jit
+from .bits import bit_width_u64, write_uleb
+from .delta import delta_encode
+from ..dictionary.by_page import fixed_insert
+from .rle import rle_encode
+
+
+@jit
+def int_page(valid: np.ndarray, a: int, b: int, levels: bool, values: np.ndarray, va: int, vb: int,
+             use_dictionary: bool, table: np.ndarray, entry_keys: np.ndarray, n_entries: int, entry_size: int,
+             dict_bytes: int, limit: int, ids: np.ndarray, is32: bool, out: np.ndarray) -> tuple:
+    """Encode rows a..b (values va..vb) of a flat leaf into `out`: its definition levels (when `levels`: bit
+    width 1, from `valid`, one flag byte per row, empty when every row holds a value), then its values.
+
+    With `use_dictionary`, the values are inserted into the dictionary (fixed_insert's arguments) and, unless
+    it overflowed, written as ids: a bit-width byte then the RLE / bit-packed runs; otherwise, or without the
+    dictionary, as DELTA_BINARY_PACKED (32-bit deltas when `is32`). Returns (levels_end, values_end,
+    n_entries, dict_bytes, as_ids, minimum, maximum); minimum > maximum when the page holds no value.
+    """
+    pos = 0
+    rows = b - a
+    if levels:
+        if vb - va == rows and rows >= 8:  # every row holds a value: one repeated run of level 1
+            pos = write_uleb(out, pos, np.uint64(rows << 1))
+            out[pos] = 1
+            pos += 1
+        elif valid.shape[0] == 0:  # fewer than 8 rows, all with a value: one zero-padded bit-packed group
+            if rows > 0:
+                out[0] = 3
+                out[1] = np.uint8((1 << rows) - 1)
+                pos = 2
+        else:
+            pos = rle_encode(valid, a, b, 1, out, 0)
+    levels_end = pos
+    as_ids = False
+    if use_dictionary:
+        n_entries, dict_bytes, overflow = fixed_insert(values, va, vb, table, entry_keys, n_entries, entry_size,
+                                                       dict_bytes, limit, ids)
+        if overflow < 0:
+            width = 32 if n_entries == 0 else int(bit_width_u64(np.uint64(n_entries - 1)))
+            out[pos] = width
+            pos = rle_encode(ids, 0, vb - va, width, out, pos + 1)
+            as_ids = True
+    if not as_ids:
+        pos = delta_encode(values, va, vb, is32, out, pos)
+    lo = np.int64(1)
+    hi = np.int64(0)
+    if vb > va:
+        lo = np.int64(values[va])
+        hi = lo
+        for i in range(np.uint64(va + 1), np.uint64(vb)):  # unsigned: the loop vectorizes
+            v = np.int64(values[i])
+            lo = min(lo, v)
+            hi = max(hi, v)
+    return levels_end, pos, n_entries, dict_bytes, as_ids, lo, hi
