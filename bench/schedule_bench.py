@@ -34,15 +34,15 @@ from plan_reference import BlockCheck, LevelMeter, ListEncoders, OnLeafData, Pag
 
 from gpuwrite.assemble.pages import stamp_headers  # noqa: E402
 from gpuwrite.backends.rowgroup import PlannedRowGroup  # noqa: E402
-from gpuwrite.pipeline.columns import leaf_data  # noqa: E402
-from gpuwrite.tools.demo_data import DEMO_ROWS, store_sales_table  # noqa: E402
 from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions  # noqa: E402
 from gpuwrite.encode.compress import compressor  # noqa: E402
 from gpuwrite.encode.rules import raw_value_bytes  # noqa: E402
-from gpuwrite.pipeline.leafdata import LeafData  # noqa: E402
 from gpuwrite.options.model import WriteOptions  # noqa: E402
+from gpuwrite.pipeline.columns import leaf_data  # noqa: E402
+from gpuwrite.pipeline.leafdata import LeafData  # noqa: E402
 from gpuwrite.pipeline.plan import CUT, BlockReplay, ColumnArrays, PageSchedule  # noqa: E402
 from gpuwrite.schema import FileSchema, Leaf  # noqa: E402
+from gpuwrite.tools.demo_data import DEMO_ROWS, store_sales_table  # noqa: E402
 
 CPU = False  # time in process CPU seconds (--cpu-time)
 

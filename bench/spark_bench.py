@@ -109,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import gpuwrite.spark
     import gpuwrite.spark.job
-    from gpuwrite.tools.demo_data import store_sales_table
     from gpuwrite.spark.unscaled import send_unscaled, unscaled_columns
+    from gpuwrite.tools.demo_data import store_sales_table
 
     spark = (SparkSession.builder.master(args.master).config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "6g")

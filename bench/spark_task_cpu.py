@@ -49,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args(argv)
 
-    from gpuwrite.tools.demo_data import store_sales_table
     from gpuwrite.spark.task import TaskPlan, run_task
+    from gpuwrite.tools.demo_data import store_sales_table
 
     table = store_sales_table(args.rows)
     sink = io.BytesIO()

@@ -15,13 +15,13 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # the real objects, for type checkers and IDEs
     from .api import ParquetWriter, write_table
-    from .pipeline.buffers import release_memory
+    from .dataset.write import DatasetResult, write_dataset
     from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError
     from .inspection.file import inspect
     from .integrations.accessors import register_accessors
     from .options.model import WriteOptions
+    from .pipeline.buffers import release_memory
     from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary
-    from .dataset.write import DatasetResult, write_dataset
 
 # public name -> the module that defines it (absolute, imported on first access)
 _EXPORTS: dict[str, str] = {

@@ -13,15 +13,15 @@ from typing import Any
 import pyarrow as pa
 
 from .integrations.arrow import as_arrow_piece, open_input
-from .options.keywords import given, public_writer
 from .options.aliases import UNSET, Unset
+from .options.keywords import given, public_writer
 from .options.model import WriteOptions, resolve_options
 from .pipeline.progress import reporter
+from .pipeline.widen import widen_piece, widen_schema
+from .pipeline.writer import FileWriter, check_arrow_schema
 from .result import FileResult
 from .schema import FileSchema
 from .spark.policy.footer_keys import spark_footer_metadata
-from .pipeline.widen import widen_piece, widen_schema
-from .pipeline.writer import FileWriter, check_arrow_schema
 
 
 class ParquetWriter(FileWriter):

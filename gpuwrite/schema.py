@@ -17,8 +17,8 @@ import pyarrow as pa
 from .errors import UnsupportedTypeError
 from .format.enums import ConvertedType, FieldRepetitionType, Type
 from .options.model import WriteOptions
-from .type_hints import cast_hint
 from .pipeline.widen import spark_field_metadata
+from .type_hints import cast_hint
 
 # Short names for the parquet.thrift enum members used here (other modules import them from here too).
 BOOLEAN, INT32, INT64, INT96 = Type.BOOLEAN, Type.INT32, Type.INT64, Type.INT96

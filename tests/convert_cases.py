@@ -11,9 +11,9 @@ from gpuwrite.kernels.plan.layout import CT_DEF, CT_OFFS, CT_ROWS, CT_VALUES, CT
 
 from gpuwrite.backends.device.convert import DeviceWindow, build_window, check_window, window_as_leafdata
 from gpuwrite.backends.device.ops import Device
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafData
-from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
 
 Gen = Callable[[np.random.Generator, int], pa.Array]

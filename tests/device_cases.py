@@ -9,9 +9,9 @@ import pyarrow as pa
 
 from gpuwrite.backends.device.ops import Device
 from gpuwrite.backends.device.window import DeviceWindow, window_from_leafdata
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafData
-from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema, Leaf
 
 

@@ -22,8 +22,8 @@ from gpuwrite.encode.chunk import DictionaryPage, EncodedPage, PageSections, Pag
 from gpuwrite.encode.rules import as_signed32
 from gpuwrite.encode.stats import PageStats
 from gpuwrite.format.enums import Encoding
-from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.schema import Leaf
 
 I32_MAX = 2**31 - 1

@@ -18,10 +18,10 @@ from gpuwrite.assemble.pages import stamp_headers
 from gpuwrite.backends.base import PageRanges
 from gpuwrite.encode.chunk import ChunkEncoder, EncodedChunk
 from gpuwrite.encode.rules import raw_value_bytes
-from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.options.model import LONG_MAX, WriteOptions
-from gpuwrite.schema import Leaf
+from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.pipeline.window import LeafWindow
+from gpuwrite.schema import Leaf
 
 MIN_RECORDS_FOR_BLOCK_CHECK = 100  # SPEC: InternalParquetRecordWriter.MINIMUM_RECORD_COUNT_FOR_CHECK
 MAX_RECORDS_FOR_BLOCK_CHECK = 10_000  # SPEC: InternalParquetRecordWriter.MAXIMUM_RECORD_COUNT_FOR_CHECK

@@ -8,9 +8,9 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import _validity, leaf_data
 from gpuwrite.pipeline.leafdata import LeafData
-from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
 
 ITEM = pa.struct([("sku", pa.int64()), ("name", pa.string())])

@@ -18,8 +18,8 @@ from test_dataset_commit import new_table, old_table, snapshot
 
 import gpuwrite
 from gpuwrite import GpuwriteError
-from gpuwrite.tools.cli import main
 from gpuwrite.dataset import publish
+from gpuwrite.tools.cli import main
 
 CTX = multiprocessing.get_context("fork")  # children share the parent's compiled kernels: fast to start
 WRITERS, ROUNDS, ROWS = 4, 3, 120

@@ -19,9 +19,9 @@ import pytest
 fsspec = pytest.importorskip("fsspec")
 
 import gpuwrite  # noqa: E402
-from gpuwrite.errors import GpuwriteError  # noqa: E402
 from gpuwrite.dataset import moves
 from gpuwrite.dataset.publish import CommitError  # noqa: E402
+from gpuwrite.errors import GpuwriteError  # noqa: E402
 
 TABLE = pa.table({"v": pa.array(range(60), pa.int64()), "k": pa.array([i % 3 for i in range(60)], pa.int32())})
 

@@ -13,10 +13,10 @@ import pytest
 from corpus import corpus_file
 
 import gpuwrite
-from gpuwrite.tools.demo_data import store_sales_table
 from gpuwrite.format.footer_reader import named
 from gpuwrite.format.thrift import decode_struct
 from gpuwrite.inspection.file import format_inspect
+from gpuwrite.tools.demo_data import store_sales_table
 
 FOREIGN_FILES = ("alltypes_tiny_pages.parquet", "datapage_v2.snappy.parquet")
 DATA_PAGE_TYPES = ("DATA_PAGE", "DATA_PAGE_V2")

@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import gpuwrite
-from gpuwrite.tools.cli import main
 from gpuwrite.inspection.text import format_inspect, format_page_index, format_summary, size_text
 from gpuwrite.inspection.values import display, logical_value, stat_value
+from gpuwrite.tools.cli import main
 
 ROWS = 5_000
 

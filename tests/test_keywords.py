@@ -15,8 +15,8 @@ import pytest
 import gpuwrite
 import gpuwrite.spark
 from gpuwrite import OptionError, WriteOptions
-from gpuwrite.options.keywords import OPTION_KEYWORDS, OPTIONS_DOC
 from gpuwrite.options.aliases import UNSET
+from gpuwrite.options.keywords import OPTION_KEYWORDS, OPTIONS_DOC
 
 TABLE = pa.table({"id": pa.array(range(5_000), pa.int64()),
                   "city": pa.array(["Oslo", "Lima", "Pune", "Kyiv"] * 1_250),

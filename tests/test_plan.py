@@ -19,11 +19,11 @@ from gpuwrite.kernels.plan.level_meter import bits_emitted_size
 
 from gpuwrite.backends.base import PageRanges
 from gpuwrite.backends.rowgroup import PlannedRowGroup
-from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.pipeline.plan import ColumnArrays, PageSchedule
-from gpuwrite.schema import FileSchema, Leaf
 from gpuwrite.pipeline.window import LeafWindow
+from gpuwrite.schema import FileSchema, Leaf
 
 
 def _leaves(types: Sequence[pa.DataType], opts: WriteOptions) -> tuple[Leaf, ...]:

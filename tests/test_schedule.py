@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 from plan_reference import BlockCheck, ListEncoders, OnLeafData, PagePlanner, RowGroupBuilder
 
 from gpuwrite.backends.rowgroup import PlannedRowGroup
-from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions
 from gpuwrite.encode.compress import compressor
-from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.columns import leaf_data
+from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.pipeline.plan import BlockReplay, ColumnArrays, PageSchedule
 from gpuwrite.schema import FileSchema, Leaf
 

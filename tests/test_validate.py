@@ -224,8 +224,8 @@ def test_leaves_checked_side_by_side_report_the_first_failing_leaf(monkeypatch):
 
     from gpuwrite.backends.workpool import WorkPool
     from gpuwrite.options.model import WriteOptions
-    from gpuwrite.schema import FileSchema
     from gpuwrite.pipeline.validate import _check_leaf, check_batch
+    from gpuwrite.schema import FileSchema
 
     bad_text = pa.array([b"ok", b"\xff"], pa.binary()).view(pa.string())
     wide = pa.array([Decimal("1.00"), Decimal("123.45")], pa.decimal128(5, 2)).cast(pa.decimal128(3, 2), safe=False)

@@ -14,12 +14,12 @@ from hypothesis import strategies as st
 
 import gpuwrite
 from gpuwrite.backends.workpool import WorkPool
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafBuffer, LeafData, block_prefix
-from gpuwrite.options.model import WriteOptions
-from gpuwrite.schema import FileSchema
 from gpuwrite.pipeline.window import RowWindow
 from gpuwrite.pipeline.writer import FileWriter
+from gpuwrite.schema import FileSchema
 
 
 def _table(n: int, seed: int = 3) -> pa.Table:

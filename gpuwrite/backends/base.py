@@ -8,8 +8,8 @@ from typing import Protocol
 
 from ..encode.chunk import EncodedChunk
 from ..pipeline.leafdata import LeafData
-from ..schema import Leaf
 from ..pipeline.window import Window
+from ..schema import Leaf
 
 PageRanges = Sequence[Sequence[tuple[int, int]]]
 

@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from ..assemble.pages import stamp_headers
 from ..encode.chunk import ChunkEncoder, ChunkOptions, Compressor, EncodedChunk, EncodedPage
 from ..encode.rules import raw_value_bytes
-from ..pipeline.leafdata import LeafData
 from ..options.model import WriteOptions
+from ..pipeline.leafdata import LeafData
 from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
 from .rowgroup import PlannedRowGroup

@@ -18,11 +18,11 @@ import numpy as np
 
 from ..encode.chunk import EncodedChunk
 from ..encode.rules import raw_value_bytes
-from ..pipeline.leafdata import LeafData
 from ..options.model import WriteOptions
+from ..pipeline.leafdata import LeafData
 from ..pipeline.plan import CUT, NEED_PLAN, NOT_YET, BlockReplay, ColumnArrays, PageSchedule
-from ..schema import Leaf
 from ..pipeline.window import Window
+from ..schema import Leaf
 from .base import ColumnEncoders, Stage
 
 OVERSHOOT = 1.1  # plan this much past the estimated end of the row group, so one batch usually reaches it

@@ -31,9 +31,9 @@ import pyarrow.fs as pafs
 
 from ..errors import GpuwriteError
 from ..filesystems import is_local, resolve
+from ..spark.policy.modes import should_write
 from .leftovers import recover_dead
 from .lock import TargetLock
-from ..spark.policy.modes import should_write
 from .moves import COMMITTED, JOURNAL, ArrowFiles, Files, Journal
 from .publish import LOCAL, execute, missing_dirs, table_entries
 from .staging import SUCCESS, TEMPORARY, hold_owner

@@ -23,10 +23,10 @@ import pyarrow.fs as pafs
 from ..filesystems import resolve
 from ..integrations.arrow import open_input
 from ..result import FileResult
-from . import job_commit as commit
-from .write import DatasetResult, write_task
 from ..spark.policy.modes import check_mode, should_write
+from . import job_commit as commit
 from .target import DatasetPathError
+from .write import DatasetResult, write_task
 from .writers import FileLayout
 
 

@@ -23,15 +23,15 @@ from ..errors import GpuwriteError
 from ..filesystems import local_path
 from ..integrations.arrow import ArrowPiece, open_input
 from ..integrations.device_data import DeviceTable
-from ..options.keywords import given, public_writer
 from ..options.aliases import UNSET, Unset, column_list
+from ..options.keywords import given, public_writer
 from ..options.model import WriteOptions, resolve_options
 from ..result import FileResult
-from . import publish
 from ..spark.policy.buckets import parse_bucket_by
+from ..spark.policy.modes import should_write
+from . import publish
 from .leftovers import recover_dead
 from .lock import TargetLock
-from ..spark.policy.modes import should_write
 from .staging import Staging
 from .target import Target, resolve_target
 from .writers import DEFAULT_MAX_PARTITIONS, FileLayout, write_files, write_partitioned

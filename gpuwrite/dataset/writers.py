@@ -24,8 +24,8 @@ from ..schema import is_nested_type
 from ..spark.policy.buckets import BucketSpec
 from ..spark.policy.naming import data_file_name, hive_bucket_prefix
 from ..spark.policy.ordering import Key, partition_runs, row_keys
-from .partition_limit import DEFAULT_MAX_PARTITIONS, PartitionBudget, check_partition_count
 from ..spark.policy.partitions import check_partition_column
+from .partition_limit import DEFAULT_MAX_PARTITIONS, PartitionBudget, check_partition_count
 
 __all__ = ["DEFAULT_MAX_PARTITIONS", "FileLayout", "write_files", "write_partitioned"]
 

@@ -24,8 +24,8 @@ from gpuwrite.kernels.hashing.bloom import (
 )
 
 from ..format.enums import Encoding
-from ..pipeline.leafdata import LeafData
 from ..options.model import BloomSpec
+from ..pipeline.leafdata import LeafData
 from ..schema import Leaf
 
 LOWER_BOUND_BYTES = 32  # SPEC: BlockSplitBloomFilter.LOWER_BOUND_BYTES

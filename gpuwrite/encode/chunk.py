@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpuwrite.kernels.convert.levels import level_counts
 from gpuwrite.kernels.encode.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
 from gpuwrite.kernels.encode.int_page import int_page
-from gpuwrite.kernels.convert.levels import level_counts
 from gpuwrite.kernels.encode.plain import plain_byte_array
 from gpuwrite.kernels.encode.rle import rle_encode, rle_max_size
 
 from ..format.enums import Encoding
-from ..pipeline.leafdata import NO_ROWS, Array, LeafData
 from ..options.model import BloomSpec, WriteOptions
+from ..pipeline.leafdata import NO_ROWS, Array, LeafData
 from ..schema import BYTE_ARRAY, Leaf
 from .bloom import BloomBuilder, chunk_bitset, hash_values
 from .compress import PackAfter, packer_after

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpuwrite.kernels.dictionary.by_page import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash, touch_lines
+from gpuwrite.kernels.dictionary.by_page import (
+    bytes_insert,
+    bytes_rehash,
+    fixed_insert,
+    fixed_rehash,
+    touch_lines,
+)
 from gpuwrite.kernels.encode.plain import plain_byte_array
 
 from ..pipeline.leafdata import Array, LeafData

@@ -16,9 +16,9 @@ from pyiceberg.io import FileIO
 from pyiceberg.partitioning import PartitionKey
 from pyiceberg.table.locations import LocationProvider
 
+from ..pipeline.writer import FileWriter
 from ..result import FileResult
 from ..schema import FileSchema
-from ..pipeline.writer import FileWriter
 from .profile import IcebergProfile
 
 SLICE_ROWS = 64 * 1024  # at most this many rows handed to the writer between size checks

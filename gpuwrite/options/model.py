@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import OptionError
 from .aliases import ALIASES, suggestion, translate
-from .values import Parser, parse_bool, parse_float, parse_int, zone_problem
 from .sql_keys import CODEC_KEY, REBASE_MODES, SQL_KEYS, TIMESTAMP_TYPES
+from .values import Parser, parse_bool, parse_float, parse_int, zone_problem
 
 DEFAULT_BLOCK_SIZE = 128 * 1024 * 1024
 DEFAULT_PAGE_SIZE = 1024 * 1024

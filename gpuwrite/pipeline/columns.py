@@ -13,14 +13,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import buffers
 from ..errors import GpuwriteError, WideDecimalError
 from ..kernels.convert.compact import compact_decimal_words, compact_words
+from ..options.model import WriteOptions
+from ..schema import Leaf, value_type
+from . import buffers
 from .leafdata import NO_ROWS, LeafBuffer, LeafData
 from .levels import Walked, walk
-from ..options.model import WriteOptions
 from .rebase import rebase_dates, rebase_timestamps
-from ..schema import Leaf, value_type
 
 MICROS_PER_DAY = 86_400_000_000
 JULIAN_DAY_OF_EPOCH = 2_440_588

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from . import buffers
 from ..kernels.convert.levels import bit_block_counts, block_counts
+from . import buffers
 
 Array = npt.NDArray[Any]
 

@@ -21,10 +21,10 @@ import numpy as np
 
 from gpuwrite.kernels.plan import schedule as k
 
-from . import buffers
-from .leafdata import LeafData
 from ..options.model import WriteOptions
 from ..schema import Leaf
+from . import buffers
+from .leafdata import LeafData
 
 _FIXED_WIDTH = {"int32": 4, "float": 4, "int64": 8, "double": 8}  # SPEC: FallbackValuesWriter raw size
 MIN_RECORDS_FOR_BLOCK_CHECK = 100  # SPEC: InternalParquetRecordWriter.MINIMUM_RECORD_COUNT_FOR_CHECK

@@ -23,13 +23,13 @@ from gpuwrite.kernels.convert.checks import ascii_strings, decimal_first_outside
 from gpuwrite.kernels.convert.rebase import LAST_SWITCH_GREGORIAN_DAY
 
 from ..backends.workpool import wait_in_order
-from .columns import widen_decimal
 from ..errors import GpuwriteError, SchemaMismatchError, ValueCheckError
 from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
 from ..options.model import INT_MAX, WriteOptions
-from .rebase import LAST_SWITCH_GREGORIAN_MICROS, rebase_dates, rebase_timestamps
 from ..schema import FileSchema, Leaf
+from .columns import widen_decimal
+from .rebase import LAST_SWITCH_GREGORIAN_MICROS, rebase_dates, rebase_timestamps
 
 if TYPE_CHECKING:
     from ..backends.workpool import WorkPool

@@ -28,13 +28,13 @@ from typing import Protocol
 import pyarrow as pa
 
 from ..backends.workpool import WorkPool, wait_in_order
-from .columns import leaf_data
 from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
-from .leafdata import LeafBuffer, LeafData
-from .levels import Walked
 from ..options.model import WriteOptions
 from ..schema import FileSchema, Leaf
+from .columns import leaf_data
+from .leafdata import LeafBuffer, LeafData
+from .levels import Walked
 
 MIN_CONVERT_BYTES = 32 << 20
 # A streaming writer converts once this much Arrow data is waiting, or this many rows. Each step costs about

@@ -22,12 +22,15 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from ..errors import GpuwriteError, OptionError, UnsupportedTypeError
-from ..options.keywords import suggest_keywords
-from ..options.aliases import column_list
-from ..options.model import WriteOptions
-from ..schema import FileSchema
 from ..dataset import job_commit as commit
+from ..dataset.publish import CommitError
+from ..dataset.target import DatasetPathError, resolve_target
+from ..errors import GpuwriteError, OptionError, UnsupportedTypeError
+from ..options.aliases import column_list
+from ..options.keywords import suggest_keywords
+from ..options.model import WriteOptions
+from ..options.sql_keys import TIME_ZONE_KEY
+from ..schema import FileSchema
 from .conf import (
     OVERWRITE_MODE_KEY,
     OVERWRITE_MODE_OPTION,
@@ -38,10 +41,7 @@ from .conf import (
     writer_conf,
 )
 from .policy.modes import ERROR_MODES, check_mode
-from ..dataset.publish import CommitError
 from .routing import acks_quickly, freezes_worker_objects, sends_unscaled
-from ..options.sql_keys import TIME_ZONE_KEY
-from ..dataset.target import DatasetPathError, resolve_target
 from .task import STATS_DDL, TaskPlan, run_task
 from .unscaled import Unscaled, send_unscaled, unscaled_columns, worth_sending
 

@@ -22,8 +22,8 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from ..dataset import job_commit as commit
-from .task_pipeline import encode_behind
 from .socket_acks import QuickAcks, acked
+from .task_pipeline import encode_behind
 from .unscaled import Unscaled, as_decimals
 from .worker_gc import settle_worker
 
@@ -159,10 +159,10 @@ def _run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any, t
               attempt: int) -> Iterator[pa.RecordBatch]:
     """run_task's work, its batches received through `socket_acks.acked`."""
     from ..backends.cpu import limit_threads
-    from ..options.model import WriteOptions
-    from .policy.buckets import parse_bucket_by
     from ..dataset.write import write_task
     from ..dataset.writers import FileLayout
+    from ..options.model import WriteOptions
+    from .policy.buckets import parse_bucket_by
 
     first = next(batches, None)
     unpartitioned = not (plan.partition_by or plan.bucket_by)

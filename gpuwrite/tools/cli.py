@@ -19,20 +19,20 @@ from typing import Any
 
 import pyarrow as pa
 
-from . import kernel_cache
 from .._version import __version__
 from ..api import ParquetWriter, write_table
-from .csv_input import CSV_BLOCK_BYTES, CsvSettings, parse_delimiter, parse_null_values
-from .demo_data import DEMO_ROWS, store_sales_table
 from ..errors import GpuwriteError, OptionError
-from .input_files import Source, input_kind, open_source
-from ..inspection.file import inspect
 from ..inspection.dataset import format_dataset, preview
+from ..inspection.file import inspect
 from ..inspection.text import format_inspect, format_page_index, format_summary
 from ..options.aliases import suggestion
 from ..options.model import TIMESTAMP_TYPES, WriteOptions
 from ..pipeline.progress import ProgressBar
 from ..result import FileResult
+from . import kernel_cache
+from .csv_input import CSV_BLOCK_BYTES, CsvSettings, parse_delimiter, parse_null_values
+from .demo_data import DEMO_ROWS, store_sales_table
+from .input_files import Source, input_kind, open_source
 from .schema_text import parse_schema_text
 
 __all__ = ["CSV_BLOCK_BYTES", "Source", "input_kind", "main", "open_source"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from .csv_input import CsvSettings, CsvSource
 from ..errors import GpuwriteError
+from .csv_input import CsvSettings, CsvSource
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 IPC_SUFFIXES = (".arrow", ".feather", ".ipc", ".arrows")

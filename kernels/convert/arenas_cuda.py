@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from . import arenas as C
 from .._jit import cuda_kernel, device, page_kernel
 from ..plan.layout import (
     CT_DEF,
@@ -28,6 +27,7 @@ from ..plan.layout import (
     ST_FIRST,
     ST_OUTW,
 )
+from . import arenas as C
 
 MAX_THREADS = 128  # the size of the per-thread shared arrays
 

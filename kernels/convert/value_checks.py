@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit, jit_inline
-from .arenas import CK_PIECE, CK_ROW, CK_ROWS, byte_span, load_le, piece, row_valid
 from ..plan.layout import ST_COL, ST_FIRST, ST_VALUES, ST_WIDTH
+from .arenas import CK_PIECE, CK_ROW, CK_ROWS, byte_span, load_le, piece, row_valid
 
 CHK_CODE, CHK_B_HI, CHK_B_LO, CHK_S_HI, CHK_S_LO = range(5)
 CHK_COUNT = 5

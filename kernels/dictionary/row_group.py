@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from .by_page import _bytes_equal, _log2, hash_bytes
+from ..encode.plain import canonical32, canonical64
 from ..plan.layout import (
     CT_KEYS,
     CT_KIND,
@@ -39,7 +39,7 @@ from ..plan.layout import (
     K_INT32,
     K_INT64,
 )
-from ..encode.plain import canonical32, canonical64
+from .by_page import _bytes_equal, _log2, hash_bytes
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 NO_OVERFLOW = np.int64(2**63 - 1)

@@ -14,8 +14,8 @@ import numpy as np
 from numba import cuda
 
 from .._jit import cuda_kernel, device
-from .row_group import entry_size, home_slot, same_value, table_shift, value_key
 from ..plan.layout import CT_KEYS, CT_TAB, CT_TABN
+from .row_group import entry_size, home_slot, same_value, table_shift, value_key
 
 MAX_THREADS = 128
 _value_key = device(value_key)

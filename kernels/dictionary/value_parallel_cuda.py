@@ -12,8 +12,8 @@ import numpy as np
 from numba import cuda
 
 from .._jit import cuda_kernel, device
-from .by_page import _bytes_equal, hash_bytes
 from ..encode.plain import canonical32, canonical64
+from .by_page import _bytes_equal, hash_bytes
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _hash_bytes = device(hash_bytes)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
+from ..dictionary.by_page import fixed_insert
 from .bits import bit_width_u64, write_uleb
 from .delta import delta_encode
-from ..dictionary.by_page import fixed_insert
 from .rle import rle_encode
 
 

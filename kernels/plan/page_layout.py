@@ -10,8 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from ..encode.bits import bit_width_u64, write_uleb
 from ..dictionary.row_group import entry_size, fixed_key
+from ..encode.bits import bit_width_u64, write_uleb
+from ..encode.rle import rle_size
+from ..encode.stats import float_nans
 from .layout import (
     CT_DICT,
     CT_KEYS,
@@ -26,8 +28,6 @@ from .layout import (
     K_INT64,
     K_INT96,
 )
-from ..encode.rle import rle_size
-from ..encode.stats import float_nans
 
 BYTE_ARRAY_TYPE = 6
 # header fields of each page: int64[F_COUNT, P], one row per field (rows are contiguous)

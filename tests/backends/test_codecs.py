@@ -19,8 +19,8 @@ import gpuwrite
 from gpuwrite.backends.device import builder as device_builder
 from gpuwrite.backends.device.codecs import ALIGN, HostCodec, NvcompCodec, page_codec
 from gpuwrite.backends.device.ops import Device, standin
-from gpuwrite.tools.demo_data import store_sales_table
 from gpuwrite.errors import GpuwriteError
+from gpuwrite.tools.demo_data import store_sales_table
 
 
 class _Batch:

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from gpuwrite.backends.device.convert import build_window, check_window, window_as_leafdata
 from gpuwrite.backends.device.ops import Device
-from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.errors import GpuwriteError
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.schema import FileSchema
 
 LEGACY = {"datetime_rebase": "LEGACY", "int96_rebase": "LEGACY"}

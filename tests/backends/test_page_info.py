@@ -9,9 +9,16 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from gpuwrite.kernels.plan.layout import CT_DICT, CT_KEYS, CT_VALUES
-from gpuwrite.kernels.plan.page_layout import I_BYTES, I_ENTRIES, I_KEEPS, I_OVERFLOWED, I_VALUE_BYTES, I_WIDTH
 from gpuwrite.kernels.encode.stats import float_nans
+from gpuwrite.kernels.plan.layout import CT_DICT, CT_KEYS, CT_VALUES
+from gpuwrite.kernels.plan.page_layout import (
+    I_BYTES,
+    I_ENTRIES,
+    I_KEEPS,
+    I_OVERFLOWED,
+    I_VALUE_BYTES,
+    I_WIDTH,
+)
 from layout_cases import (
     FILL,
     PagedWindow,

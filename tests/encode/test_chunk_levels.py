@@ -8,9 +8,9 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.encode.chunk import PageSpan, _rle_levels, _run_of, encode_levels
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.schema import FileSchema
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

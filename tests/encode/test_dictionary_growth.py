@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.encode.dictionary import Dictionary
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.schema import FileSchema
 
 

@@ -11,10 +11,10 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions, EncodedPage
 from gpuwrite.encode.compress import compressor
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.schema import FileSchema
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gpuwrite.kernels._jit import page_kernel
+from gpuwrite.kernels.convert import levels as L
 from gpuwrite.kernels.dictionary import by_page as cpu_dict
 from gpuwrite.kernels.dictionary import value_parallel_cuda as D
-from gpuwrite.kernels.convert import levels as L
 from gpuwrite.kernels.encode import pages as K
-from gpuwrite.kernels._jit import page_kernel
 from gpuwrite.kernels.encode.delta import delta_max_size
 from hypothesis import example, given, settings
 from hypothesis import strategies as st

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.hashing import transforms as T
 from gpuwrite.kernels._jit import page_kernel
+from gpuwrite.kernels.hashing import transforms as T
 
 
 def _rows(kernel, n: int, *args) -> np.ndarray:

@@ -4,10 +4,10 @@ long shared prefixes and lengths around multiples of 8, so both the 8-byte word 
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.encode.byteops import common_prefix, compare_bytes, copy_bytes, same_bytes
 from gpuwrite.kernels.convert.checks import ascii_strings
-from gpuwrite.kernels.encode.delta import byte_array_prefixes, gather_suffixes
 from gpuwrite.kernels.dictionary.by_page import bytes_insert
+from gpuwrite.kernels.encode.byteops import common_prefix, compare_bytes, copy_bytes, same_bytes
+from gpuwrite.kernels.encode.delta import byte_array_prefixes, gather_suffixes
 from gpuwrite.kernels.encode.plain import plain_byte_array
 from gpuwrite.kernels.encode.stats import bytes_minmax
 from hypothesis import HealthCheck, given, settings

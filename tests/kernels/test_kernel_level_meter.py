@@ -4,8 +4,8 @@ it value by value: the same bytes emitted and the same encoder state after every
 from __future__ import annotations
 
 import numpy as np
-from gpuwrite.kernels.plan.level_meter import bits_emitted_size, count_ones, levels_emitted_size
 from gpuwrite.kernels.encode.rle import rle_emitted_size
+from gpuwrite.kernels.plan.level_meter import bits_emitted_size, count_ones, levels_emitted_size
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -11,8 +11,8 @@ from gpuwrite.kernels.convert.levels import bit_block_counts, block_counts, popc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.pipeline.levels import walk
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.levels import walk
 from gpuwrite.schema import FileSchema
 
 

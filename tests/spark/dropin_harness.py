@@ -12,8 +12,8 @@ from typing import Any
 import pyarrow.parquet as pq
 
 import gpuwrite.spark as gws
-from gpuwrite.spark import dropin
 from gpuwrite.dataset import job_commit as commit
+from gpuwrite.spark import dropin
 
 _JOB = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 

@@ -23,12 +23,12 @@ import pytest
 from test_dataset_commit import snapshot
 
 import gpuwrite
-from gpuwrite.tools.cli import main
-from gpuwrite.spark import job
 from gpuwrite.dataset import job_commit as commit
 from gpuwrite.dataset import publish
 from gpuwrite.dataset.publish import CommitError
 from gpuwrite.dataset.target import DatasetPathError
+from gpuwrite.spark import job
+from gpuwrite.tools.cli import main
 
 CTX = multiprocessing.get_context("fork")
 

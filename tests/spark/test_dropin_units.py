@@ -14,7 +14,6 @@ import gpuwrite
 from gpuwrite.api import ParquetWriter, write_table
 from gpuwrite.spark import dropin
 from gpuwrite.spark.conf import session_conf, writer_conf
-from gpuwrite.spark.task_pipeline import InputAborted, encode_behind
 from gpuwrite.spark.routing import (
     WriterState,
     committer_problem,
@@ -26,6 +25,7 @@ from gpuwrite.spark.routing import (
 )
 from gpuwrite.spark.tables import in_session_catalog, name_parts, parse_fragment
 from gpuwrite.spark.task import gpu_ordinal, task_cores
+from gpuwrite.spark.task_pipeline import InputAborted, encode_behind
 
 
 def test_gpu_ordinal_maps_the_spark_address_through_cuda_visible_devices():

@@ -23,7 +23,16 @@ from gpuwrite.kernels.hashing.bloom import (
     JB_COUNT,
     SG_COUNT,
 )
-from gpuwrite.kernels.plan.layout import CT_KIND, CT_OFFS, CT_VALS, K_BOOL, K_DOUBLE, K_FLOAT, K_INT32, K_INT64
+from gpuwrite.kernels.plan.layout import (
+    CT_KIND,
+    CT_OFFS,
+    CT_VALS,
+    K_BOOL,
+    K_DOUBLE,
+    K_FLOAT,
+    K_INT32,
+    K_INT64,
+)
 
 from ...encode.bloom import BloomBuilder, needs_filter
 from ...options.model import BloomSpec

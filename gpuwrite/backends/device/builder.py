@@ -18,8 +18,8 @@ from gpuwrite.kernels.plan import schedule as k
 
 from ...encode.chunk import Compressor, EncodedChunk
 from ...options.model import WriteOptions
-from ...schema import Leaf
 from ...pipeline.window import Window
+from ...schema import Leaf
 from ..base import RowGroupBuilder, Stage
 from . import steps
 from .checks import check_error, check_table, device_checked, launch_checks

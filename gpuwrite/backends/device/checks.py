@@ -20,8 +20,8 @@ from gpuwrite.kernels.convert import value_checks as K
 from ...errors import GpuwriteError, ValueCheckError
 from ...integrations.device_data import DeviceColumn
 from ...options.model import WriteOptions
-from ...schema import Leaf
 from ...pipeline.validate import decimal_bound, describe_bad_utf8, describe_wide_decimal
+from ...schema import Leaf
 from .ops import Device, Kernel
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuwrite.kernels.encode.pages import crc32_table
 from gpuwrite.kernels.plan.layout import CT_DICT, CT_KIND, K_BYTES, K_FLBA, K_INT96
 from gpuwrite.kernels.plan.page_layout import (
     F_COMPRESSED,
@@ -20,7 +21,6 @@ from gpuwrite.kernels.plan.page_layout import (
     I_ENTRIES,
     I_VALUE_BYTES,
 )
-from gpuwrite.kernels.encode.pages import crc32_table
 
 from ...encode.chunk import DictionaryPage, EncodedChunk, EncodedPage, PageSections, PageSpan
 from ...encode.rules import as_signed32

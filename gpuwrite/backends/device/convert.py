@@ -55,11 +55,11 @@ from gpuwrite.kernels.plan.layout import (
     ST_ROWS,
 )
 
-from ...pipeline.columns import leaf_data, micros_range_error, ns_loss_error
 from ...errors import GpuwriteError
 from ...integrations.device_data import DeviceColumn, DeviceTable
-from ...pipeline.leafdata import LeafData
 from ...options.model import WriteOptions
+from ...pipeline.columns import leaf_data, micros_range_error, ns_loss_error
+from ...pipeline.leafdata import LeafData
 from ...pipeline.rebase import date_switch_error, timestamp_switch_error, unknown_zone_error
 from ...schema import Leaf
 from .ops import Device, Kernel

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from gpuwrite.kernels.encode.delta import delta_max_size
+from gpuwrite.kernels.encode.pages import crc32_table
 from gpuwrite.kernels.plan.layout import (
     CT_DECIMAL,
     CT_DEF,
@@ -51,7 +52,6 @@ from gpuwrite.kernels.plan.page_layout import (
     I_VALUE_BYTES,
     I_WIDTH,
 )
-from gpuwrite.kernels.encode.pages import crc32_table
 
 from ...format.enums import Encoding
 from . import steps

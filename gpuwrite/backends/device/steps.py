@@ -6,10 +6,10 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from gpuwrite.kernels.hashing import bloom as B
 from gpuwrite.kernels.dictionary import row_group as D
-from gpuwrite.kernels.plan import page_layout as L
 from gpuwrite.kernels.encode import page_twins as T
+from gpuwrite.kernels.hashing import bloom as B
+from gpuwrite.kernels.plan import page_layout as L
 from gpuwrite.kernels.plan import planner as P
 
 from .ops import Kernel

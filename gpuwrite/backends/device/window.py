@@ -39,8 +39,8 @@ from gpuwrite.kernels.plan.layout import (
     KIND_CODES,
 )
 
-from ...pipeline.leafdata import LeafData
 from ...options.model import WriteOptions
+from ...pipeline.leafdata import LeafData
 from ...schema import Leaf
 from .dictionary import assign_dictionary_fields
 from .ops import Device

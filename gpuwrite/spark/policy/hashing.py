@@ -20,8 +20,8 @@ from gpuwrite.kernels.hashing.hivehash import (
 )
 from gpuwrite.kernels.hashing.murmur3 import fold_bytes, fold_int, fold_long, java_big_integer_bytes
 
-from ...pipeline.columns import _UNIT_TO_MICROS
 from ...errors import GpuwriteError
+from ...pipeline.columns import _UNIT_TO_MICROS
 
 SPARK_HASH_SEED = 42
 
