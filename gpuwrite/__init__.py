@@ -1,24 +1,77 @@
-"""gpuwrite: Parquet v2 files from columnar data, encoded by numba kernels, read by Spark as its own."""
+"""gpuwrite: Parquet v2 files from columnar data, encoded by numba kernels, read by Spark as its own.
+
+The public names are imported on first use (PEP 562), so `import gpuwrite` loads neither numba, pyarrow's
+writers, Spark's layer nor pandas; `gpuwrite.write_table` and the others resolve to the real objects.
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+import sys
+from typing import TYPE_CHECKING, Any
 
-from .api import ParquetWriter, write_table  # noqa: E402
-from .dataset.write import DatasetResult, write_dataset  # noqa: E402
-from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError  # noqa: E402
-from .inspection.file import inspect  # noqa: E402
-from .integrations.accessors import install as _install_accessors  # noqa: E402
-from .options.model import WriteOptions  # noqa: E402
-from .pipeline.buffers import release_memory  # noqa: E402
-from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary  # noqa: E402
-from .tools import kernel_cache as _kernel_cache
+from ._version import __version__
 
-_install_accessors()
-_kernel_cache.install()  # a one-line notice when a process has to compile the kernels (first run only)
+if TYPE_CHECKING:  # the real objects, for type checkers and IDEs
+    from .api import ParquetWriter, write_table
+    from .dataset.write import DatasetResult, write_dataset
+    from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError
+    from .inspection.file import inspect
+    from .integrations.accessors import register_accessors
+    from .options.model import WriteOptions
+    from .pipeline.buffers import release_memory
+    from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary
+
+# public name -> the module that defines it (absolute, imported on first access)
+_EXPORTS: dict[str, str] = {
+    "ParquetWriter": "gpuwrite.api",
+    "write_table": "gpuwrite.api",
+    "release_memory": "gpuwrite.pipeline.buffers",
+    "GpuwriteError": "gpuwrite.errors",
+    "OptionError": "gpuwrite.errors",
+    "SchemaMismatchError": "gpuwrite.errors",
+    "UnsupportedTypeError": "gpuwrite.errors",
+    "inspect": "gpuwrite.inspection.file",
+    "register_accessors": "gpuwrite.integrations.accessors",
+    "WriteOptions": "gpuwrite.options.model",
+    "ChunkSummary": "gpuwrite.result",
+    "FileResult": "gpuwrite.result",
+    "FooterSummary": "gpuwrite.result",
+    "RowGroupSummary": "gpuwrite.result",
+    "DatasetResult": "gpuwrite.dataset.write",
+    "write_dataset": "gpuwrite.dataset.write",
+}
 
 __all__ = [
     "ChunkSummary", "DatasetResult", "FileResult", "FooterSummary", "GpuwriteError", "OptionError",
     "ParquetWriter", "RowGroupSummary", "SchemaMismatchError", "UnsupportedTypeError", "WriteOptions", "__version__",
-    "inspect", "release_memory", "write_dataset", "write_table",
+    "inspect", "register_accessors", "release_memory", "write_dataset", "write_table",
 ]
+
+
+# subpackages a user reaches as attributes (`gpuwrite.spark.enable(spark)` after a bare `import gpuwrite`)
+_SUBPACKAGES = ("dataset", "iceberg", "inspection", "integrations", "options", "spark", "tools")
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first access and keep the object here (later accesses are plain); a
+    subpackage by its name is imported the same way."""
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"{__name__}.{name}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's own names and every public name, imported or not."""
+    return sorted({*globals(), *__all__})
+
+
+if "pandas" in sys.modules or "cudf" in sys.modules:  # `df.gpuwrite` now for a library already imported
+    from .integrations.accessors import register_accessors as _register_accessors
+
+    _register_accessors()

@@ -8,6 +8,8 @@ kernels know nothing of gpuwrite.
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,6 +91,25 @@ def test_iceberg_is_imported_lazily() -> None:
                              for n in names)
     profile = PACKAGE / "iceberg" / "profile.py"
     assert not any(_within(t, ("pyiceberg",)) for t in imports(profile.read_text(), "gpuwrite.iceberg.profile"))
+
+
+# What `import gpuwrite` must not load: the root resolves its public names on first use.
+NOT_AT_IMPORT = ("gpuwrite.spark", "gpuwrite.iceberg", "pandas", "pyspark", "numba", "gpuwrite.api")
+
+
+def test_import_gpuwrite_loads_no_spark_iceberg_pandas_or_kernels() -> None:
+    """A fresh `import gpuwrite` loads none of NOT_AT_IMPORT, patches no import hook, and the public names
+    still resolve afterwards (which loads them)."""
+    code = ("import sys; hooks = list(sys.meta_path); import gpuwrite; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('gpuwrite', 'pandas', 'pyspark', 'numba'))); "
+            "print(sys.meta_path == hooks); print(gpuwrite.write_table.__module__, 'gpuwrite.spark' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded, same_hooks, after = done.stdout.splitlines()
+    assert not [m for m in ast.literal_eval(loaded) if _within(m, NOT_AT_IMPORT)], loaded
+    assert ast.literal_eval(loaded) == ["gpuwrite", "gpuwrite._version"]
+    assert same_hooks == "True"
+    assert after == "gpuwrite.api True"  # resolving write_table imports the writer (and Spark's footer keys)
 
 
 def test_the_import_check_sees_relative_and_nested_imports() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import __version__
+from .._version import __version__
 from ..encode.chunk import EncodedChunk
 from ..encode.stats import PageStats
 from ..format.enums import Encoding, PageType

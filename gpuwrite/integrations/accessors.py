@@ -1,14 +1,16 @@
 """`df.gpuwrite.to_parquet(path, **options)` and `df.gpuwrite.to_dataset(path, **options)` on pandas and cudf
-DataFrames, registered when gpuwrite is imported (or, for a library imported later, as soon as it is)."""
+DataFrames, registered explicitly: by `import gpuwrite` for a library already imported, by the next call of a
+writer entry point (`write_table`, `ParquetWriter`, `write_dataset`), or by `gpuwrite.register_accessors()`
+after importing pandas or cudf later. No import hook: other libraries' loaders are left alone."""
 
 from __future__ import annotations
 
-import importlib.abc
 import os
 import sys
 from typing import Any
 
-_REGISTERED: set[str] = set()
+LIBRARIES = ("pandas", "cudf")
+_REGISTERED: set[str] = set()  # libraries whose DataFrame has the accessor
 
 
 class GpuwriteAccessor:
@@ -40,42 +42,23 @@ class GpuwriteAccessor:
         return write_dataset(self._data(), path, **options)
 
 
-def _register(module_name: str) -> None:
-    """Attach the accessor to `module_name`'s DataFrame (pandas or cudf), once."""
-    if module_name in _REGISTERED:
-        return
-    module = sys.modules[module_name]
-    _REGISTERED.add(module_name)
-    module.api.extensions.register_dataframe_accessor("gpuwrite")(GpuwriteAccessor)
+def register_accessors() -> list[str]:
+    """Attach `df.gpuwrite` to pandas' and cudf's DataFrame, for those of them already imported (pandas'
+    `register_dataframe_accessor`, cudf's own); returns the libraries that have it now. Safe to call again."""
+    for name in LIBRARIES:
+        module = sys.modules.get(name)
+        if name in _REGISTERED or module is None:
+            continue
+        extensions = getattr(getattr(module, "api", None), "extensions", None)
+        if extensions is None:  # the library is still importing (gpuwrite imported from inside it): next time
+            continue
+        extensions.register_dataframe_accessor("gpuwrite")(GpuwriteAccessor)
+        _REGISTERED.add(name)
+    return [name for name in LIBRARIES if name in _REGISTERED]
 
 
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Registers the accessor right after pandas or cudf is imported, so importing gpuwrite stays cheap."""
-
-    def find_spec(self, fullname: str, path: Any, target: Any = None) -> Any:
-        if fullname not in ("pandas", "cudf") or fullname in _REGISTERED:
-            return None
-        for finder in sys.meta_path:
-            if finder is self:
-                continue
-            spec = finder.find_spec(fullname, path, target) if hasattr(finder, "find_spec") else None
-            if spec is not None and spec.loader is not None:
-                loader = spec.loader
-                original = loader.exec_module
-
-                def exec_module(module: Any, _original: Any = original, _name: str = fullname) -> None:
-                    _original(module)
-                    _register(_name)
-
-                loader.exec_module = exec_module  # type: ignore[method-assign]
-                return spec
-        return None
-
-
-def install() -> None:
-    """Register now for libraries already imported, and on import for the others."""
-    for name in ("pandas", "cudf"):
-        if name in sys.modules:
-            _register(name)
-    if not any(isinstance(f, _AfterImport) for f in sys.meta_path):
-        sys.meta_path.insert(0, _AfterImport())
+def register_if_imported() -> None:
+    """`register_accessors` when pandas or cudf is imported and not yet registered: two dictionary look-ups
+    otherwise, cheap enough for every call of a writer entry point."""
+    if any(name in sys.modules and name not in _REGISTERED for name in LIBRARIES):
+        register_accessors()

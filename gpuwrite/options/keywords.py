@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ParamSpec, TypeVar
 
 from ..errors import OptionError
+from ..integrations.accessors import register_if_imported
 from .aliases import ALIASES, suggestion
 from .model import WriteOptions
 
@@ -92,7 +93,14 @@ def suggest_keywords(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def public_writer(fn: Callable[P, R]) -> Callable[P, R]:
-    """`suggest_keywords(fn)` with the option keywords' documentation appended to its docstring."""
+    """`suggest_keywords(fn)` with the option keywords' documentation appended to its docstring; each call first
+    gives pandas / cudf DataFrames `df.gpuwrite` if that library was imported after gpuwrite (a look-up when not)."""
     checked = suggest_keywords(fn)
-    checked.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n\n" + OPTIONS_DOC.strip() + "\n"
-    return checked
+
+    @functools.wraps(checked)
+    def entry(*args: P.args, **kwargs: P.kwargs) -> R:
+        register_if_imported()
+        return checked(*args, **kwargs)
+
+    entry.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n\n" + OPTIONS_DOC.strip() + "\n"
+    return entry

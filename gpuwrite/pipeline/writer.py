@@ -25,11 +25,17 @@ from ..integrations.device_data import DeviceTable
 from ..options.model import WriteOptions
 from ..result import FileResult, summarize
 from ..schema import FileSchema
+from ..tools import kernel_cache
 from .gcpause import collector_paused
 from .validate import check_batch, checked_in_conversion
 from .window import ArrowWindow, RowWindow
 
 KeyValue = Sequence[tuple[str, str]]
+
+# Every write (write_table, ParquetWriter, datasets, Spark tasks, Iceberg) goes through this module, and its imports
+# have just loaded the kernels (none compiled yet: numba compiles on a kernel's first call), so listening here
+# announces the first compile without making `import gpuwrite` load numba.
+kernel_cache.install()
 
 
 class FileWriter:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from .. import __version__
+from .._version import __version__
 from ..api import ParquetWriter, write_table
 from ..errors import GpuwriteError, OptionError
 from ..inspection.dataset import format_dataset, preview
