@@ -3,7 +3,7 @@
 Two programs, each run as a new Python process (as a user's first command would be):
 - `write10`: import gpuwrite and write a 10-row table of common types (int, double, string, decimal, date,
   timestamp, a nullable column); the child reports its import and write seconds and how many kernel
-  signatures numba compiled and loaded (`gpuwrite.tools.kernel_cache.cache_counts`);
+  signatures numba compiled and loaded (`gpuwrite.backends.kernel_cache.cache_counts`);
 - `demo`: `gpuwrite demo --rows N`; reported are the whole command's seconds and its "first write (cold)"
   line (seconds, signatures compiled / loaded).
 Three cache states (NUMBA_CACHE_DIR):
@@ -47,7 +47,7 @@ def write10_child() -> dict[str, Any]:
     import pyarrow as pa
 
     import gpuwrite
-    from gpuwrite.tools import kernel_cache
+    from gpuwrite.backends import kernel_cache
 
     imported, imported_cpu = time.perf_counter(), time.process_time()
     table = pa.table({

@@ -81,7 +81,7 @@ from numba.cuda.core import config
 config.CACHE_DIR = sys.argv[4]
 import gpuwrite
 from gpuwrite.tools.demo_data import store_sales_table
-from gpuwrite.tools.kernel_cache import cache_counts, cuda_cache_counts
+from gpuwrite.backends.kernel_cache import cache_counts, cuda_cache_counts
 from gpuwrite.backends.device import standin
 table = store_sales_table(int(sys.argv[3]))
 t1 = time.perf_counter()

@@ -89,7 +89,7 @@ def walk_summary(walk: list[list[str]]) -> dict[str, Any]:
     left: set[str] = set()
     climbs = returns = 0
     entered = [rooms[0]] if rooms else []
-    for prev, cur in zip(rooms, rooms[1:]):
+    for prev, cur in zip(rooms, rooms[1:], strict=False):
         if cur == prev:
             continue
         left.add(prev)

@@ -14,9 +14,9 @@ import pytest
 from numba.core.event import Event, EventStatus
 
 import gpuwrite
+from gpuwrite.backends import kernel_cache
 from gpuwrite.pipeline.progress import ProgressBar, known_rows
 from gpuwrite.pipeline.window import MIN_CONVERT_BYTES
-from gpuwrite.tools import kernel_cache
 
 
 def test_bar_counts_encoded_rows_not_read_rows() -> None:

@@ -21,7 +21,7 @@ NOTICE = "gpuwrite: compiling kernels, first run only"
 # options), the demo's table, a CSV through the command line, and a partitioned dataset.
 AFTER_WARMUP = """
 import sys, pyarrow as pa, pyarrow.csv as csv, gpuwrite
-from gpuwrite import kernel_cache
+from gpuwrite.backends import kernel_cache
 from gpuwrite.tools.demo_data import store_sales_table
 from gpuwrite.tools.warmup import sample_table
 from gpuwrite.tools.cli import main

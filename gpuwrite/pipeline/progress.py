@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..tools import kernel_cache
+from ..backends import kernel_cache
 
 ProgressArg = bool | Callable[[int], None] | None
 

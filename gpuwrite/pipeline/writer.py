@@ -17,7 +17,7 @@ import pyarrow as pa
 
 from ..assemble.file import FileAssembler, FileLayout
 from ..assemble.store_sink import open_sink
-from ..backends import RowGroupBuilder, open_backend, resolve_device
+from ..backends import RowGroupBuilder, kernel_cache, open_backend, resolve_device
 from ..encode.compress import CODEC_IDS
 from ..errors import GpuwriteError, UnsupportedTypeError, WideDecimalError
 from ..integrations.arrow import ArrowPiece, as_arrow_piece
@@ -25,7 +25,6 @@ from ..integrations.device_data import DeviceTable
 from ..options.model import WriteOptions
 from ..result import FileResult, summarize
 from ..schema import FileSchema
-from ..tools import kernel_cache
 from .gcpause import collector_paused
 from .validate import check_batch, checked_in_conversion
 from .window import ArrowWindow, RowWindow

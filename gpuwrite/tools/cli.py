@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..api import ParquetWriter, write_table
+from ..backends import kernel_cache
 from ..errors import GpuwriteError, OptionError
 from ..inspection.dataset import format_dataset, preview
 from ..inspection.file import inspect
@@ -29,7 +30,6 @@ from ..options.aliases import suggestion
 from ..options.model import TIMESTAMP_TYPES, WriteOptions
 from ..pipeline.progress import ProgressBar
 from ..result import FileResult
-from . import kernel_cache
 from .csv_input import CSV_BLOCK_BYTES, CsvSettings, parse_delimiter, parse_null_values
 from .demo_data import DEMO_ROWS, store_sales_table
 from .input_files import Source, input_kind, open_source

@@ -21,7 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from . import kernel_cache
+from ..backends import kernel_cache
 
 SAMPLE_ROWS = 3_000
 
