@@ -41,6 +41,7 @@ from gpuwrite.options.model import WriteOptions  # noqa: E402
 from gpuwrite.pipeline.columns import leaf_data  # noqa: E402
 from gpuwrite.pipeline.leafdata import LeafData  # noqa: E402
 from gpuwrite.pipeline.plan import CUT, BlockReplay, ColumnArrays, PageSchedule  # noqa: E402
+from gpuwrite.pipeline.rebase import RebaseOptions  # noqa: E402
 from gpuwrite.schema import FileSchema, Leaf  # noqa: E402
 from gpuwrite.tools.demo_data import DEMO_ROWS, store_sales_table  # noqa: E402
 
@@ -109,7 +110,7 @@ class Replayer:
 def _convert(table: pa.Table, leaves: Sequence[Leaf], opts: WriteOptions, first: int, rows: int) -> list[LeafData]:
     """A window's LeafData, as writer.py converts it."""
     part = table.slice(first, rows)
-    return [leaf_data(part.column(leaf.index), leaf, opts) for leaf in leaves]
+    return [leaf_data(part.column(leaf.index), leaf, RebaseOptions.of(opts)) for leaf in leaves]
 
 
 def record(table: pa.Table, opts: WriteOptions) -> tuple[list[Leaf], list[Call], list[list[dict]]]:

@@ -7,14 +7,14 @@ Spark's footer keys (`spark.footer_keys`), so files carry what Spark's own write
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+import sys
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from .integrations.arrow import as_arrow_piece, open_input
-from .options.aliases import UNSET, Unset
-from .options.keywords import given, public_writer
+from .options.keywords import WriteKeywords, public_writer
 from .options.model import WriteOptions, resolve_options
 from .pipeline.progress import reporter
 from .pipeline.widen import widen_piece, widen_schema
@@ -22,6 +22,11 @@ from .pipeline.writer import FileWriter, check_arrow_schema
 from .result import FileResult
 from .schema import FileSchema
 from .spark.policy.footer_keys import spark_footer_metadata
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:  # 3.10: only type checkers read it (the annotations are not evaluated at runtime)
+    from typing_extensions import Unpack
 
 
 class ParquetWriter(FileWriter):
@@ -35,25 +40,7 @@ class ParquetWriter(FileWriter):
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
                  options: WriteOptions | Mapping[str, Any] | None = None, streaming: bool = False,
                  filesystem: Any = None,
-                 compression: str | None | Unset = UNSET, compression_level: int | None = None,
-                 row_group_size: int | None = None, block_size: int | None = None,
-                 block_row_count_limit: int | None = None, data_page_size: int | None = None,
-                 page_size: int | None = None, page_row_count_limit: int | None = None,
-                 page_size_check_min: int | None = None, page_size_check_max: int | None = None,
-                 page_size_check_estimate: bool | None = None, page_value_count_threshold: int | None = None,
-                 use_dictionary: bool | str | Sequence[str] | None = None, enable_dictionary: bool | None = None,
-                 column_dictionary: Mapping[str, bool] | None = None, dictionary_page_size: int | None = None,
-                 write_statistics: bool | None = None, statistics_truncate_length: int | None = None,
-                 column_index_truncate_length: int | None = None, page_checksum: bool | None = None,
-                 timestamp_type: str | None = None, legacy_format: bool | None = None,
-                 datetime_rebase: str | None = None, int96_rebase: str | None = None, time_zone: str | None = None,
-                 widen_unsigned: bool | None = None, fallback_encoding: str | None = None,
-                 validate: bool | None = None, device: str | None = None,
-                 spark_version: str | None = None, bloom_filter_enabled: bool | None = None,
-                 bloom_filter_columns: Mapping[str, bool] | Sequence[str] | None = None,
-                 bloom_filter_ndv: Mapping[str, int] | None = None,
-                 bloom_filter_fpp: Mapping[str, float] | None = None, bloom_filter_max_bytes: int | None = None,
-                 bloom_filter_adaptive: bool | None = None, bloom_filter_candidates: int | None = None) -> None:
+                 **keywords: Unpack[WriteKeywords]) -> None:
         """Open a writer for `schema` at `path`.
 
         path: the file to write (a temporary file beside it until close()): a local path, a URI (`s3://`,
@@ -62,7 +49,7 @@ class ParquetWriter(FileWriter):
         ({"parquet.page.size": "262144"}); the keywords below win over it. streaming: the batches arrive while
         the caller waits for more (encode pages as rows come; same bytes either way).
         """
-        opts = resolve_options(options, given(locals()))
+        opts = resolve_options(options, keywords)
         given_schema = check_arrow_schema(schema)
         written = widen_schema(given_schema) if opts.widen_unsigned else given_schema
         self._given = given_schema if written is not given_schema else None
@@ -86,25 +73,7 @@ class ParquetWriter(FileWriter):
 @public_writer
 def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOptions | Mapping[str, Any] | None = None,
                 progress: bool | Callable[[int], None] | None = None, filesystem: Any = None,
-                compression: str | None | Unset = UNSET, compression_level: int | None = None,
-                row_group_size: int | None = None, block_size: int | None = None,
-                block_row_count_limit: int | None = None, data_page_size: int | None = None,
-                page_size: int | None = None, page_row_count_limit: int | None = None,
-                page_size_check_min: int | None = None, page_size_check_max: int | None = None,
-                page_size_check_estimate: bool | None = None, page_value_count_threshold: int | None = None,
-                use_dictionary: bool | str | Sequence[str] | None = None, enable_dictionary: bool | None = None,
-                column_dictionary: Mapping[str, bool] | None = None, dictionary_page_size: int | None = None,
-                write_statistics: bool | None = None, statistics_truncate_length: int | None = None,
-                column_index_truncate_length: int | None = None, page_checksum: bool | None = None,
-                timestamp_type: str | None = None, legacy_format: bool | None = None,
-                datetime_rebase: str | None = None, int96_rebase: str | None = None, time_zone: str | None = None,
-                widen_unsigned: bool | None = None, fallback_encoding: str | None = None,
-                validate: bool | None = None, device: str | None = None,
-                spark_version: str | None = None, bloom_filter_enabled: bool | None = None,
-                bloom_filter_columns: Mapping[str, bool] | Sequence[str] | None = None,
-                bloom_filter_ndv: Mapping[str, int] | None = None,
-                bloom_filter_fpp: Mapping[str, float] | None = None, bloom_filter_max_bytes: int | None = None,
-                bloom_filter_adaptive: bool | None = None, bloom_filter_candidates: int | None = None) -> FileResult:
+                **keywords: Unpack[WriteKeywords]) -> FileResult:
     """Write `data` (Arrow, pandas, or any Arrow C stream such as polars or DuckDB) to one Parquet v2 file.
 
     data: a pyarrow Table / RecordBatch / RecordBatchReader, a pandas DataFrame, or anything with
@@ -114,7 +83,6 @@ def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOption
     the keywords below win over it. progress: True draws a bar of rows encoded on stderr; a callable gets each
     input piece's row count. Returns a FileResult (path, num_rows, size, footer).
     """
-    keywords = given(locals())
     schema, pieces = open_input(data)
     writer = ParquetWriter(path, schema, options=options, filesystem=filesystem, **keywords)
     with reporter(progress, writer, data) as report:

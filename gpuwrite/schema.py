@@ -162,12 +162,25 @@ def min_bytes_for_precision(precision: int) -> int:
     return n
 
 
+@dataclass(frozen=True)
+class SchemaOptions:
+    """The write options that shape the Parquet schema (the rest shape only the bytes of the values)."""
+
+    legacy_format: bool  # SPEC: SQLConf.PARQUET_WRITE_LEGACY_FORMAT: FLBA decimals, Spark 1.4 lists and maps
+    timestamp_type: str  # SPEC: SQLConf.PARQUET_OUTPUT_TIMESTAMP_TYPE: how zoned timestamps are stored
+
+    @classmethod
+    def of(cls, opts: WriteOptions) -> SchemaOptions:
+        """The projection of `opts`, built once per schema."""
+        return cls(opts.legacy_format, opts.timestamp_type)
+
+
 def value_type(t: pa.DataType) -> pa.DataType:
     """The type whose values are written: a dictionary column's value type, else t."""
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
-def leaf_for_field(f: pa.Field, index: int, opts: WriteOptions, path: str | None = None) -> Leaf:
+def leaf_for_field(f: pa.Field, index: int, shape: SchemaOptions, path: str | None = None) -> Leaf:
     """Map one Arrow field to its Parquet leaf, or raise UnsupportedTypeError naming column and type, and the
     cast that fixes it (`path`: the dotted column path the hint names, default the field's name)."""
     t = value_type(f.type)
@@ -189,12 +202,12 @@ def leaf_for_field(f: pa.Field, index: int, opts: WriteOptions, path: str | None
     if pa.types.is_float64(t):
         return Leaf(physical=DOUBLE, kind="double", spark_type="double", **common)
     if pa.types.is_decimal(t):
-        return _decimal_leaf(f, t, common, opts)
+        return _decimal_leaf(f, t, common, shape.legacy_format)
     if pa.types.is_date32(t):
         return Leaf(physical=INT32, kind="int32", spark_type="date", converted=CT_DATE, logical=Logical("DATE"),
                     **common)
     if pa.types.is_timestamp(t):
-        return _timestamp_leaf(t, common, opts)
+        return _timestamp_leaf(t, common, shape.timestamp_type)
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return Leaf(physical=BYTE_ARRAY, kind="bytes", spark_type="string", converted=CT_UTF8,
                     logical=Logical("STRING"), **common)
@@ -215,9 +228,9 @@ def is_nested_type(t: pa.DataType) -> bool:
 class _Converter:
     """Builds the Parquet nodes, leaves and Spark types of one top-level field, depth first."""
 
-    def __init__(self, index: int, opts: WriteOptions) -> None:
+    def __init__(self, index: int, shape: SchemaOptions) -> None:
         self.index = index
-        self.opts = opts
+        self.shape = shape
         self.leaves: list[Leaf] = []
 
     def convert(self, f: pa.Field, name: str, path: tuple[str, ...], d: int, r: int,
@@ -250,7 +263,7 @@ class _Converter:
             elem = t.value_field
             kind = "fixed" if pa.types.is_fixed_size_list(t) else "list"
             inner = (*steps, (kind, r + 1) if kind == "list" else (kind, r + 1, t.list_size))
-            legacy = self.opts.legacy_format
+            legacy = self.shape.legacy_format
             if not legacy:
                 node, spark = self.convert(elem, "element", (*here, "list"), d_here + 1, r + 1, inner)
                 group = Group(name, rep, (Group("list", REPEATED, (node,)),), CT_LIST, "LIST", fid)
@@ -269,7 +282,7 @@ class _Converter:
                                          repetition=REQUIRED)
             vnode, vspark = self.convert(item, "value", kv, d_here + 1, r + 1, (*inner, ("field", 1)))
             entries = Group("key_value", REPEATED, (knode, vnode),
-                            CT_MAP_KEY_VALUE if self.opts.legacy_format else None)
+                            CT_MAP_KEY_VALUE if self.shape.legacy_format else None)
             return (Group(name, rep, (entries,), CT_MAP, "MAP", fid),
                     {"type": "map", "keyType": kspark, "valueType": vspark, "valueContainsNull": item.nullable})
         if pa.types.is_union(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t):
@@ -280,7 +293,7 @@ class _Converter:
                                        "no Parquet mapping for it, and a map's keys can never be null); cast the "
                                        "keys to the type they stand for, e.g. string")
         try:
-            leaf = leaf_for_field(pa.field(name, f.type, f.nullable), self.index, self.opts, dotted)
+            leaf = leaf_for_field(pa.field(name, f.type, f.nullable), self.index, self.shape, dotted)
         except UnsupportedTypeError as err:
             if len(here) == 1:
                 raise
@@ -294,7 +307,7 @@ class _Converter:
         return leaf, leaf.spark_type
 
 
-def _decimal_leaf(f: pa.Field, t: pa.DataType, common: dict, opts: WriteOptions) -> Leaf:
+def _decimal_leaf(f: pa.Field, t: pa.DataType, common: dict, legacy_format: bool) -> Leaf:
     """DECIMAL on INT32 / INT64 / FIXED_LEN_BYTE_ARRAY by precision, as Spark (all FLBA in legacy format)."""
     p, s = t.precision, t.scale
     if p > 38:
@@ -303,21 +316,21 @@ def _decimal_leaf(f: pa.Field, t: pa.DataType, common: dict, opts: WriteOptions)
         raise UnsupportedTypeError(f"column {f.name!r}: {t} has a negative scale, which Spark does not allow")
     dec = {"converted": CT_DECIMAL, "logical": Logical("DECIMAL", precision=p, scale=s),
            "decimal_precision": p, "decimal_scale": s, "spark_type": f"decimal({p},{s})"}
-    if p <= 9 and not opts.legacy_format:
+    if p <= 9 and not legacy_format:
         return Leaf(physical=INT32, kind="int32", **dec, **common)
-    if p <= 18 and not opts.legacy_format:
+    if p <= 18 and not legacy_format:
         return Leaf(physical=INT64, kind="int64", **dec, **common)
     return Leaf(physical=FIXED_LEN_BYTE_ARRAY, kind="flba", type_length=min_bytes_for_precision(p), **dec, **common)
 
 
-def _timestamp_leaf(t: pa.TimestampType, common: dict, opts: WriteOptions) -> Leaf:
+def _timestamp_leaf(t: pa.TimestampType, common: dict, timestamp_type: str) -> Leaf:
     """Zoned timestamps follow outputTimestampType (INT96 by default); zone-less ones are Spark's TIMESTAMP_NTZ."""
     if t.tz is None:
         return Leaf(physical=INT64, kind="int64", spark_type="timestamp_ntz", converted=CT_TIMESTAMP_MICROS,
                     logical=Logical("TIMESTAMP", unit="MICROS", adjusted_to_utc=False), **common)
-    if opts.timestamp_type == "INT96":
+    if timestamp_type == "INT96":
         return Leaf(physical=INT96, kind="int96", spark_type="timestamp", **common)
-    if opts.timestamp_type == "TIMESTAMP_MILLIS":
+    if timestamp_type == "TIMESTAMP_MILLIS":
         return Leaf(physical=INT64, kind="int64", spark_type="timestamp", converted=CT_TIMESTAMP_MILLIS,
                     logical=Logical("TIMESTAMP", unit="MILLIS", adjusted_to_utc=True), **common)
     return Leaf(physical=INT64, kind="int64", spark_type="timestamp", converted=CT_TIMESTAMP_MICROS,
@@ -344,8 +357,9 @@ class FileSchema:
             raise UnsupportedTypeError(f"duplicate column name {dupes[0]!r}: Parquet column paths must be unique")
         leaves: list[Leaf] = []
         roots, spark_types = [], []
+        shape = SchemaOptions.of(opts)
         for i, f in enumerate(schema):
-            conv = _Converter(i, opts)
+            conv = _Converter(i, shape)
             node, spark = conv.convert(f, f.name, (), 0, 0, ())
             roots.append(node)
             spark_types.append(spark)

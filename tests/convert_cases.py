@@ -14,6 +14,7 @@ from gpuwrite.backends.device.ops import Device
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafData
+from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
 
 Gen = Callable[[np.random.Generator, int], pa.Array]
@@ -209,7 +210,7 @@ def convert_and_check(device: Device, table: pa.Table, opts: WriteOptions, chunk
     idx = device.download(window.arenas["idx"])
     lev = device.download(window.arenas["lev"])
     for c, leaf in enumerate(leaves):
-        want = leaf_data(table.column(leaf.index), leaf, opts)
+        want = leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts))
         assert_leaf_equal(got[c], want, leaf.dotted)
         row = [int(x) for x in window.cols[c]]
         assert row[CT_ROWS] == want.num_rows and row[CT_VALUES] == want.num_values, leaf.dotted

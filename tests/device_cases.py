@@ -12,6 +12,7 @@ from gpuwrite.backends.device.window import DeviceWindow, window_from_leafdata
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafData
+from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema, Leaf
 
 
@@ -37,7 +38,7 @@ def random_table(rows: int, seed: int, distinct: int = 50) -> pa.Table:
 def leaves_and_data(table: pa.Table, opts: WriteOptions) -> tuple[Sequence[Leaf], list[LeafData]]:
     """The table's leaves and their host conversion."""
     schema = FileSchema.from_arrow(table.schema, opts)
-    return schema.leaves, [leaf_data(table.column(leaf.index), leaf, opts) for leaf in schema.leaves]
+    return schema.leaves, [leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts)) for leaf in schema.leaves]
 
 
 def device_window(device: Device, table: pa.Table, opts: WriteOptions) -> tuple[Sequence[Leaf], list[LeafData],

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import _validity, leaf_data
 from gpuwrite.pipeline.leafdata import LeafData
+from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
 
 ITEM = pa.struct([("sku", pa.int64()), ("name", pa.string())])
@@ -36,9 +37,9 @@ def test_nested_leaf_data_is_the_same_with_or_without_nulls_and_slicing(values: 
     b = data.draw(st.integers(a + 1, len(values)))
     part = arr.slice(a, b - a)
     fresh = pa.array(part.to_pylist(), type=TYPE)
-    leaves = FileSchema.from_arrow(pa.schema([("l", TYPE)]), opts).leaves
+    leaves, rebase = FileSchema.from_arrow(pa.schema([("l", TYPE)]), opts).leaves, RebaseOptions.of(opts)
     for leaf in leaves:
-        assert _fields(leaf_data(part, leaf, opts)) == _fields(leaf_data(fresh, leaf, opts))
+        assert _fields(leaf_data(part, leaf, rebase)) == _fields(leaf_data(fresh, leaf, rebase))
 
 
 def test_all_present_values_are_used_without_a_copy() -> None:
@@ -47,7 +48,7 @@ def test_all_present_values_are_used_without_a_copy() -> None:
     arr = pa.array([[{"sku": 1, "name": "a"}], [], [{"sku": 2, "name": "bc"}, {"sku": 3, "name": "d"}]],
                    type=TYPE)
     leaves = FileSchema.from_arrow(pa.schema([("l", TYPE)]), opts).leaves
-    name = leaf_data(arr, leaves[1], opts)
+    name = leaf_data(arr, leaves[1], RebaseOptions.of(opts))
     assert name.data is not None and bytes(np.asarray(name.data)[:4]) == b"abcd"
     arrow_bytes = np.frombuffer(arr.values.field(1).buffers()[2], dtype=np.uint8)
     assert np.shares_memory(np.asarray(name.data), arrow_bytes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import typing
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,8 +16,8 @@ import pytest
 import gpuwrite
 import gpuwrite.spark
 from gpuwrite import OptionError, WriteOptions
-from gpuwrite.options.aliases import UNSET
-from gpuwrite.options.keywords import OPTION_KEYWORDS, OPTIONS_DOC
+from gpuwrite.options.aliases import ALIASES, UNSET, Unset
+from gpuwrite.options.keywords import OPTION_KEYWORDS, OPTIONS_DOC, WriteKeywords
 
 TABLE = pa.table({"id": pa.array(range(5_000), pa.int64()),
                   "city": pa.array(["Oslo", "Lima", "Pune", "Kyiv"] * 1_250),
@@ -28,6 +29,12 @@ def _bytes(tmp_path: Path, name: str, **keywords: object) -> bytes:
     path = tmp_path / f"{name}.parquet"
     gpuwrite.write_table(TABLE, path, **keywords)
     return path.read_bytes()
+
+
+def _dataset(path: Path, **keywords: object) -> Path:
+    """TABLE written as a dataset at `path` with these keywords."""
+    gpuwrite.write_dataset(TABLE, path, **keywords)
+    return path
 
 
 def test_row_group_size_counts_rows_as_pyarrow(tmp_path: Path) -> None:
@@ -156,14 +163,29 @@ def test_bloom_filter_columns_takes_one_name(tmp_path: Path) -> None:
 PUBLIC_WRITERS = [gpuwrite.write_table, gpuwrite.ParquetWriter, gpuwrite.write_dataset]
 
 
+def test_keywords_are_the_option_fields_and_aliases() -> None:
+    """WriteKeywords, the one list of option keywords, is every WriteOptions field and every pyarrow alias,
+    each once, and its types are what the writers accept: not given is UNSET for compression, None for the rest."""
+    fields = [f.name for f in dataclasses.fields(WriteOptions)]
+    assert len(OPTION_KEYWORDS) == len(set(OPTION_KEYWORDS))
+    assert set(OPTION_KEYWORDS) == {*fields, *ALIASES}
+    assert set(WriteKeywords.__optional_keys__) == set(OPTION_KEYWORDS) and not WriteKeywords.__required_keys__
+    hints = typing.get_type_hints(WriteKeywords)
+    assert all(type(None) in typing.get_args(hint) for hint in hints.values())
+    assert [name for name, hint in hints.items() if Unset in typing.get_args(hint)] == ["compression"]
+
+
 @pytest.mark.parametrize("fn", PUBLIC_WRITERS, ids=lambda f: f.__name__)
-def test_public_writers_show_every_keyword(fn) -> None:
-    """No **kwargs: each writer's signature lists every option keyword (every WriteOptions field and pyarrow's
-    aliases), typed and defaulting to "not given"; its docstring documents each one."""
+def test_public_writers_take_the_keywords_once(fn) -> None:
+    """Each writer declares `**keywords: Unpack[WriteKeywords]` (no keyword spelt out again), and its shown
+    signature lists every option keyword, typed and defaulting to "not given"; its docstring documents each."""
+    declared = inspect.signature((fn.__init__ if inspect.isclass(fn) else fn).__wrapped__).parameters
+    spread = [p for p in declared.values() if p.kind is p.VAR_KEYWORD]
+    assert [(p.name, p.annotation) for p in spread] == [("keywords", "Unpack[WriteKeywords]")]
+    assert not set(declared) & set(OPTION_KEYWORDS)
     params = inspect.signature(fn).parameters
     assert not any(p.kind is p.VAR_KEYWORD for p in params.values())
-    missing = [k for k in OPTION_KEYWORDS if k not in params]
-    assert missing == []
+    assert [k for k in OPTION_KEYWORDS if k not in params] == []
     for name in OPTION_KEYWORDS:
         assert params[name].kind is params[name].KEYWORD_ONLY
         assert params[name].annotation is not inspect.Parameter.empty
@@ -171,6 +193,17 @@ def test_public_writers_show_every_keyword(fn) -> None:
     doc = inspect.getdoc(fn.__init__ if inspect.isclass(fn) else fn) or ""
     assert all(name in doc for name in OPTION_KEYWORDS), [n for n in OPTION_KEYWORDS if n not in doc]
     assert "rows per row group" in doc and "bytes" in doc
+
+
+def test_not_given_and_none_write_the_same_bytes(tmp_path: Path) -> None:
+    """A keyword passed as None is "not given" (as when the writers spelt out `= None` defaults), through every
+    writer: write_table hands its keywords to ParquetWriter, write_dataset resolves them itself."""
+    assert _bytes(tmp_path, "none", page_size=None, row_group_size=None) == _bytes(tmp_path, "absent")
+    gpuwrite.write_dataset(TABLE, tmp_path / "ds", page_size=None, data_page_size=4_096)
+    gpuwrite.write_dataset(TABLE, tmp_path / "ds_field", page_size=4_096)
+    files = [sorted(p.read_bytes() for p in (tmp_path / d).glob("*.parquet")) for d in ("ds", "ds_field")]
+    assert files[0] and files[0] == files[1]  # the job uuid is in the file names, not in the bytes
+    assert files[0] != sorted(p.read_bytes() for p in _dataset(tmp_path / "ds_default").glob("*.parquet"))
 
 
 def test_every_field_is_documented_for_users() -> None:

@@ -217,6 +217,7 @@ def test_equal_index_parts_are_stored_once() -> None:
     and each column's descriptor points at it; unequal parts (even with the same probe) stay apart."""
     from gpuwrite.pipeline.columns import leaf_data
     from gpuwrite.pipeline.plan import _Parts
+    from gpuwrite.pipeline.rebase import RebaseOptions
 
     parts = _Parts(np.int64)
     a = np.array([0, 2, 5, 9], dtype=np.int64)
@@ -232,7 +233,7 @@ def test_equal_index_parts_are_stored_once() -> None:
     table = pa.table({"l": pa.array([[{"x": 1, "y": 2}], [], None, [{"x": 3, "y": 4}] * 3], type=typ)})
     opts = WriteOptions()
     leaves = FileSchema.from_arrow(table.schema, opts).leaves
-    datas = [leaf_data(table.column(0).chunks[0], leaf, opts) for leaf in leaves]
+    datas = [leaf_data(table.column(0).chunks[0], leaf, RebaseOptions.of(opts)) for leaf in leaves]
     cols = ColumnArrays.build(leaves, datas)
     assert cols.desc[0, k.D_ENTRY] == cols.desc[1, k.D_ENTRY]
     assert cols.desc[0, k.D_VBEFORE] == cols.desc[1, k.D_VBEFORE]

@@ -29,6 +29,7 @@ from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.pipeline.plan import BlockReplay, ColumnArrays, PageSchedule
+from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema, Leaf
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -151,7 +152,7 @@ def cases(draw: st.DrawFn, max_rows: int = 3000, max_columns: int = 6) -> Case:
 def _window(case: Case, leaves: Sequence[Leaf], first: int, rows: int) -> list[LeafData]:
     """LeafData of rows first..first+rows of the table, as the writer converts a window."""
     part = case.table.slice(first, rows)
-    return [leaf_data(part.column(leaf.index), leaf, case.opts) for leaf in leaves]
+    return [leaf_data(part.column(leaf.index), leaf, RebaseOptions.of(case.opts)) for leaf in leaves]
 
 
 def drive(case: Case, make: Callable[[list[Leaf]], Any]) -> list[tuple[int, Any]]:

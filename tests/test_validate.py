@@ -224,7 +224,7 @@ def test_leaves_checked_side_by_side_report_the_first_failing_leaf(monkeypatch):
 
     from gpuwrite.backends.workpool import WorkPool
     from gpuwrite.options.model import WriteOptions
-    from gpuwrite.pipeline.validate import _check_leaf, check_batch
+    from gpuwrite.pipeline.validate import CheckOptions, _check_leaf, check_batch
     from gpuwrite.schema import FileSchema
 
     bad_text = pa.array([b"ok", b"\xff"], pa.binary()).view(pa.string())
@@ -243,13 +243,14 @@ def test_leaves_checked_side_by_side_report_the_first_failing_leaf(monkeypatch):
     pool = WorkPool(2, name="check-test")
     try:
         with pytest.raises(ValueCheckError, match="column 's'"):
-            check_batch(table, schema, opts, 0, pool=pool)
+            check_batch(table, schema, CheckOptions.of(opts), 0, pool=pool)
         assert threads and all(name.startswith("check-test") for name in threads)
         with pytest.raises(ValueCheckError, match="column 'd'"):
             check_batch(table.drop_columns(["s"]), FileSchema.from_arrow(table.drop_columns(["s"]).schema, opts),
-                        opts, 0, pool=pool)
+                        CheckOptions.of(opts), 0, pool=pool)
         clean = table.select(["ok"]).append_column("u", pa.array(["x", "y"]))
-        check_batch(clean, FileSchema.from_arrow(clean.schema, opts), opts, 0, pool=pool)
+        check_batch(clean, FileSchema.from_arrow(clean.schema, opts), CheckOptions.of(opts), 0,
+                    pool=pool)
     finally:
         pool.shutdown()
 

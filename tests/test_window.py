@@ -17,6 +17,7 @@ from gpuwrite.backends.workpool import WorkPool
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafBuffer, LeafData, block_prefix
+from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.pipeline.window import RowWindow
 from gpuwrite.pipeline.writer import FileWriter
 from gpuwrite.schema import FileSchema
@@ -71,7 +72,7 @@ def _views(table: pa.Table, cuts: list[int]) -> tuple[FileSchema, list[list[Leaf
     opts = WriteOptions()
     schema = FileSchema.from_arrow(table.schema, opts)
     bounds = [0, *cuts, table.num_rows]
-    parts = [[leaf_data(table.slice(a, b - a).column(leaf.index).combine_chunks(), leaf, opts)
+    parts = [[leaf_data(table.slice(a, b - a).column(leaf.index).combine_chunks(), leaf, RebaseOptions.of(opts))
               for a, b in zip(bounds, bounds[1:], strict=False)] for leaf in schema.leaves]
     return schema, parts
 
@@ -149,7 +150,7 @@ def test_large_values_are_not_copied_into_the_window():
     schema = FileSchema.from_arrow(table.schema, opts)
     buffer = LeafBuffer()
     for k in range(n):
-        buffer.append(leaf_data(table.column(0).chunk(0).slice(k, 1), schema.leaves[0], opts))
+        buffer.append(leaf_data(table.column(0).chunk(0).slice(k, 1), schema.leaves[0], RebaseOptions.of(opts)))
     view = buffer.view()
     assert np.shares_memory(view.data, data) and view.data.size == n * size
     assert np.array_equal(view.offsets, np.arange(n + 1) * size)
@@ -454,7 +455,7 @@ def test_compacted_values_are_converted_in_place(monkeypatch):
     leaves = window.extend().leaves()
     assert copies and all(copies)  # every later append of values was the buffer's own memory
     for leaf, got in zip(schema.leaves, leaves, strict=True):
-        want = leaf_data(table.column(leaf.index), leaf, opts)
+        want = leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts))
         assert np.array_equal(got.values, want.values), leaf.name
         assert np.array_equal(got.valid, want.valid), leaf.name
 

@@ -42,9 +42,9 @@ def page_pool(columns: int) -> WorkPool | None:
 class CpuEncoders:
     """The CPU `ColumnEncoders` of one row group."""
 
-    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor,
-                 pool: WorkPool | None) -> None:
-        self.encoders = [ChunkEncoder(leaf, ChunkOptions.for_leaf(leaf, opts, compress)) for leaf in leaves]
+    def __init__(self, leaves: Sequence[Leaf], chunk_options: Sequence[ChunkOptions], pool: WorkPool | None) -> None:
+        """`chunk_options`: each leaf's, built once per file (`ChunkOptions.for_leaf`)."""
+        self.encoders = [ChunkEncoder(leaf, options) for leaf, options in zip(leaves, chunk_options, strict=True)]
         self.pool = pool
         self.window: Sequence[LeafData] = ()
 
@@ -103,7 +103,8 @@ class CpuBackend:
     converts_on_host = True
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> None:
-        self.leaves, self.opts, self.compress = leaves, opts, compress
+        self.leaves, self.opts = leaves, opts
+        self.chunk_options = [ChunkOptions.for_leaf(leaf, opts, compress) for leaf in leaves]
         self.pool = page_pool(len(leaves))
 
     def checks_values(self, leaf: Leaf) -> bool:
@@ -112,7 +113,7 @@ class CpuBackend:
 
     def row_group(self) -> RowGroupBuilder:
         """A builder for the next row group."""
-        return PlannedRowGroup(self.leaves, self.opts, CpuEncoders(self.leaves, self.opts, self.compress, self.pool))
+        return PlannedRowGroup(self.leaves, self.opts, CpuEncoders(self.leaves, self.chunk_options, self.pool))
 
     def close(self) -> None:
         """Stop the threads."""

@@ -12,10 +12,11 @@ what killed jobs left is cleaned by the next write (`leftovers`). `write_task` i
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -23,8 +24,8 @@ from ..errors import GpuwriteError
 from ..filesystems import local_path
 from ..integrations.arrow import ArrowPiece, open_input
 from ..integrations.device_data import DeviceTable
-from ..options.aliases import UNSET, Unset, column_list
-from ..options.keywords import given, public_writer
+from ..options.aliases import column_list
+from ..options.keywords import WriteKeywords, public_writer
 from ..options.model import WriteOptions, resolve_options
 from ..result import FileResult
 from ..spark.policy.buckets import parse_bucket_by
@@ -35,6 +36,11 @@ from .lock import TargetLock
 from .staging import Staging
 from .target import Target, resolve_target
 from .writers import DEFAULT_MAX_PARTITIONS, FileLayout, write_files, write_partitioned
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:  # 3.10: only type checkers read it (the annotations are not evaluated at runtime)
+    from typing_extensions import Unpack
 
 
 @dataclass(frozen=True)
@@ -71,25 +77,7 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
                   bucket_by: tuple[int, str | Sequence[str]] | None = None, max_open_files: int = 0,
                   max_partitions: int = DEFAULT_MAX_PARTITIONS, hive_compatible_buckets: bool = False,
                   options: WriteOptions | Mapping[str, Any] | None = None, filesystem: Any = None,
-                  compression: str | None | Unset = UNSET, compression_level: int | None = None,
-                  row_group_size: int | None = None, block_size: int | None = None,
-                  block_row_count_limit: int | None = None, data_page_size: int | None = None,
-                  page_size: int | None = None, page_row_count_limit: int | None = None,
-                  page_size_check_min: int | None = None, page_size_check_max: int | None = None,
-                  page_size_check_estimate: bool | None = None, page_value_count_threshold: int | None = None,
-                  use_dictionary: bool | str | Sequence[str] | None = None, enable_dictionary: bool | None = None,
-                  column_dictionary: Mapping[str, bool] | None = None, dictionary_page_size: int | None = None,
-                  write_statistics: bool | None = None, statistics_truncate_length: int | None = None,
-                  column_index_truncate_length: int | None = None, page_checksum: bool | None = None,
-                  timestamp_type: str | None = None, legacy_format: bool | None = None,
-                  datetime_rebase: str | None = None, int96_rebase: str | None = None, time_zone: str | None = None,
-                  widen_unsigned: bool | None = None, fallback_encoding: str | None = None,
-                 validate: bool | None = None, device: str | None = None,
-                  spark_version: str | None = None, bloom_filter_enabled: bool | None = None,
-                  bloom_filter_columns: Mapping[str, bool] | Sequence[str] | None = None,
-                  bloom_filter_ndv: Mapping[str, int] | None = None,
-                  bloom_filter_fpp: Mapping[str, float] | None = None, bloom_filter_max_bytes: int | None = None,
-                  bloom_filter_adaptive: bool | None = None, bloom_filter_candidates: int | None = None) -> DatasetResult:
+                  **keywords: Unpack[WriteKeywords]) -> DatasetResult:
     """Write `data` as a Spark-layout table directory; files appear only when the whole write succeeded, and
     whatever fails, the table that was there stays as it was (see `publish`).
 
@@ -105,7 +93,6 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
     and the count, raised before any file is written. options and the keywords below: as write_table.
     Returns a DatasetResult (path, files, num_rows).
     """
-    keywords = given(locals())
     partition_by = _partition_columns(partition_by, partition_cols)
     buckets = parse_bucket_by(bucket_by, partition_by, hive_compatible_buckets)
     if not isinstance(max_records_per_file, int) or max_records_per_file < 0:

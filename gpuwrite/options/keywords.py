@@ -1,27 +1,72 @@
-"""The option keywords every public writer takes (`write_table`, `ParquetWriter`, `write_dataset`): their names,
-their documentation (appended to each writer's docstring), and "did you mean" for a misspelt keyword.
+"""The option keywords every public writer takes (`write_table`, `ParquetWriter`, `write_dataset`), written once
+as the `WriteKeywords` TypedDict: their names and types, their documentation (appended to each writer's
+docstring), and "did you mean" for a misspelt keyword.
 
-Each writer spells the keywords out in its signature (so `help()`, IDEs and type checkers see them) and hands
-them on with `given(locals())`; `tests/test_keywords.py` checks every writer takes every keyword.
+Each writer takes them as `**keywords: Unpack[WriteKeywords]` (type checkers and IDEs see every keyword and its
+type); `public_writer` shows them in the writer's runtime signature too (`help()`, `inspect.signature`).
+`tests/test_keywords.py` checks the names agree with WriteOptions' fields and pyarrow's aliases.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
-from collections.abc import Callable, Mapping
-from typing import Any, ParamSpec, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ParamSpec, TypedDict, TypeVar, get_args, get_type_hints
 
 from ..errors import OptionError
 from ..integrations.accessors import register_if_imported
-from .aliases import ALIASES, suggestion
-from .model import WriteOptions
+from .aliases import UNSET, Unset, suggestion
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-OPTION_KEYWORDS: tuple[str, ...] = (*(f.name for f in dataclasses.fields(WriteOptions)), *ALIASES)
+
+class WriteKeywords(TypedDict, total=False):
+    """The option keywords of the public writers: every WriteOptions field and pyarrow's aliases (ALIASES), as
+    the writers accept them; one not given (or None) leaves the value to `options`, else the default."""
+
+    compression: str | None | Unset  # None is uncompressed (pyarrow's), so "not given" is UNSET
+    compression_level: int | None
+    row_group_size: int | None
+    block_size: int | None
+    block_row_count_limit: int | None
+    data_page_size: int | None
+    page_size: int | None
+    page_row_count_limit: int | None
+    page_size_check_min: int | None
+    page_size_check_max: int | None
+    page_size_check_estimate: bool | None
+    page_value_count_threshold: int | None
+    use_dictionary: bool | str | Sequence[str] | None
+    enable_dictionary: bool | None
+    column_dictionary: Mapping[str, bool] | None
+    dictionary_page_size: int | None
+    write_statistics: bool | None
+    statistics_truncate_length: int | None
+    column_index_truncate_length: int | None
+    page_checksum: bool | None
+    timestamp_type: str | None
+    legacy_format: bool | None
+    datetime_rebase: str | None
+    int96_rebase: str | None
+    time_zone: str | None
+    widen_unsigned: bool | None
+    fallback_encoding: str | None
+    validate: bool | None
+    device: str | None
+    spark_version: str | None
+    bloom_filter_enabled: bool | None
+    bloom_filter_columns: Mapping[str, bool] | Sequence[str] | None
+    bloom_filter_ndv: Mapping[str, int] | None
+    bloom_filter_fpp: Mapping[str, float] | None
+    bloom_filter_max_bytes: int | None
+    bloom_filter_adaptive: bool | None
+    bloom_filter_candidates: int | None
+
+
+KEYWORD_TYPES: dict[str, Any] = get_type_hints(WriteKeywords)
+OPTION_KEYWORDS: tuple[str, ...] = tuple(KEYWORD_TYPES)
 
 OPTIONS_DOC = """
 Option keywords (all optional; "not given" leaves the value to `options`, else the default shown, which is Spark
@@ -71,15 +116,28 @@ An unknown keyword raises gpuwrite.OptionError naming the closest known one; a b
 """
 
 
-def given(scope: Mapping[str, Any]) -> dict[str, Any]:
-    """The option keywords of a writer's call, from its `locals()` taken before anything else is bound."""
-    return {name: scope[name] for name in OPTION_KEYWORDS}
+def keyword_parameters() -> list[inspect.Parameter]:
+    """The option keywords as keyword-only parameters, typed, each defaulting to its "not given" value (UNSET
+    where None is a value, as for compression; else None)."""
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=hint,
+                              default=UNSET if Unset in get_args(hint) else None)
+            for name, hint in KEYWORD_TYPES.items()]
 
 
-def suggest_keywords(fn: Callable[P, R]) -> Callable[P, R]:
-    """`fn`, but a misspelt keyword is an OptionError naming the closest known one (Python's own TypeError names
-    none)."""
-    params = inspect.signature(fn).parameters
+def shown_signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """`fn`'s signature with its `**keywords: Unpack[WriteKeywords]` spelled out as the option keywords, so that
+    `help()` and `inspect.signature` list each one as type checkers see them."""
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    spread = [i for i, p in enumerate(params) if p.kind is p.VAR_KEYWORD]
+    if not spread:
+        raise TypeError(f"{fn.__qualname__} takes no **keywords: Unpack[WriteKeywords]")
+    return sig.replace(parameters=[*params[:spread[0]], *keyword_parameters()])
+
+
+def _suggesting(fn: Callable[P, R], sig: inspect.Signature) -> Callable[P, R]:
+    """`fn`, but a keyword not in `sig` is an OptionError naming the closest one `sig` has."""
+    params = sig.parameters
     names = [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
     @functools.wraps(fn)
@@ -92,15 +150,24 @@ def suggest_keywords(fn: Callable[P, R]) -> Callable[P, R]:
     return checked
 
 
+def suggest_keywords(fn: Callable[P, R]) -> Callable[P, R]:
+    """`fn`, but a misspelt keyword is an OptionError naming the closest known one (Python's own TypeError names
+    none)."""
+    return _suggesting(fn, inspect.signature(fn))
+
+
 def public_writer(fn: Callable[P, R]) -> Callable[P, R]:
-    """`suggest_keywords(fn)` with the option keywords' documentation appended to its docstring; each call first
-    gives pandas / cudf DataFrames `df.gpuwrite` if that library was imported after gpuwrite (a look-up when not)."""
-    checked = suggest_keywords(fn)
+    """A public writer taking `**keywords: Unpack[WriteKeywords]`: misspelt keywords suggest the closest one,
+    its signature shows the option keywords, and their documentation is appended to its docstring; each call
+    first gives pandas / cudf DataFrames `df.gpuwrite` if that library was imported after gpuwrite."""
+    shown = shown_signature(fn)
+    checked = _suggesting(fn, shown)
 
     @functools.wraps(checked)
     def entry(*args: P.args, **kwargs: P.kwargs) -> R:
         register_if_imported()
         return checked(*args, **kwargs)
 
+    entry.__signature__ = shown  # type: ignore[attr-defined]
     entry.__doc__ = inspect.cleandoc(fn.__doc__ or "") + "\n\n" + OPTIONS_DOC.strip() + "\n"
     return entry

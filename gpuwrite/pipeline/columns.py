@@ -15,12 +15,11 @@ import pyarrow.compute as pc
 
 from ..errors import GpuwriteError, WideDecimalError
 from ..kernels.convert.compact import compact_decimal_words, compact_words
-from ..options.model import WriteOptions
 from ..schema import Leaf, value_type
 from . import buffers
 from .leafdata import NO_ROWS, LeafBuffer, LeafData
 from .levels import Walked, walk
-from .rebase import rebase_dates, rebase_timestamps
+from .rebase import RebaseOptions, rebase_dates, rebase_timestamps
 
 MICROS_PER_DAY = 86_400_000_000
 JULIAN_DAY_OF_EPOCH = 2_440_588
@@ -211,18 +210,19 @@ def decode_dictionary(arr: pa.DictionaryArray) -> pa.Array:
     return dictionary.take(arr.indices)
 
 
-def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions,
+def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, rebase: RebaseOptions,
               into: LeafBuffer | None = None, memo: dict[tuple, Walked] | None = None,
               check_decimals: bool = False) -> LeafData:
     """Convert rows of a column (a chunked column is combined first: the window passes chunks one by one) to
     LeafData; byte offsets may index a larger data buffer than the values use. With `into` (the buffer the
     result will be appended to), compacted values are written straight into its next values; `memo` (one per
-    Arrow array) lets sibling nested leaves share the levels of the steps they have in common.
+    Arrow array) lets sibling nested leaves share the levels of the steps they have in common. `rebase`: the
+    calendar rebase of dates and zoned timestamps (`rebase.RebaseOptions.of(opts)`).
     `check_decimals`: check flat decimals stored as INT32 / INT64 against their precision as they are
     compacted (validate.checked_in_conversion), raising WideDecimalError."""
     arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if leaf.nested:
-        return _nested_leaf_data(arr, leaf, opts, memo)
+        return _nested_leaf_data(arr, leaf, rebase, memo)
     if pa.types.is_dictionary(arr.type):
         arr = decode_dictionary(arr)
     elif arr.type != value_type(leaf.arrow_type):
@@ -244,8 +244,7 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
     elif pa.types.is_timestamp(arr.type):
         micros = _timestamp_micros(arr, leaf, out.valid)
         if arr.type.tz is not None:
-            mode = opts.int96_rebase if kind == "int96" else opts.datetime_rebase
-            micros = rebase_timestamps(micros, mode, opts.time_zone, leaf.name)
+            micros = rebase_timestamps(micros, rebase.timestamp_mode(kind == "int96"), rebase.time_zone, leaf.name)
         if kind == "int96":
             out.offsets, out.data = _fixed_bytes(int96_bytes(micros))
         elif leaf.logical is not None and leaf.logical.unit == "MILLIS":
@@ -253,7 +252,7 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
         else:
             out.values = micros
     elif pa.types.is_date32(arr.type):
-        out.values = rebase_dates(_fixed_values(arr.view(pa.int32()), np.int32, out.valid), opts.datetime_rebase,
+        out.values = rebase_dates(_fixed_values(arr.view(pa.int32()), np.int32, out.valid), rebase.datetime_rebase,
                                   leaf.name)
     elif kind == "int32":
         out.values = _fixed_values(arr, np.int32, out.valid, into)
@@ -266,7 +265,7 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, opts: WriteOptions
     return out
 
 
-def _nested_leaf_data(arr: pa.Array, leaf: Leaf, opts: WriteOptions,
+def _nested_leaf_data(arr: pa.Array, leaf: Leaf, rebase: RebaseOptions,
                       memo: dict[tuple, Walked] | None = None) -> LeafData:
     """LeafData of a nested leaf: its present values converted as a flat column, plus levels and indexes."""
     pos, rep, dfn, values = walk(arr, leaf, memo)
@@ -278,7 +277,7 @@ def _nested_leaf_data(arr: pa.Array, leaf: Leaf, opts: WriteOptions,
     else:
         taken = values.take(pa.array(at)) if len(values) else values.slice(0, 0)
     flat = leaf_data(taken, replace(leaf, nested_path=(), def_level=-1, rep_level=0, repetition=-1, steps=(),
-                                    name=leaf.dotted, nullable=False), opts)
+                                    name=leaf.dotted, nullable=False), rebase)
     if leaf.max_rep > 0:
         row_entry = np.flatnonzero(rep == 0).astype(np.int64)
     else:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
@@ -29,10 +31,31 @@ from gpuwrite.kernels.convert.rebase import (
 from ..errors import GpuwriteError
 from ..options.values import JAVA_SHORT_IDS
 
+if TYPE_CHECKING:
+    from ..options.model import WriteOptions
+
 # java.util.TimeZone's custom IDs: GMT+h, GMT+hh, GMT+hh:mm, GMT+hhmm.
 _JAVA_CUSTOM_ZONE = re.compile(r"^GMT([+-])(\d{1,2})(?::?(\d{2}))?$")
 # Offset IDs java.time accepts (Spark's session zone) but java.util.TimeZone does not know: it falls back to GMT.
 _OFFSET_ONLY_ZONE = re.compile(r"^(?:Z|(?:UTC|UT|GMT)?[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)$")
+
+
+@dataclass(frozen=True)
+class RebaseOptions:
+    """The write options the calendar rebase reads: what converts and checks dates and timestamps need of them."""
+
+    datetime_rebase: str  # SPEC: SQLConf.PARQUET_REBASE_MODE_IN_WRITE (dates, micros / millis timestamps)
+    int96_rebase: str  # SPEC: SQLConf.PARQUET_INT96_REBASE_MODE_IN_WRITE (INT96 timestamps)
+    time_zone: str  # SPEC: SQLConf.SESSION_LOCAL_TIMEZONE (LEGACY timestamps are rebased in it)
+
+    @classmethod
+    def of(cls, opts: WriteOptions) -> RebaseOptions:
+        """The projection of `opts`, built once where the options are known (a writer, a window)."""
+        return cls(opts.datetime_rebase, opts.int96_rebase, opts.time_zone)
+
+    def timestamp_mode(self, int96: bool) -> str:
+        """The mode of zoned timestamps written as INT96 (`int96`) or as INT64 micros / millis."""
+        return self.int96_rebase if int96 else self.datetime_rebase
 
 
 def fixed_offset_micros(zone: str) -> int | None:

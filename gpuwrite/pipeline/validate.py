@@ -29,7 +29,7 @@ from ..integrations.device_data import DeviceTable
 from ..options.model import INT_MAX, WriteOptions
 from ..schema import FileSchema, Leaf
 from .columns import widen_decimal
-from .rebase import LAST_SWITCH_GREGORIAN_MICROS, rebase_dates, rebase_timestamps
+from .rebase import LAST_SWITCH_GREGORIAN_MICROS, RebaseOptions, rebase_dates, rebase_timestamps
 
 if TYPE_CHECKING:
     from ..backends.workpool import WorkPool
@@ -44,6 +44,19 @@ _UNIT_FACTOR = {"s": 1_000_000, "ms": 1_000, "us": 1}
 
 Finder = Callable[[pa.Array, int], int]  # (values, start) -> first failing index at or after start, or -1
 Describe = Callable[[pa.Array, int], str]  # (values, index) -> what is wrong with that value
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """The write options the batch checks read: `validate`, and the rebase modes (EXCEPTION refuses old values)."""
+
+    validate: bool
+    rebase: RebaseOptions
+
+    @classmethod
+    def of(cls, opts: WriteOptions) -> CheckOptions:
+        """The projection of `opts`, built once per writer."""
+        return cls(opts.validate, RebaseOptions.of(opts))
 
 
 @dataclass(frozen=True)
@@ -64,12 +77,13 @@ def checked_in_conversion(leaf: Leaf) -> bool:
     return not leaf.nested and leaf.is_decimal and leaf.kind in ("int32", "int64")
 
 
-def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int,
+def check_batch(piece: ArrowPiece, schema: FileSchema, opts: CheckOptions, written: int,
                 on_device: Callable[[Leaf], bool] | None = None, pool: WorkPool | None = None, *,
                 deferred: Callable[[Leaf], bool] | None = None) -> None:
     """Raise a GpuwriteError naming the column (and row) if the writer must refuse `piece`; change nothing.
 
-    `written` is the number of rows the file holds before this batch (for the row numbers in messages).
+    `opts`: what the checks read of the write options (`CheckOptions.of`). `written` is the number of rows the
+    file holds before this batch (for the row numbers in messages).
     `on_device`: the leaves whose values the backend checks itself where they are converted (the GPU backend:
     decimal precision and UTF-8 in `backends/device/checks.py`, timestamp and rebase refusals in its
     conversion); only their names, types, nulls and value sizes are checked here, which reads no values.
@@ -86,7 +100,7 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, writt
         raise
 
 
-def _check_batch(piece: ArrowPiece, schema: FileSchema, opts: WriteOptions, written: int, *,
+def _check_batch(piece: ArrowPiece, schema: FileSchema, opts: CheckOptions, written: int, *,
                  on_device: Callable[[Leaf], bool] | None, pool: WorkPool | None,
                  deferred: Callable[[Leaf], bool] | None) -> None:
     """check_batch, without the decimal precision check of the `deferred` leaves."""
@@ -245,7 +259,7 @@ def _row_of(lists: list[pa.Array], i: int) -> int:
 
 # -- value checks --------------------------------------------------------------------------------------------
 
-def _value_checks(leaf: Leaf, opts: WriteOptions) -> list[tuple[Finder, Describe]]:
+def _value_checks(leaf: Leaf, opts: CheckOptions) -> list[tuple[Finder, Describe]]:
     """The checks that apply to the leaf's values under these options."""
     t = leaf.arrow_type
     checks: list[tuple[Finder, Describe]] = []
@@ -260,11 +274,10 @@ def _value_checks(leaf: Leaf, opts: WriteOptions) -> list[tuple[Finder, Describe
             checks.append((_first_sub_micro, _describe_sub_micro))
         elif t.unit != "us":
             checks.append((_first_outside_micros, _describe_outside_micros))
-        mode = opts.int96_rebase if leaf.kind == "int96" else opts.datetime_rebase
-        if t.tz is not None and mode == "EXCEPTION":
-            checks.append((_first_before_switch_ts, _rebase_message(leaf, opts)))
-    if pa.types.is_date32(t) and opts.datetime_rebase == "EXCEPTION":
-        checks.append((_first_before_switch_date, _rebase_message(leaf, opts)))
+        if t.tz is not None and opts.rebase.timestamp_mode(leaf.kind == "int96") == "EXCEPTION":
+            checks.append((_first_before_switch_ts, _rebase_message(leaf, opts.rebase.time_zone)))
+    if pa.types.is_date32(t) and opts.rebase.datetime_rebase == "EXCEPTION":
+        checks.append((_first_before_switch_date, _rebase_message(leaf, opts.rebase.time_zone)))
     return checks
 
 
@@ -448,7 +461,7 @@ def _first_before_switch_date(arr: pa.Array, start: int) -> int:
     return _first_true(pc.less(arr.view(pa.int32()), LAST_SWITCH_GREGORIAN_DAY), start)
 
 
-def _rebase_message(leaf: Leaf, opts: WriteOptions) -> Describe:
+def _rebase_message(leaf: Leaf, time_zone: str) -> Describe:
     """The rebase module's own EXCEPTION message for one value (so the wording lives in one place)."""
     def describe(arr: pa.Array, i: int) -> str:
         try:
@@ -458,7 +471,7 @@ def _rebase_message(leaf: Leaf, opts: WriteOptions) -> Describe:
                 raw = int(arr.view(pa.int64())[i].as_py())
                 unit = arr.type.unit
                 micros = raw // 1000 if unit == "ns" else raw * _UNIT_FACTOR[unit]
-                rebase_timestamps(np.array([micros], dtype=np.int64), "EXCEPTION", opts.time_zone, leaf.dotted)
+                rebase_timestamps(np.array([micros], dtype=np.int64), "EXCEPTION", time_zone, leaf.dotted)
         except GpuwriteError as e:
             return str(e).split(": ", 1)[-1]
         return "the value is before the calendar switch"

@@ -35,6 +35,7 @@ from ..schema import FileSchema, Leaf
 from .columns import leaf_data
 from .leafdata import LeafBuffer, LeafData
 from .levels import Walked
+from .rebase import RebaseOptions
 
 MIN_CONVERT_BYTES = 32 << 20
 # A streaming writer converts once this much Arrow data is waiting, or this many rows. Each step costs about
@@ -106,7 +107,9 @@ class RowWindow:
         """`lookahead`: convert once that many row groups' worth of Arrow bytes are waiting, with no 32 MiB
         floor, so row groups reach the file as soon as they fill (writers that roll files on written bytes)."""
         self.schema = schema
-        self.opts = opts
+        self.rebase = RebaseOptions.of(opts)  # what converting rows reads of the options
+        self.check_decimals = opts.validate  # check decimals against their precision as they are converted
+        self.block_size = opts.block_size  # sizes the first row group's buffers
         self.pool = pool
         if lookahead is not None:
             self.convert_bytes = max(1, lookahead * opts.block_size)
@@ -143,7 +146,7 @@ class RowWindow:
             self.rows_hint = max(1024, last_rows * 5 // 4)
         else:
             per_row = max(1, self.unconverted_bytes // max(1, self.unconverted))
-            guess = max(1024, 2 * self.opts.block_size // per_row)
+            guess = max(1024, 2 * self.block_size // per_row)
             # Rows already waiting can all land in this row group (compressible data fills block_size with
             # several times its Arrow bytes): reserve for them, so the buffers are not regrown (each growth
             # copies every converted row) while untouched capacity costs no memory.
@@ -191,10 +194,11 @@ class RowWindow:
         futures: list[Future] = []
         if self.pool is None or (len(jobs) < 2 and not ahead):
             for index, leaves in jobs.items():
-                _convert_into(leaves, pieces[index], self.opts)
+                _convert_into(leaves, pieces[index], self.rebase, self.check_decimals)
         else:  # one job per column converts its chunks and appends them (the copy off the main thread too)
             submit = self.pool.submit_later if ahead else self.pool.submit
-            futures = [submit(_convert_into, leaves, pieces[index], self.opts) for index, leaves in jobs.items()]
+            futures = [submit(_convert_into, leaves, pieces[index], self.rebase, self.check_decimals)
+                       for index, leaves in jobs.items()]
         return futures, rows
 
     def _settle(self) -> bool:
@@ -252,15 +256,16 @@ def _joined(chunks: list[pa.Array]) -> list[pa.Array]:
     return [pa.concat_arrays(chunks)]
 
 
-def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array], opts: WriteOptions) -> None:
+def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array], rebase: RebaseOptions,
+                  check_decimals: bool) -> None:
     """Convert one column's chunks of a step in order and append each leaf's rows to its buffer (leaves in
     schema order, so the first failure is the first failing leaf's). Decimals are checked against their
-    precision on the way when the options validate (a batch written with more=False is checked here: see
-    FileWriter.write)."""
+    precision on the way with `check_decimals` (the options validate; a batch written with more=False is
+    checked here: see FileWriter.write)."""
     memos: list[dict[tuple, Walked]] = [{} for _ in chunks]  # one per chunk: the levels its leaves share
     for buffer, leaf in leaves:
         for chunk, memo in zip(chunks, memos, strict=True):
-            buffer.append(leaf_data(chunk, leaf, opts, buffer, memo, check_decimals=opts.validate))
+            buffer.append(leaf_data(chunk, leaf, rebase, buffer, memo, check_decimals=check_decimals))
 
 
 class ArrowWindow:
@@ -270,7 +275,8 @@ class ArrowWindow:
 
     def __init__(self, schema: FileSchema, opts: WriteOptions, lookahead: int = 8) -> None:
         self.schema = schema
-        self.opts = opts
+        self.rebase = RebaseOptions.of(opts)  # what converting on the host reads of the options
+        self.page_row_count_limit, self.block_size = opts.page_row_count_limit, opts.block_size  # the first window
         self.lookahead = lookahead  # row groups' worth of Arrow bytes in the first window
         self.pending: list[ArrowPiece] = []
         self.pending_rows = 0
@@ -292,7 +298,7 @@ class ArrowWindow:
             return
         nbytes = sum(p.nbytes for p in self.pending) or 1
         per_row = max(1, nbytes // max(1, self.pending_rows))
-        self.target = max(self.opts.page_row_count_limit, self.lookahead * self.opts.block_size // per_row, 1024)
+        self.target = max(self.page_row_count_limit, self.lookahead * self.block_size // per_row, 1024)
 
     def ready(self, final: bool) -> bool:
         """Whether there are rows to convert now (enough for the target, or the input has ended)."""
@@ -313,7 +319,7 @@ class ArrowWindow:
             table = concat_pieces(self.pending).slice(self.converted, self.rows - self.converted)
             if isinstance(table, DeviceTable):  # converted on the host: copied there (counted)
                 table = table.to_host()
-            fresh = [leaf_data(table.column(leaf.index), leaf, self.opts) for leaf in self.schema.leaves]
+            fresh = [leaf_data(table.column(leaf.index), leaf, self.rebase) for leaf in self.schema.leaves]
             if not self.data:
                 self.data = fresh
             else:

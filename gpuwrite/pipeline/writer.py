@@ -26,7 +26,7 @@ from ..options.model import WriteOptions
 from ..result import FileResult, summarize
 from ..schema import FileSchema
 from .gcpause import collector_paused
-from .validate import check_batch, checked_in_conversion
+from .validate import CheckOptions, check_batch, checked_in_conversion
 from .window import ArrowWindow, RowWindow
 
 KeyValue = Sequence[tuple[str, str]]
@@ -58,6 +58,7 @@ class FileWriter:
         encodes in small steps as rows come (same bytes either way). `path` may be a URI, or a path on
         `filesystem` (pyarrow or fsspec): see `assemble.store_sink` for how each store publishes the file."""
         self.options = options
+        self._checks = CheckOptions.of(options)  # what check_batch reads of them
         self.schema = schema
         self.key_value = list(key_value)
         self.device = resolve_device(options.device)
@@ -110,7 +111,7 @@ class FileWriter:
             else:
                 piece.adopt(device)  # reads and their counts on the writer's device
         defer = (not more or self._defer_all) and self._backend.converts_on_host and self.options.validate
-        check_batch(piece, self.schema, self.options, self._rows_in, self._backend.checks_values,
+        check_batch(piece, self.schema, self._checks, self._rows_in, self._backend.checks_values,
                     getattr(self._backend, "pool", None), deferred=checked_in_conversion if defer else None)
         if piece.num_rows == 0:
             return
@@ -207,7 +208,7 @@ class FileWriter:
             deferred, self._deferred = self._deferred, []
             for piece, written in deferred:
                 try:
-                    check_batch(piece, self.schema, self.options, written)
+                    check_batch(piece, self.schema, self._checks, written)
                 except GpuwriteError as err:
                     raise err from None  # the batch's own error, as write() would have raised it
 

@@ -19,6 +19,7 @@ from gpuwrite.backends.device.ops import Device
 from gpuwrite.errors import GpuwriteError
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
+from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
 
 LEGACY = {"datetime_rebase": "LEGACY", "int96_rebase": "LEGACY"}
@@ -86,7 +87,7 @@ def _both_errors(table: pa.Table, opts: WriteOptions, chunk_rows: int = 3) -> tu
     leaves = FileSchema.from_arrow(table.schema, opts).leaves
     with pytest.raises(GpuwriteError) as cpu:
         for leaf in leaves:
-            leaf_data(table.column(leaf.index), leaf, opts)
+            leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts))
     device = Device("standin")
     window = build_window(device, table, leaves, opts, chunk_rows=chunk_rows)
     with pytest.raises(GpuwriteError) as dev:

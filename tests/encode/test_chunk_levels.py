@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from gpuwrite.encode.chunk import PageSpan, _rle_levels, _run_of, encode_levels
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
+from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -57,7 +58,7 @@ def test_encode_levels_equals_encoder(seed: int, rows: int) -> None:
     schema = FileSchema.from_arrow(table.schema, opts)
     fast = 0
     for leaf in schema.leaves:
-        data = leaf_data(table.column(leaf.index), leaf, opts)
+        data = leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts))
         cuts = sorted({0, rows // 2, rows, *rng.integers(1, rows // 2, 5).tolist()})
         for a, b in zip(cuts[:-1], cuts[1:], strict=True):
             span = PageSpan.of(data, a, b)

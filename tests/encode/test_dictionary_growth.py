@@ -12,6 +12,7 @@ import pytest
 from gpuwrite.encode.dictionary import Dictionary
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
+from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
 
 
@@ -19,7 +20,7 @@ def _pages(values: pa.Array, page: int) -> tuple[Dictionary, list[int], list[obj
     """Insert `values` `page` at a time; (dictionary, every id, the distinct values in first-occurrence order)."""
     opts = WriteOptions()
     leaf = FileSchema.from_arrow(pa.schema([("c", values.type)]), opts).leaves[0]
-    data = leaf_data(values, leaf, opts)
+    data = leaf_data(values, leaf, RebaseOptions.of(opts))
     d = Dictionary(leaf, 1 << 30)
     ids: list[int] = []
     for va in range(0, len(values), page):
@@ -81,7 +82,7 @@ def test_warm_reads_every_line_of_the_table_and_entries(values: pa.Array, monkey
     assert read[0][2] == int(table_bytes[::64].astype(np.uint64).sum())  # one byte a line, summed
     opts = WriteOptions()
     leaf = FileSchema.from_arrow(pa.schema([("c", values.type)]), opts).leaves[0]
-    more = leaf_data(pa.concat_arrays([values.slice(5000, 2000), values.slice(0, 10)]), leaf, opts)
+    more = leaf_data(pa.concat_arrays([values.slice(5000, 2000), values.slice(0, 10)]), leaf, RebaseOptions.of(opts))
     assert d.insert(more, 0, more.num_values)[0].tolist() == twin.insert(more, 0, more.num_values)[0].tolist()
 
 

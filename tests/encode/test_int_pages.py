@@ -15,6 +15,7 @@ from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions, EncodedPage
 from gpuwrite.encode.compress import compressor
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
+from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
 
 
@@ -25,7 +26,7 @@ def _encoders(table: pa.Table, opts: WriteOptions, fused: bool) -> list[tuple[Ch
         enc = ChunkEncoder(leaf, ChunkOptions.for_leaf(leaf, opts, compressor(opts.compression)))
         assert enc._int_pages, leaf.dotted  # every column here takes the one-call path when asked to
         enc._int_pages = fused
-        out.append((enc, leaf_data(table.column(leaf.index), leaf, opts)))
+        out.append((enc, leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts))))
     return out
 
 

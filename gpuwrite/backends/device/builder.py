@@ -40,7 +40,7 @@ class DeviceRowGroup:
         self.leaves, self.opts, self.device, self.codec = list(leaves), opts, device, codec
         self.first_row = first_row  # the row group's first row in the file (error messages)
         self.stage: Stage | None = None  # not called: the row group's pages come back from one batch
-        self.checks = check_table(self.leaves, opts)
+        self.checks = check_table(self.leaves, opts.validate)
         self.rows_kept = 0
         self.window: Window | None = None
         self.win: DeviceWindow | None = None

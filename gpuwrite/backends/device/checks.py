@@ -19,7 +19,6 @@ from gpuwrite.kernels.convert import value_checks as K
 
 from ...errors import GpuwriteError, ValueCheckError
 from ...integrations.device_data import DeviceColumn
-from ...options.model import WriteOptions
 from ...pipeline.validate import decimal_bound, describe_bad_utf8, describe_wide_decimal
 from ...schema import Leaf
 from .ops import Device, Kernel
@@ -39,10 +38,10 @@ def device_checked(leaf: Leaf) -> bool:
     return not leaf.nested
 
 
-def check_table(leaves: Sequence[Leaf], opts: WriteOptions) -> np.ndarray | None:
+def check_table(leaves: Sequence[Leaf], validate: bool) -> np.ndarray | None:
     """`checks` (int64[C, CHK_COUNT], see kernels/convert/value_checks.py) for the leaves, or None when nothing is
-    checked (validate=False, or no decimal / string leaf converted on the device)."""
-    if not opts.validate:
+    checked (`validate`, the option, is False, or no decimal / string leaf is converted on the device)."""
+    if not validate:
         return None
     table = np.zeros((len(leaves), K.CHK_COUNT), dtype=np.int64)
     for c, leaf in enumerate(leaves):

@@ -60,7 +60,7 @@ from ...integrations.device_data import DeviceColumn, DeviceTable
 from ...options.model import WriteOptions
 from ...pipeline.columns import leaf_data, micros_range_error, ns_loss_error
 from ...pipeline.leafdata import LeafData
-from ...pipeline.rebase import date_switch_error, timestamp_switch_error, unknown_zone_error
+from ...pipeline.rebase import RebaseOptions, date_switch_error, timestamp_switch_error, unknown_zone_error
 from ...schema import Leaf
 from .ops import Device, Kernel
 from .sources import Sources, conversion, device_readable, flat_chunks, prepare_device, source_type
@@ -107,12 +107,12 @@ class DeviceWindow:
 class _Plan:
     """Arena positions, the column table and the copies of one window, filled column by column."""
 
-    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions) -> None:
-        self.opts = opts
+    def __init__(self, leaves: Sequence[Leaf], rebase: RebaseOptions) -> None:
+        self.rebase = rebase
         self.sizes = dict.fromkeys(ARENAS, 0)
         self.cols = np.full((len(leaves), CT_COUNT), -1, dtype=np.int64)
         self.dat = np.full(len(leaves), -1, dtype=np.int64)  # R_DAT per column
-        self.sources = Sources(opts)
+        self.sources = Sources(rebase)
         self.uploads: list[tuple[str, int, np.ndarray]] = []  # host arrays of nested leaves
         self.errors: list[tuple[int, GpuwriteError]] = []
         self.host: dict[int, LeafData] = {}  # columns converted on the host
@@ -137,7 +137,7 @@ class _Plan:
             chunks = None if leaf.nested else flat_chunks(column, leaf)
             conv = None if chunks is None else conversion(leaf, leaf.arrow_type if not chunks else chunks[0].type)
             if chunks is None or conv is None or any(source_type(a.type) is None for a in chunks):
-                self.host_column(c, leaf_data(column, leaf, self.opts))
+                self.host_column(c, leaf_data(column, leaf, self.rebase))
             else:
                 self.flat_column(c, leaf, chunks, conv)
         except GpuwriteError as err:  # raised in column order with the device's errors (check_window)
@@ -243,7 +243,7 @@ def build_window(device: Device, table: pa.Table | DeviceTable | Sequence[Any], 
     and the tables, three launches; nothing waits for the device."""
     columns = table.columns if isinstance(table, pa.Table | DeviceTable) else list(table)
     columns = _device_columns(device, columns, leaves)
-    plan = _Plan(leaves, opts)
+    plan = _Plan(leaves, RebaseOptions.of(opts))
     for c, leaf in enumerate(leaves):
         plan.column(c, leaf, columns[leaf.index])
     rows = max((len(c) for c in columns), default=0)

@@ -95,7 +95,7 @@ class DeviceSchedule:
     """The page planner and the row-group replay of one row group, on the device."""
 
     def __init__(self, device: Device, win: DeviceWindow, opts: WriteOptions) -> None:
-        self.device, self.win, self.opts = device, win, opts
+        self.device, self.win = device, win
         desc, streams = planner_columns(win.cols, win.ones)
         self.ncols = len(desc)
         nwords = int(streams[:, LS_WORD].max() + (streams[:, LS_COUNT].max() + 63) // 64 + 2) if len(streams) else 2

@@ -68,8 +68,7 @@ from gpuwrite.kernels.plan.layout import (
 
 from ...errors import GpuwriteError
 from ...integrations.device_data import DeviceArray, DeviceColumn
-from ...options.model import WriteOptions
-from ...pipeline.rebase import fixed_offset_micros, zone_history
+from ...pipeline.rebase import RebaseOptions, fixed_offset_micros, zone_history
 from ...schema import Leaf, value_type
 
 _REBASE = {"CORRECTED": RB_CORRECTED, "LEGACY": RB_LEGACY, "EXCEPTION": RB_EXCEPTION}
@@ -168,7 +167,7 @@ def flat_chunks(column: pa.ChunkedArray | pa.Array | DeviceColumn, leaf: Leaf) -
 class Sources:
     """The pieces of a window's flat columns and the host buffer slices of `src`."""
 
-    opts: WriteOptions
+    rebase: RebaseOptions  # the rebase modes and session zone of dates and zoned timestamps
     rows: list[list[int]] = field(default_factory=list)  # srct rows
     parts: list[tuple[int, Any, bool]] = field(default_factory=list)  # (src position, uint8 view, on device)
     size: int = 0  # bytes of src
@@ -206,11 +205,11 @@ class Sources:
         """Unit, rebase mode and session zone of a date / timestamp piece (CORRECTED for the rest)."""
         st[ST_REBASE], st[ST_ZONE], st[ST_OFFSET] = RB_CORRECTED, ZK_FIXED, 0
         if conv == CV_DATE:
-            st[ST_REBASE] = _REBASE[self.opts.datetime_rebase]
+            st[ST_REBASE] = _REBASE[self.rebase.datetime_rebase]
         elif pa.types.is_timestamp(t):
             st[ST_UNIT] = _UNIT[t.unit]
             if t.tz is not None:
-                mode = self.opts.int96_rebase if conv == CV_INT96 else self.opts.datetime_rebase
+                mode = self.rebase.timestamp_mode(conv == CV_INT96)
                 st[ST_REBASE] = _REBASE[mode]
                 if mode == "LEGACY":
                     st[ST_ZONE], st[ST_OFFSET] = self.session_zone()
@@ -219,8 +218,8 @@ class Sources:
         """(ZK_* kind, offset) of the session time zone as Spark's rebase sees it; fills `zones` for a region
         zone (tzdb start instants, then offsets, before 1900)."""
         if self._zone is None:
-            offset = fixed_offset_micros(self.opts.time_zone)
-            history = None if offset is not None else zone_history(self.opts.time_zone)
+            offset = fixed_offset_micros(self.rebase.time_zone)
+            history = None if offset is not None else zone_history(self.rebase.time_zone)
             if offset is not None:
                 self._zone = (ZK_FIXED, offset)
             elif history is None:
