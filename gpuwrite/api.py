@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from .integrations.arrow import as_arrow_piece, open_input
+from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
 from .options.keywords import WriteKeywords, public_writer
 from .options.model import WriteOptions, resolve_options
 from .pipeline.progress import reporter
@@ -58,13 +58,12 @@ class ParquetWriter(FileWriter):
                                           opts.datetime_rebase, opts.int96_rebase, opts.time_zone)
         super().__init__(path, file_schema, opts, key_value, streaming=streaming, filesystem=filesystem)
 
-    def write(self, data: Any, *, more: bool = True) -> None:
-        """Append rows (an Arrow table/batch, pandas DataFrame or Arrow C stream) with the writer's schema;
-        see FileWriter.write. With widen_unsigned, unsigned columns are cast to their wider types first."""
-        if self._given is not None:
-            self._check_open()
-            data = widen_piece(as_arrow_piece(data, self._given), self._given, self.schema.arrow)
-        super().write(data, more=more)
+    def _piece(self, data: Any) -> ArrowPiece:
+        """The batch as FileWriter takes it; with widen_unsigned, read with the given schema and its unsigned
+        columns cast to their wider types first."""
+        if self._given is None:
+            return super()._piece(data)
+        return super()._piece(widen_piece(as_arrow_piece(data, self._given), self._given, self.schema.arrow))
 
     def __enter__(self) -> ParquetWriter:
         return self

@@ -103,13 +103,7 @@ class FileWriter:
         abort (nothing is left at the path).
         """
         self._check_open()
-        device = getattr(self._backend, "device", None)
-        piece = as_arrow_piece(data, self.schema.arrow, device)
-        if isinstance(piece, DeviceTable):
-            if self._backend.converts_on_host:  # the CPU backend reads host memory: one copy of the batch
-                piece = piece.to_host()
-            else:
-                piece.adopt(device)  # reads and their counts on the writer's device
+        piece = self._piece(data)
         defer = (not more or self._defer_all) and self._backend.converts_on_host and self.options.validate
         check_batch(piece, self.schema, self._checks, self._rows_in, self._backend.checks_values,
                     getattr(self._backend, "pool", None), deferred=checked_in_conversion if defer else None)
@@ -128,6 +122,18 @@ class FileWriter:
         except BaseException as exc:
             self._fail(exc)
             raise
+
+    def _piece(self, data: Any) -> ArrowPiece:
+        """`data` as the one Arrow (or device) piece the pipeline takes: the only place a batch is normalised
+        (a writer that changes batches, as ParquetWriter's widening does, extends this)."""
+        device = getattr(self._backend, "device", None)
+        piece = as_arrow_piece(data, self.schema.arrow, device)
+        if isinstance(piece, DeviceTable):
+            if self._backend.converts_on_host:  # the CPU backend reads host memory: one copy of the batch
+                piece = piece.to_host()
+            else:
+                piece.adopt(device)  # reads and their counts on the writer's device
+        return piece
 
     def check_at_conversion(self) -> None:
         """Check every later batch's flat decimals against their precision where the batch is converted (as
