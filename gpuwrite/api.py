@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import pyarrow as pa
 
+from .integrations.accessors import register_if_imported
 from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
 from .options.keywords import WriteKeywords, public_writer
 from .options.model import WriteOptions, resolve_options
@@ -29,6 +30,16 @@ elif TYPE_CHECKING:  # 3.10: only type checkers read it (the annotations are not
     from typing_extensions import Unpack
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def writer_entry(fn: Callable[P, R]) -> Callable[P, R]:
+    """A public writer entry point (`public_writer`): each call first gives pandas / cudf DataFrames
+    `df.gpuwrite` if that library was imported after gpuwrite (a look-up in sys.modules when not)."""
+    return public_writer(fn, before=register_if_imported)
+
+
 class ParquetWriter(FileWriter):
     """Writes one Parquet v2 file from a stream of Arrow batches; row groups are flushed as they fill.
 
@@ -36,7 +47,7 @@ class ParquetWriter(FileWriter):
     the temporary file is removed. `path` may be a URI or a path on `filesystem` (pyarrow or fsspec).
     """
 
-    @public_writer
+    @writer_entry
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
                  options: WriteOptions | Mapping[str, Any] | None = None, streaming: bool = False,
                  filesystem: Any = None,
@@ -69,7 +80,7 @@ class ParquetWriter(FileWriter):
         return self
 
 
-@public_writer
+@writer_entry
 def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOptions | Mapping[str, Any] | None = None,
                 progress: bool | Callable[[int], None] | None = None, filesystem: Any = None,
                 **keywords: Unpack[WriteKeywords]) -> FileResult:

@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from ..api import writer_entry
 from ..errors import GpuwriteError
 from ..filesystems import local_path
 from ..integrations.arrow import ArrowPiece, open_input
 from ..integrations.device_data import DeviceTable
 from ..options.aliases import column_list
-from ..options.keywords import WriteKeywords, public_writer
+from ..options.keywords import WriteKeywords
 from ..options.model import WriteOptions, resolve_options
 from ..result import FileResult
 from ..spark.policy.buckets import parse_bucket_by
@@ -70,7 +71,7 @@ def _begin(target: Target, mode: str) -> bool:
         return should_write(target.given, mode, os.path.isdir(target.real))
 
 
-@public_writer
+@writer_entry
 def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error",
                   max_records_per_file: int = 0, partition_by: str | Sequence[str] | None = None,
                   partition_cols: str | Sequence[str] | None = None,

@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypedDict, TypeVar, get_args, get_type_hints
 
 from ..errors import OptionError
-from ..integrations.accessors import register_if_imported
 from .aliases import UNSET, Unset, suggestion
 
 P = ParamSpec("P")
@@ -156,16 +155,17 @@ def suggest_keywords(fn: Callable[P, R]) -> Callable[P, R]:
     return _suggesting(fn, inspect.signature(fn))
 
 
-def public_writer(fn: Callable[P, R]) -> Callable[P, R]:
+def public_writer(fn: Callable[P, R], before: Callable[[], None] | None = None) -> Callable[P, R]:
     """A public writer taking `**keywords: Unpack[WriteKeywords]`: misspelt keywords suggest the closest one,
-    its signature shows the option keywords, and their documentation is appended to its docstring; each call
-    first gives pandas / cudf DataFrames `df.gpuwrite` if that library was imported after gpuwrite."""
+    its signature shows the option keywords, and their documentation is appended to its docstring; `before`
+    runs first on each call (the API's entry points register the DataFrame accessors there)."""
     shown = shown_signature(fn)
     checked = _suggesting(fn, shown)
 
     @functools.wraps(checked)
     def entry(*args: P.args, **kwargs: P.kwargs) -> R:
-        register_if_imported()
+        if before is not None:
+            before()
         return checked(*args, **kwargs)
 
     entry.__signature__ = shown  # type: ignore[attr-defined]
