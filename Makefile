@@ -36,7 +36,8 @@ lint: $(STAMP)
 
 # The GPU backend's tests run in a second pytest process under numba's CUDA simulator (small inputs):
 # the simulator is chosen when numba is imported, so it cannot share a process with the CPU tests.
-# That run includes whole files written with device="gpu" (tests/gpu/test_identity.py), byte-identical to the CPU's.
+# That run includes whole files written with device="gpu" (tests/gpu/test_simulator_identity.py, the corpus in
+# tests/identity_corpus.py), byte-identical to the CPU's.
 test: $(STAMP) lint
 	$(PY) -m pytest -q tests
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q tests/gpu

@@ -128,7 +128,7 @@ def measure_compile(tmp: Path, codec: str, rows: int) -> dict[str, Any]:
 
 def identity_corpus(scale: float) -> list[tuple[str, pa.Table, dict[str, Any]]]:
     """Tables and options the backends must agree on (the simulator test corpus, at GPU-sized scale)."""
-    from test_readback import _big, _extremes
+    from readback_tables import _big, _extremes
 
     def n(rows: int) -> int:
         return max(50, int(rows * scale))

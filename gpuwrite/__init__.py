@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:  # the real objects, for type checkers and IDEs
+    from .accessors import register_accessors
     from .api import ParquetWriter, write_table
     from .dataset.write import DatasetResult, write_dataset
     from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError
     from .inspection.file import inspect
-    from .integrations.accessors import register_accessors
     from .options.model import WriteOptions
     from .pipeline.buffers import release_memory
     from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary
@@ -32,7 +32,7 @@ _EXPORTS: dict[str, str] = {
     "SchemaMismatchError": "gpuwrite.errors",
     "UnsupportedTypeError": "gpuwrite.errors",
     "inspect": "gpuwrite.inspection.file",
-    "register_accessors": "gpuwrite.integrations.accessors",
+    "register_accessors": "gpuwrite.accessors",
     "WriteOptions": "gpuwrite.options.model",
     "ChunkSummary": "gpuwrite.result",
     "FileResult": "gpuwrite.result",
@@ -72,6 +72,6 @@ def __dir__() -> list[str]:
 
 
 if "pandas" in sys.modules or "cudf" in sys.modules:  # `df.gpuwrite` now for a library already imported
-    from .integrations.accessors import register_accessors as _register_accessors
+    from .accessors import register_accessors as _register_accessors
 
     _register_accessors()

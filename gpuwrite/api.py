@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import pyarrow as pa
 
-from .integrations.accessors import register_if_imported
+from .accessors import register_if_imported
 from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
 from .options.keywords import WriteKeywords, public_writer
 from .options.model import WriteOptions, resolve_options

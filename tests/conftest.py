@@ -1,4 +1,9 @@
-"""Shared fixtures: one local SparkSession per test session, and a Parquet path in a per-test folder."""
+"""Shared fixtures: one local SparkSession per test session, and a Parquet path in a per-test folder.
+
+The helper modules beside this file (corpus.py, readers.py, reference.py, ...) import by their plain names from
+every test folder: pytest's default import mode ("prepend", no __init__.py in tests/) puts this folder on the
+import path when it loads this conftest, and each test's own folder when it loads that test (the helpers beside
+it, such as iceberg/iceberg_helpers.py). Tests never edit the import path (test_architecture.py checks)."""
 
 from __future__ import annotations
 
@@ -12,9 +17,8 @@ from typing import Any
 
 import pytest
 
-TESTS_DIR = Path(__file__).resolve().parent
-if str(TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(TESTS_DIR))
+# Helpers that hold the assertions of tests moved out of test modules: rewritten as pytest rewrites a test's own.
+pytest.register_assert_rewrite("identity_corpus", "staged_jobs")
 
 
 @pytest.fixture(scope="session")
@@ -56,7 +60,6 @@ def tmp_parquet(tmp_path: Path) -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def probe() -> Any:
     """Ask parquet-java (RefWriter --bloom) a batch of probes; skip without a JDK unless CI is set."""
-    sys.path.insert(0, str(TESTS_DIR / "parity"))
     from reference import ReferenceUnavailable, bloom_probes
 
     def ask(lines: list[str]) -> list[str]:

@@ -4,7 +4,6 @@ and Spark skipping row groups with them."""
 from __future__ import annotations
 
 import struct
-import sys
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -27,8 +26,6 @@ from gpuwrite.errors import OptionError
 from gpuwrite.format.footer_reader import named, read_footer
 from gpuwrite.format.thrift import read_struct
 from gpuwrite.options.model import BloomSpec, WriteOptions
-
-sys.path.insert(0, str(Path(__file__).resolve().parent / "parity"))
 
 SALTS = (0x47B6137B, 0x44974D91, 0x8824AD5B, 0xA2B7289D, 0x705495C7, 0x2DF1424B, 0x9EFC4947, 0x5C6BFB31)
 

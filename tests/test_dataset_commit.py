@@ -13,6 +13,7 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from dataset_tables import new_table, old_table, snapshot
 
 import gpuwrite
 from gpuwrite import GpuwriteError
@@ -20,34 +21,6 @@ from gpuwrite.dataset import publish
 from gpuwrite.dataset.lock import TargetLock, lock_path
 from gpuwrite.dataset.publish import CommitError
 from gpuwrite.dataset.target import DatasetPathError
-
-
-def snapshot(root) -> dict[str, bytes | None]:
-    """Every entry below `root`: relative path -> file bytes (None for a directory, 'link:<to>' for a link)."""
-    out: dict[str, bytes | None] = {}
-    for folder, dirs, files in os.walk(root):
-        for d in dirs:
-            path = os.path.join(folder, d)
-            out[os.path.relpath(path, root)] = f"link:{os.readlink(path)}".encode() if os.path.islink(path) else None
-        for f in files:
-            path = os.path.join(folder, f)
-            with open(path, "rb") as fh:
-                out[os.path.relpath(path, root)] = fh.read()
-    return out
-
-
-def old_table(path, partitioned: bool = True) -> None:
-    """A table with three partitions (or three files) and `_SUCCESS`."""
-    t = pa.table({"p": ["a", "b", "c"] * 4, "v": pa.array(range(12), pa.int64())})
-    if partitioned:
-        gpuwrite.write_dataset(t, path, partition_by=["p"])
-    else:
-        gpuwrite.write_dataset(t, path, max_records_per_file=4)
-
-
-def new_table() -> pa.Table:
-    """Rows for the second write: partitions b (also in the old table) and d (new)."""
-    return pa.table({"p": ["b", "d"] * 3, "v": pa.array(range(100, 106), pa.int64())})
 
 
 def count_moves(tmp_path, mode: str) -> int:

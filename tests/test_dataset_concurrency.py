@@ -14,7 +14,7 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_dataset_commit import new_table, old_table, snapshot
+from dataset_tables import new_table, old_table, snapshot
 
 import gpuwrite
 from gpuwrite import GpuwriteError

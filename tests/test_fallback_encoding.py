@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pages import pages_of
+from readback_tables import _big, _extremes
 from readers import assert_tables_equal, read_duckdb, read_polars, read_pyarrow
-from test_readback import _big, _extremes
 
 import gpuwrite
 from gpuwrite.errors import OptionError

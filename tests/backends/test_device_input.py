@@ -218,7 +218,7 @@ _FakeCudfFrame.__name__ = "DataFrame"
 
 
 def test_cudf_accessor_never_calls_to_arrow(tmp_path: Path) -> None:
-    from gpuwrite.integrations.accessors import GpuwriteAccessor
+    from gpuwrite.accessors import GpuwriteAccessor
 
     table = flat_table(90, seed=7)
     GpuwriteAccessor(_FakeCudfFrame(table)).to_parquet(tmp_path / "d.parquet", device="gpu")

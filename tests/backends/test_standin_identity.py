@@ -1,12 +1,10 @@
 """The GPU backend on the stand-in device (every step its compiled CPU twin, `backends.device.ops`): the
-simulator's whole-file identity corpus (tests/gpu/test_identity.py), plus larger tables than the simulator can
+simulator's whole-file identity corpus (tests/identity_corpus.py), plus larger tables than the simulator can
 take. The stand-in runs the backend's own host code and the twins its CUDA kernels are tested against, so the
 pipeline's logic (planning, replay, cuts, batches, gathers) is checked at scale here, its CUDA forms there."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,17 +14,13 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from identity_corpus import _assert_identical as assert_identical
+from identity_corpus import identity_tests
 
 from gpuwrite.backends.device.ops import standin
 from gpuwrite.tools.demo_data import store_sales_table
 
-_SPEC = importlib.util.spec_from_file_location("gpu_identity", Path(__file__).parents[1] / "gpu" / "test_identity.py")
-assert _SPEC is not None and _SPEC.loader is not None
-_identity = importlib.util.module_from_spec(_SPEC)
-sys.modules["gpu_identity"] = _identity
-_SPEC.loader.exec_module(_identity)
-globals().update({name: getattr(_identity, name) for name in dir(_identity) if name.startswith("test_")})
-assert_identical = _identity._assert_identical
+globals().update(identity_tests())
 
 
 @pytest.fixture(autouse=True)

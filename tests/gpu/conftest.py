@@ -3,9 +3,6 @@ NUMBA_ENABLE_CUDASIM=1 must be set before numba is imported, so outside that run
 
 import os
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the shared helpers in tests/
 
 if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":
     collect_ignore_glob = ["test_*.py"]

@@ -1,23 +1,32 @@
 """bench/gpu_check.py runs end to end here (`--rows small`, on the stand-in device: the simulator's kernels are
-checked by test_identity.py, and a simulated run of every step takes half an hour on a busy 2-core machine):
+checked by test_simulator_identity.py, and a simulated run of every step takes half an hour on a busy 2-core machine):
 compile measurement, identity, every writer's timing row and the JSON report (to $OUT when set). cudf is never silently absent: without it
 here the report says MISSING and `--expect-cudf` makes the run fail; with GPUWRITE_EXPECT_CUDF=1 (a GPU machine
 with cudf) this test fails unless cudf and the cudf hook were timed."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
-import sys
 from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from gpuwrite.backends.device import standin
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "bench"))
 
-import gpu_check  # noqa: E402
-import pytest  # noqa: E402
 
-from gpuwrite.backends.device import standin  # noqa: E402
+@pytest.fixture(scope="module")
+def gpu_check() -> ModuleType:
+    """bench/gpu_check.py, loaded from its file: bench/ holds scripts, not modules importable by name."""
+    spec = importlib.util.spec_from_file_location("gpu_check", REPO / "bench" / "gpu_check.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +35,7 @@ def _on_the_standin_device():
         yield
 
 
-def test_gpu_check_small_end_to_end(tmp_path, capsys, monkeypatch):
+def test_gpu_check_small_end_to_end(gpu_check, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OUT", str(tmp_path / "out"))
     expect = os.environ.get("GPUWRITE_EXPECT_CUDF") == "1"
     code = gpu_check.main(["--rows", "small", "--codec", "snappy"])
@@ -56,7 +65,7 @@ def test_gpu_check_small_end_to_end(tmp_path, capsys, monkeypatch):
     assert "identity" in printed and "GB/s" in printed and "compile" in printed
 
 
-def test_expected_cudf_that_is_missing_fails_the_run(tmp_path):
+def test_expected_cudf_that_is_missing_fails_the_run(gpu_check, tmp_path):
     if os.environ.get("GPUWRITE_EXPECT_CUDF") == "1":
         return  # cudf is there: the test above requires its timings
     code = gpu_check.main(["--rows", "small", "--skip-identity", "--skip-compile", "--expect-cudf",
@@ -65,7 +74,7 @@ def test_expected_cudf_that_is_missing_fails_the_run(tmp_path):
     assert code == 3 and report["cudf_problem"].startswith("cudf at 400 rows: MISSING")
 
 
-def test_cudf_problem_names_a_missing_record():
+def test_cudf_problem_names_a_missing_record(gpu_check):
     timed = {"rows": 10, "writer": "cudf 25.02", "seconds": 1.0, "note": ""}
     assert gpu_check.cudf_problem([timed]) is None
     assert gpu_check.cudf_problem([{"rows": 10, "writer": "pyarrow", "seconds": 1.0}]) == "no cudf record at 10 rows"

@@ -4,21 +4,16 @@ chunk, for chunks of one row to many, null slots holding bad bytes, chunked and 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pyarrow as pa
 import pytest
+from value_check_cases import decimals, strings
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends"))
-from value_check_cases import decimals, strings  # noqa: E402
-
-from gpuwrite.backends.device.checks import check_table, launch_checks  # noqa: E402
-from gpuwrite.backends.device.convert import build_window  # noqa: E402
-from gpuwrite.backends.device.ops import Device  # noqa: E402
-from gpuwrite.options.model import WriteOptions  # noqa: E402
-from gpuwrite.schema import FileSchema  # noqa: E402
+from gpuwrite.backends.device.checks import check_table, launch_checks
+from gpuwrite.backends.device.convert import build_window
+from gpuwrite.backends.device.ops import Device
+from gpuwrite.options.model import WriteOptions
+from gpuwrite.schema import FileSchema
 
 
 @pytest.mark.parametrize("seed, rows, chunk_rows, threads", [(1, 24, 1, 8), (2, 40, 16, 3), (3, 60, 64, 32)])

@@ -8,12 +8,12 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from iceberg_helpers import data_files, local
+from partitioned_table import PARTITIONED, SPEC, partitioned_rows
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.exceptions import CommitFailedException
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.types import FixedType, ListType, LongType, NestedField, StringType, TimestamptzType
-from test_iceberg_tables import PARTITIONED, SPEC, partitioned_rows
 
 import gpuwrite.iceberg as gi
 from gpuwrite.iceberg import files as iceberg_files

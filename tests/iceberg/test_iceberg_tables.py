@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from iceberg_helpers import canonical_rows, data_files, duckdb_read, local, polars_read
+from partitioned_table import PARTITIONED, SPEC, partitioned_rows
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.expressions import EqualTo, GreaterThanOrEqual
 from pyiceberg.io.pyarrow import (
@@ -20,9 +21,7 @@ from pyiceberg.io.pyarrow import (
     data_file_statistics_from_parquet_metadata,
     parquet_path_to_id_mapping,
 )
-from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
-from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform, TruncateTransform
 from pyiceberg.types import (
     BinaryType,
     BooleanType,
@@ -154,31 +153,6 @@ def test_every_type_nested_required_and_nan(catalog: SqlCatalog) -> None:
     assert canonical_rows(ours.scan().to_arrow(), "id") == expected
     assert canonical_rows(polars_read(ours), "id") == expected
     assert canonical_rows(duckdb_read(ours), "id") == expected
-
-
-PARTITIONED = Schema(
-    NestedField(1, "id", LongType(), required=True),
-    NestedField(2, "region", StringType()),
-    NestedField(3, "at", TimestamptzType()),
-    NestedField(4, "name", StringType()),
-    NestedField(5, "amount", DoubleType()),
-)
-SPEC = PartitionSpec(
-    PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region"),
-    PartitionField(source_id=3, field_id=1001, transform=DayTransform(), name="at_day"),
-    PartitionField(source_id=1, field_id=1002, transform=TruncateTransform(100), name="id_trunc"),
-    PartitionField(source_id=4, field_id=1003, transform=BucketTransform(4), name="name_bucket"),
-)
-
-
-def partitioned_rows(n: int) -> pa.Table:
-    rng = np.random.default_rng(5)
-    start = dt.datetime(2024, 3, 1, tzinfo=UTC)
-    return pa.Table.from_pylist([{
-        "id": k, "region": None if k % 17 == 0 else ["eu", "us", "ap"][k % 3],
-        "at": start + dt.timedelta(hours=int(rng.integers(-30, 60))),
-        "name": f"customer-{int(rng.integers(0, 50))}", "amount": math.nan if k % 23 == 0 else float(k) * 1.5,
-    } for k in range(n)], schema=PARTITIONED.as_arrow())
 
 
 def test_partitioned_identity_day_truncate_bucket(catalog: SqlCatalog) -> None:

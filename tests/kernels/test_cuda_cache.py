@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from kernel_inventory import global_kernels
 
 _LIST = """
 import importlib, json, sys
@@ -46,9 +46,6 @@ def _run(code: str, env_extra: dict[str, str], cwd: Path) -> dict:
 def test_every_cuda_kernel_is_built_with_the_disk_cache(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     got = _run(_LIST, {"NUMBA_CACHE_DIR": str(cache)}, tmp_path)["kernels"]
-    sys.path.insert(0, str(ROOT / "tests" / "backends"))
-    from test_ptx import global_kernels
-
     assert set(global_kernels()) <= set(got), set(global_kernels()) - set(got)
     assert len(got) >= 35
     for label, row in got.items():
@@ -67,14 +64,15 @@ def test_page_kernel_wrapper_changes_with_its_body_file(tmp_path: Path) -> None:
     pkg.mkdir()
     body = pkg / "body_mod.py"
     body.write_text("from gpuwrite.kernels._jit import jit\n@jit\ndef f(p, out):\n    out[p] = 1\n")
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import body_mod; from gpuwrite.kernels import _jit; "
+    code = ("import body_mod; from gpuwrite.kernels import _jit; "
             "import json; k = _jit.page_kernel(body_mod.f); "
             "print(json.dumps([k.py_func.__code__.co_filename, open(k.py_func.__code__.co_filename).read()]))")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["NUMBA_CACHE_DIR"] = str(tmp_path / "cache")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(pkg), env.get("PYTHONPATH", "")) if p)  # where body_mod is
 
     def wrapper() -> tuple[str, str, int]:
-        done = subprocess.run([sys.executable, "-c", code, str(pkg)], env=env, capture_output=True, text=True,
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                               timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         path, text = json.loads(done.stdout.strip().splitlines()[-1])

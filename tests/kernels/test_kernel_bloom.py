@@ -8,8 +8,6 @@ fail when CI is set).
 from __future__ import annotations
 
 import struct
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,8 +24,6 @@ from gpuwrite.kernels.hashing.bloom import (
 )
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "parity"))
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 M64 = (1 << 64) - 1

@@ -12,8 +12,6 @@ from pathlib import Path
 import gpuwrite.kernels as kernels
 
 _RUN = """
-import sys
-sys.path.insert(0, sys.argv[1])
 import numpy as np
 from kernels.encode.delta import delta_encode
 out = np.zeros(256, dtype=np.uint8)
@@ -23,8 +21,11 @@ print(out[:end].tobytes().hex())
 
 
 def _encode(root: Path) -> str:
+    """The bytes `kernels.delta` imported from the copy at `root` encodes (in a fresh process, cached at `root`)."""
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
-    done = subprocess.run([sys.executable, "-c", _RUN, str(root)], capture_output=True, text=True, env=env,
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(root), env.get("PYTHONPATH", "")) if p)
+    # run in `root` too: `python -c` looks in its working directory first, and the repository has a kernels/ too
+    done = subprocess.run([sys.executable, "-c", _RUN], capture_output=True, text=True, env=env, cwd=root,
                           timeout=600, check=True)
     return done.stdout.strip()
 

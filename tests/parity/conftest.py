@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
-
-PARITY_TESTS_DIR = Path(__file__).resolve().parent
-if str(PARITY_TESTS_DIR) not in sys.path:
-    sys.path.insert(0, str(PARITY_TESTS_DIR))
-
-from reference import ReferenceUnavailable, compile_ref_writer  # noqa: E402
+from reference import ReferenceUnavailable, compile_ref_writer
 
 
 @pytest.fixture(scope="session")

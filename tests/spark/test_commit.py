@@ -8,11 +8,9 @@ aside files are never read as table data; the path is checked as write_dataset c
 from __future__ import annotations
 
 import errno
-import multiprocessing
 import os
 import signal
 import uuid
-from dataclasses import dataclass
 
 import fsspec
 import pyarrow as pa
@@ -20,7 +18,8 @@ import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
-from test_dataset_commit import snapshot
+from dataset_tables import snapshot
+from staged_jobs import CTX, old_table, staged_job, state
 
 import gpuwrite
 from gpuwrite.dataset import job_commit as commit
@@ -29,56 +28,6 @@ from gpuwrite.dataset.publish import CommitError
 from gpuwrite.dataset.target import DatasetPathError
 from gpuwrite.spark import job
 from gpuwrite.tools.cli import main
-
-CTX = multiprocessing.get_context("fork")
-
-
-@dataclass
-class Job:
-    """A job whose tasks have written and committed their files, ready for the driver's commit."""
-
-    fs: pafs.FileSystem
-    paths: commit.JobPaths
-    files: list[tuple[int, str]]
-    stage: commit.JobStage
-    rows: int
-
-    def close(self) -> None:
-        commit.cleanup(self.fs, self.paths)
-        self.stage.close()
-
-
-def staged_job(root, who: int, parts=("k=0", "k=1", "k=2"), tasks: int = 2, rows: int = 4) -> Job:
-    """Stage a job at `root` as Spark's tasks would: each task writes one file per partition in its attempt
-    directory and commits it (column `who` says which job wrote a row)."""
-    fs, real = commit.resolve(str(root))
-    paths = commit.JobPaths(real, str(uuid.uuid4()))
-    stage = commit.JobStage.open(fs, paths)
-    files = []
-    for task in range(tasks):
-        for part in parts:
-            rel = f"{part}/part-{task:05d}-{paths.job}.c000.snappy.parquet" if part else \
-                f"part-{task:05d}-{paths.job}.c000.snappy.parquet"
-            local = os.path.join(paths.attempt_dir(task, 0), rel)
-            os.makedirs(os.path.dirname(local), exist_ok=True)
-            pq.write_table(pa.table({"who": pa.array([who] * rows, pa.int64()), "v": pa.array(range(rows))}), local)
-            files.append((task, rel))
-        commit.commit_task(fs, paths, task, 0)
-    return Job(fs, paths, files, stage, rows * tasks * len(parts))
-
-
-def state(root) -> dict[str, bytes | None]:
-    """The table byte for byte, without `_temporary`."""
-    return {n: b for n, b in snapshot(root).items() if not n.startswith(commit.TEMPORARY)}
-
-
-def old_table(root) -> dict[str, bytes | None]:
-    """Commit a first job (who=1, partitions k=0..2, 24 rows) and return the table's bytes."""
-    first = staged_job(root, 1)
-    commit.publish_job(first.fs, first.paths, first.files, "error")
-    first.close()
-    assert sorted(os.listdir(root)) == ["_SUCCESS", "k=0", "k=1", "k=2"]
-    return state(root)
 
 
 def who(root) -> list[int]:

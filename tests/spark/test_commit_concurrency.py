@@ -12,7 +12,7 @@ import time
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from test_commit import CTX, old_table, staged_job
+from staged_jobs import CTX, old_table, staged_job
 
 import gpuwrite
 from gpuwrite import GpuwriteError

@@ -1,10 +1,14 @@
-"""A file written with device='gpu' (numba.cuda kernels under the simulator) is byte for byte the file the
-CPU backend writes, across types, encodings, fallbacks, page and row-group cuts, codecs and options."""
+"""The identity corpus: a file written with device='gpu' is byte for byte the file the CPU backend writes, across
+types, encodings, fallbacks, page and row-group cuts, codecs and options. Its `test_*` functions are collected by
+gpu/test_simulator_identity.py (numba.cuda kernels under the simulator) and backends/test_standin_identity.py (the
+stand-in device) through `identity_tests()`: one corpus, two pytest runs (the simulator needs a process of its
+own)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -12,12 +16,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from corpus import corpus_file
-from test_readback import _big, _extremes
+from nested_tables import nested_table
+from readback_tables import _big, _extremes
 
 import gpuwrite
 from gpuwrite.backends import resolve_device
 
 D = decimal.Decimal
+
+
+def identity_tests() -> dict[str, Callable[..., None]]:
+    """The corpus's test functions by name, for a test module to take as its own (`globals().update`)."""
+    return {name: value for name, value in globals().items() if name.startswith("test_") and callable(value)}
 
 
 def _both(tmp_path: Path, table: pa.Table, **options) -> tuple[bytes, bytes]:
@@ -153,8 +163,6 @@ def test_parquet_testing_files_rewritten(tmp_path, name):
 
 def test_nested_columns(tmp_path):
     """Structs, lists and maps (levels of any width, rows != entries) through the GPU backend."""
-    from test_nested import nested_table
-
     table = nested_table()
     for legacy in (False, True):
         _assert_identical(tmp_path, table, legacy_format=legacy)

@@ -1,4 +1,5 @@
-"""Reference side of the parity tests: compile and run RefWriter (parquet-java), and decode page layouts."""
+"""Reference side of the parity tests: compile and run RefWriter (parquet-java, tests/parity/RefWriter.java), and
+decode page layouts; beside conftest.py because the bloom tests in tests/ and tests/kernels ask it too."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 from gpuwrite.format.footer_reader import iter_page_headers, named, read_footer
 from gpuwrite.format.thrift import read_struct
 
-SOURCE = Path(__file__).resolve().parent / "RefWriter.java"
+SOURCE = Path(__file__).resolve().parent / "parity" / "RefWriter.java"
 MAIN_CLASS = "RefWriter"
 JVM_FLAGS = ("-Dlog4j2.level=ERROR", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx1g")
 TIMEOUT_S = 120

@@ -24,20 +24,20 @@ class GpuwriteAccessor:
         Device export, `device_input.from_cudf`: no copy to the host; the index is not written)."""
         frame = self._frame
         if type(frame).__module__.startswith("cudf"):
-            from .device_input import from_cudf
+            from .integrations.device_input import from_cudf
 
             return from_cudf(frame)
         return frame
 
     def to_parquet(self, path: str | os.PathLike[str], **options: Any) -> Any:
         """Write the frame to one Parquet v2 file (`gpuwrite.write_table`); returns its FileResult."""
-        from ..api import write_table
+        from .api import write_table
 
         return write_table(self._data(), path, **options)
 
     def to_dataset(self, path: str | os.PathLike[str], **options: Any) -> Any:
         """Write the frame as a Spark-layout table directory (`gpuwrite.write_dataset`)."""
-        from ..dataset.write import write_dataset
+        from .dataset.write import write_dataset
 
         return write_dataset(self._data(), path, **options)
 
