@@ -30,10 +30,17 @@ import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from plan_reference import BlockCheck, LevelMeter, ListEncoders, OnLeafData, PagePlanner, RowGroupBuilder  # noqa: E402
+from plan_reference import (  # noqa: E402
+    BlockCheck,
+    LevelMeter,
+    ListEncoders,
+    OnLeafData,
+    PagePlanner,
+    RowGroupBuilder,
+    host_driver,
+)
 
 from gpuwrite.assemble.pages import stamp_headers  # noqa: E402
-from gpuwrite.backends.rowgroup import PlannedRowGroup  # noqa: E402
 from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions  # noqa: E402
 from gpuwrite.encode.compress import compressor  # noqa: E402
 from gpuwrite.encode.rules import raw_value_bytes  # noqa: E402
@@ -95,7 +102,9 @@ class Replayer:
     def encode_page(self, data: LeafData, a: int, b: int) -> Sized:
         """The page's recorded size."""
         self.asked.append((a, b))
-        self.pages.append(Sized(self.sizes[(a, b)]))
+        # a last page encoded ahead at the input's end, where the row group then ends before it, was never
+        # encoded by the reference: it is dropped at the cut, and its size decides nothing
+        self.pages.append(Sized(self.sizes.get((a, b), 0)))
         return self.pages[-1]
 
     def truncate(self, keep: int) -> None:
@@ -261,7 +270,7 @@ def main() -> None:
         return RowGroupBuilder(ls, encs, opts)
 
     def compiled(ls: list[Leaf], encs: list[Any]) -> Any:
-        return OnLeafData(PlannedRowGroup(ls, opts, ListEncoders(encs)))
+        return OnLeafData(host_driver(ls, opts, ListEncoders(encs)))
 
     run(compiled, leaves, calls, sizes)  # compile (numba caches on disk; first call loads)
     times: dict[str, list[float]] = {"python": [], "compiled": [], "python plan": [], "compiled plan": [],

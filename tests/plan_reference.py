@@ -15,7 +15,9 @@ import numpy as np
 from gpuwrite.kernels.encode.rle import rle_emitted_size
 
 from gpuwrite.assemble.pages import stamp_headers
-from gpuwrite.backends.base import PageRanges
+from gpuwrite.backends.base import ColumnEncoders, PageRanges
+from gpuwrite.backends.host_steps import HostSteps
+from gpuwrite.backends.rowgroup import PlannedRowGroup
 from gpuwrite.encode.chunk import ChunkEncoder, EncodedChunk
 from gpuwrite.encode.rules import raw_value_bytes
 from gpuwrite.options.model import LONG_MAX, WriteOptions
@@ -233,6 +235,23 @@ class ListEncoders:
 
     def finish(self) -> list[Any]:
         return [e.finish() for e in self.encoders]
+
+
+class WholeWindowSteps(HostSteps):
+    """The host steps with the GPU backend's horizon: the whole window planned and encoded as one batch, so the
+    driver's one-batch path (the device's) runs over host encoders."""
+
+    def horizon(self, stop: int) -> int:
+        """The whole window (up to the row-group row limit)."""
+        return stop
+
+
+def host_driver(leaves: Sequence[Leaf], opts: WriteOptions, encoders: ColumnEncoders,
+                whole_window: bool = False) -> PlannedRowGroup[Any, Any]:
+    """The shared row-group driver over host steps with these encoders (the CPU backend's horizon, or the
+    device's: the whole window)."""
+    steps = WholeWindowSteps if whole_window else HostSteps
+    return PlannedRowGroup(steps(leaves, opts, encoders), opts)
 
 
 class OnLeafData:

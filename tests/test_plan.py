@@ -16,9 +16,9 @@ import numpy as np
 import pyarrow as pa
 from gpuwrite.kernels.plan import schedule as k
 from gpuwrite.kernels.plan.level_meter import bits_emitted_size
+from plan_reference import host_driver
 
 from gpuwrite.backends.base import PageRanges
-from gpuwrite.backends.rowgroup import PlannedRowGroup
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.pipeline.plan import ColumnArrays, PageSchedule
@@ -151,7 +151,7 @@ def test_row_group_ends_where_the_memory_check_fires_and_pages_past_it_are_dropp
     the group full; the pages planned past it are dropped and the page open there ends at the cut."""
     opts = WriteOptions(page_size=8000, block_size=100_000)
     encoders = _FixedRatioEncoders(per_row=4)
-    builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
+    builder = host_driver(_leaves([pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
     cut = builder.advance(LeafWindow([_longs(100_000)]), 100_000, final=False)
     assert cut == 24_707
     pages = encoders.pages_of[0]
@@ -165,7 +165,7 @@ def test_row_group_ends_where_the_memory_check_fires_and_pages_past_it_are_dropp
 def test_row_group_waits_for_more_rows_then_ends_at_the_input_end() -> None:
     opts = WriteOptions(page_size=8000, block_size=100_000)
     encoders = _FixedRatioEncoders(per_row=4)
-    builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
+    builder = host_driver(_leaves([pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
     window = LeafWindow([_longs(5000)])
     assert builder.advance(window, 5000, final=False) is None
     assert builder.advance(window, 5000, final=True) == 5000
@@ -177,19 +177,19 @@ def test_at_the_input_end_the_last_pages_come_in_the_same_batch() -> None:
     and each column's last page are encoded together, and kept when the row group ends at the input's end."""
     opts = WriteOptions(page_size=8000, block_size=100_000)
     encoders = _FixedRatioEncoders(per_row=4)
-    builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders, one_batch=True)  # type: ignore[arg-type]
+    builder = host_driver(_leaves([pa.int64()], opts), opts, encoders, whole_window=True)  # type: ignore[arg-type]
     assert builder.advance(LeafWindow([_longs(5000)]), 5000, final=True) == 5000
     assert encoders.batches == [[6]]
     assert [p.b for p in encoders.pages_of[0]] == [987, 1962, 2937, 3912, 4887, 5000]
     assert encoders.dropped == []
 
 
-def test_one_batch_cut_inside_the_window_drops_the_last_pages_too() -> None:
+def test_whole_window_cut_inside_it_drops_the_last_pages_too() -> None:
     """The whole window planned at once, last pages included, but the memory check ends the row group at
     24,707: everything past it is dropped and the open page is encoded again up to the cut."""
     opts = WriteOptions(page_size=8000, block_size=100_000)
     encoders = _FixedRatioEncoders(per_row=4)
-    builder = PlannedRowGroup(_leaves([pa.int64()], opts), opts, encoders, one_batch=True)  # type: ignore[arg-type]
+    builder = host_driver(_leaves([pa.int64()], opts), opts, encoders, whole_window=True)  # type: ignore[arg-type]
     assert builder.advance(LeafWindow([_longs(40_000)]), 40_000, final=True) == 24_707
     assert len(encoders.batches) == 2 and encoders.batches[1] == [1]
     assert [(p.a, p.b) for p in encoders.pages_of[0][-2:]] == [(23_412, 24_387), (24_387, 24_707)]
@@ -201,7 +201,7 @@ def test_the_batch_reaching_the_input_end_stages_every_chunk_in_schema_order() -
     opts = WriteOptions(page_size=8000, block_size=10_000_000)
     encoders = _FixedRatioEncoders(per_row=4)
     encoders.pages_of = [[], []]
-    builder = PlannedRowGroup(_leaves([pa.int64(), pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
+    builder = host_driver(_leaves([pa.int64(), pa.int64()], opts), opts, encoders)  # type: ignore[arg-type]
     staged: list[tuple[int, int]] = []
     builder.stage = lambda column, chunk: staged.append((column, len(chunk)))
     window = LeafWindow([_longs(3000), _longs(3000)])

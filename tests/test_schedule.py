@@ -1,6 +1,6 @@
 """The compiled planner (gpuwrite.pipeline.plan, kernels/plan/schedule.py) and the shared row-group driver
-(backends.rowgroup.PlannedRowGroup) decide exactly what parquet-java's record-at-a-time order decides
-(tests/plan_reference.py): the same page checks and page ends, the same row-group cuts, the same bytes.
+(backends.rowgroup.PlannedRowGroup over backends.host_steps) decide exactly what parquet-java's record-at-a-time
+order decides (tests/plan_reference.py): the same page checks and page ends, the same row-group cuts, the same bytes.
 
 Random tables (nulls, booleans, ints, doubles, strings, decimals, INT96, lists and structs), random page and
 block settings, windows growing as the writer grows them, driven with real chunk encoders or with stand-in
@@ -20,9 +20,8 @@ import pytest
 from gpuwrite.kernels.plan import schedule as k
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plan_reference import BlockCheck, ListEncoders, OnLeafData, PagePlanner, RowGroupBuilder
+from plan_reference import BlockCheck, ListEncoders, OnLeafData, PagePlanner, RowGroupBuilder, host_driver
 
-from gpuwrite.backends.rowgroup import PlannedRowGroup
 from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions
 from gpuwrite.encode.compress import compressor
 from gpuwrite.options.model import WriteOptions
@@ -184,9 +183,11 @@ def _encoders(leaves: Sequence[Leaf], opts: WriteOptions) -> list[ChunkEncoder]:
     return [ChunkEncoder(leaf, ChunkOptions.for_leaf(leaf, opts, compress)) for leaf in leaves]
 
 
-def planned(encoders: list[Any], opts: WriteOptions, leaves: Sequence[Leaf], one_batch: bool = False) -> Any:
-    """The shared row-group driver over these encoders."""
-    return OnLeafData(PlannedRowGroup(leaves, opts, ListEncoders(encoders), one_batch=one_batch))
+def planned(encoders: list[Any], opts: WriteOptions, leaves: Sequence[Leaf],
+            whole_window: bool = False) -> Any:
+    """The shared row-group driver over host steps with these encoders (the CPU's horizon, or the whole window
+    as the GPU backend plans it)."""
+    return OnLeafData(host_driver(leaves, opts, ListEncoders(encoders), whole_window))
 
 
 @dataclass
@@ -252,11 +253,11 @@ def test_builder_writes_what_the_python_planner_writes(case: Case) -> None:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(max_rows=6000, max_columns=8), st.booleans())
-def test_cuts_and_pages_for_any_page_sizes(case: Case, one_batch: bool) -> None:
+def test_cuts_and_pages_for_any_page_sizes(case: Case, whole_window: bool) -> None:
     """With stand-in pages of arbitrary sizes (more rows, many cuts): the same pages kept, the same cuts."""
     opts = case.opts
     python = drive(case, lambda leaves: RowGroupBuilder(leaves, _fakes(leaves), opts))
-    compiled = drive(case, lambda leaves: planned(_fakes(leaves), opts, leaves, one_batch))
+    compiled = drive(case, lambda leaves: planned(_fakes(leaves), opts, leaves, whole_window))
     assert compiled == python
 
 

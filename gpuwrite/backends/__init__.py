@@ -1,5 +1,6 @@
 """Backends: which device encodes the pages (numba kernels on the CPU, or the GPU backend), behind one
-protocol (`base.Backend`, `base.RowGroupBuilder`, `base.ColumnEncoders`)."""
+protocol (`base.Backend`, `base.RowGroupBuilder`), each row group driven by `rowgroup.PlannedRowGroup` over the
+backend's `base.RowGroupSteps`."""
 
 from __future__ import annotations
 
@@ -36,9 +37,8 @@ def resolve_device(device: str) -> str:
 
 def open_backend(leaves: Sequence[Leaf], opts: WriteOptions, device: str) -> Backend:
     """The backend for a resolved `device` ('cpu' or 'gpu'), ready for the file's row groups."""
-    compress = compressor(opts.compression, opts.compression_level)
     if device == "gpu":
         from .device import DeviceBackend
 
-        return DeviceBackend(leaves, opts, compress)
-    return CpuBackend(leaves, opts, compress)
+        return DeviceBackend(leaves, opts)
+    return CpuBackend(leaves, opts, compressor(opts.compression, opts.compression_level))

@@ -1,10 +1,13 @@
-"""The seam between the pipeline and a backend: what a row-group builder does, and what a backend's column
-encoders must offer the shared row-group driver (`backends.rowgroup.PlannedRowGroup`)."""
+"""The seam between the pipeline and a backend: what a row-group builder does, the steps a backend runs for
+the shared row-group driver (`backends.rowgroup.PlannedRowGroup`), and the column encoders the host steps drive
+(`backends.host_steps.HostSteps`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
+
+import numpy as np
 
 from ..encode.chunk import EncodedChunk
 from ..pipeline.leafdata import LeafData
@@ -40,9 +43,57 @@ class RowGroupBuilder(Protocol):
         """The row group's finished chunks, in schema order."""
 
 
+BatchT = TypeVar("BatchT")  # a backend's planned pages (plan.PageBatch on the host, a page table read back)
+SizesT = TypeVar("SizesT")  # a backend's stored page sizes (a host array, or a device array not read yet)
+PageSpans = Sequence[tuple[int, int, int]]  # pages as (column, first row, end row)
+
+
+class RowGroupSteps(Protocol[BatchT, SizesT]):
+    """What a backend runs for the shared row-group driver (`backends.rowgroup.PlannedRowGroup`), which takes
+    every decision; the steps only carry them out (CPU: `backends.host_steps`; GPU: `backends.device.builder`).
+
+    Each `advance` of the driver loads the window, then loops: replay the row-group checks; on NEED_PLAN plan
+    up to `horizon`, encode that batch (with each column's last page at the input's end), replay again. At a
+    cut: `ended`, `keep`, `reencode` the pages open there. Rows are counted from the row group's first row."""
+
+    def load(self, window: Window) -> None:
+        """The row group's window so far (it only grows within a row group)."""
+
+    def horizon(self, stop: int) -> int:
+        """The row to plan the page checks up to next (at most `stop`, at least the next unplanned check)."""
+
+    def plan(self, horizon: int) -> BatchT:
+        """Plan every page check at a row <= horizon: the pages they end."""
+
+    def open_starts(self) -> np.ndarray:
+        """First row of each column's open page after the last `plan` (int64[C])."""
+
+    def encode(self, batch: BatchT, last: PageSpans, stage: Stage | None) -> SizesT:
+        """Encode the batch's pages and `last` (each column's last page, at the input's end) as one batch; their
+        stored sizes for `replay`. `stage`: hand over each column's chunk as it is done, if the backend can."""
+
+    def replay(self, sizes: SizesT | None, available: int, final: bool) -> int:
+        """Replay the row-group checks over rows 0..available, given the sizes of the pages planned since the
+        last replay (None: none were): plan.CUT, plan.NOT_YET or plan.NEED_PLAN."""
+
+    def ended(self) -> tuple[int, np.ndarray]:
+        """After CUT: the cut row, and each column's open page start there (the page is open if it is < cut)."""
+
+    def keep(self, ahead: Sequence[int]) -> None:
+        """Drop the pages past the cut, keeping the last page encoded ahead for the columns in `ahead`."""
+
+    def reencode(self, pages: PageSpans) -> None:
+        """Encode again the pages open at the cut, ending there (a chunk cut inside its first page tests its
+        dictionary again)."""
+
+    def finish(self) -> list[EncodedChunk]:
+        """The row group's finished chunks, in schema order."""
+
+
 class ColumnEncoders(Protocol):
-    """One backend's encoders for the column chunks of one row group (CPU: `backends.cpu`; GPU:
-    `backends.device`). Pages come back with their headers (`assemble.pages.stamp_headers`)."""
+    """A backend's encoders for the column chunks of one row group, driven page range by page range by the host
+    steps (`backends.cpu.CpuEncoders`; tests' stand-ins). Pages come back with their headers
+    (`assemble.pages.stamp_headers`)."""
 
     def load(self, window: Sequence[LeafData]) -> None:
         """The window of the row group's rows so far (it only grows within a row group)."""

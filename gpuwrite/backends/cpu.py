@@ -13,6 +13,7 @@ from ..options.model import WriteOptions
 from ..pipeline.leafdata import LeafData
 from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
+from .host_steps import HostSteps
 from .rowgroup import PlannedRowGroup
 from .workpool import WorkPool, wait_in_order
 
@@ -40,7 +41,7 @@ def page_pool(columns: int) -> WorkPool | None:
 
 
 class CpuEncoders:
-    """The CPU `ColumnEncoders` of one row group."""
+    """The CPU `ColumnEncoders` of one row group (driven by `host_steps.HostSteps`)."""
 
     def __init__(self, leaves: Sequence[Leaf], chunk_options: Sequence[ChunkOptions], pool: WorkPool | None) -> None:
         """`chunk_options`: each leaf's, built once per file (`ChunkOptions.for_leaf`)."""
@@ -112,8 +113,9 @@ class CpuBackend:
         return False
 
     def row_group(self) -> RowGroupBuilder:
-        """A builder for the next row group."""
-        return PlannedRowGroup(self.leaves, self.opts, CpuEncoders(self.leaves, self.chunk_options, self.pool))
+        """A builder for the next row group: the shared driver over the host steps and this file's threads."""
+        encoders = CpuEncoders(self.leaves, self.chunk_options, self.pool)
+        return PlannedRowGroup(HostSteps(self.leaves, self.opts, encoders), self.opts)
 
     def close(self) -> None:
         """Stop the threads."""

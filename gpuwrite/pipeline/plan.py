@@ -160,6 +160,14 @@ def _grown(arr: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+def page_ends(ev_row: np.ndarray, ev_end: np.ndarray, first_flush: int) -> np.ndarray:
+    """Each page's end row (the row of the check that ended it) for the pages of checks ev_row / ev_end (their
+    rows and flush ends), the first of which ended pages from `first_flush`: the host planner's and the
+    device's page tables alike."""
+    counts = np.diff(np.concatenate(([first_flush], ev_end)))
+    return np.repeat(ev_row, counts)
+
+
 class PageBatch(NamedTuple):
     """Pages that page checks first..last-1 end, in check order then column order (one row per page)."""
 
@@ -263,8 +271,7 @@ class PageSchedule:
         """The pages checks first..last-1 end."""
         a = int(self.ev_end[first - 1]) if first > 0 else 0
         b = int(self.ev_end[last - 1]) if last > 0 else 0
-        counts = np.diff(np.concatenate(([a], self.ev_end[first:last])))
-        end = np.repeat(self.ev_row[first:last], counts)
+        end = page_ends(self.ev_row[first:last], self.ev_end[first:last], a)
         return PageBatch(range(a, b), self.fl_col[a:b].copy(), self.fl_start[a:b].copy(), end,
                          self._ordinal[a:b].copy())
 
@@ -327,9 +334,13 @@ class BlockReplay:
         n = int(s.ev_end[self.applied - 1]) if self.applied > 0 else 0
         return np.bincount(s.fl_col[:n], minlength=s.ncols)
 
+    def open_starts(self) -> np.ndarray:
+        """First row of each column's open page where the replay stopped (at a cut, open if before it)."""
+        return self.cursor[:, k.S_START]
+
     def open_pages(self) -> list[tuple[int, int]]:
         """(column, first row) of each page open at the cut: they end at the cut."""
         cut = self.cut
         assert cut is not None
-        starts = self.cursor[:, k.S_START]
+        starts = self.open_starts()
         return [(int(c), int(starts[c])) for c in np.flatnonzero(starts < cut)]

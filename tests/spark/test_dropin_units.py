@@ -136,7 +136,7 @@ def test_streaming_window_encodes_as_batches_come_and_writes_the_same_bytes(tmp_
         for batch in table.to_batches(max_chunksize=10_000):
             writer.write(batch)
         builder = writer._builder
-        progress[streaming] = builder.planned_upto if builder is not None else 0
+        progress[streaming] = builder.steps.planned_upto if builder is not None else 0
         writer.close()
         assert (tmp_path / f"stream-{streaming}.parquet").read_bytes() == (tmp_path / "whole.parquet").read_bytes()
     assert progress[False] == 0  # the default window waits for eight row groups' worth (or the end)

@@ -1,26 +1,31 @@
 """The GPU backend: one row group at a time, the whole window on the device in a fixed handful of launches.
 
-Per row group: the window's columns go to the device (arenas), their dictionaries are built, the compiled
-planner plans every page of the window (and, at the end of the input, each column's last page), every page of
-every column is encoded as one batch, the row-group memory checks are replayed over the stored sizes (all on
-the device), and the file's bytes are gathered in file order and read back once. When the row group ends
-inside the window, the pages past the cut are dropped and the pages open at the cut are encoded again as a
-second batch. The decisions are parquet-java's, so the files are the CPU path's.
+The row-group steps (`base.RowGroupSteps`) of the shared driver (`backends.rowgroup.PlannedRowGroup`), on the
+device. Each `advance` starts over: the window's columns go to the device (arenas), their dictionaries are
+built; the compiled planner plans every page of the window (the horizon is the whole window), every page of
+every column (and, at the end of the input, each column's last page) is encoded as one batch, the row-group
+memory checks are replayed over the stored sizes (all on the device), and the batch's results and the replay's
+are read back in one sync. When the row group ends inside the window, the pages open at the cut are encoded
+again as a second batch. The file's bytes are gathered in file order and read back once, at `finish`. The
+decisions are the driver's, so the files are the CPU path's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from gpuwrite.kernels.plan import schedule as k
 
-from ...encode.chunk import Compressor, EncodedChunk
+from ...encode.chunk import EncodedChunk
 from ...options.model import WriteOptions
+from ...pipeline.plan import NEED_PLAN
 from ...pipeline.window import Window
 from ...schema import Leaf
-from ..base import RowGroupBuilder, Stage
+from ..base import PageSpans, RowGroupBuilder, Stage
+from ..rowgroup import PlannedRowGroup
 from . import steps
 from .checks import check_error, check_table, device_checked, launch_checks
 from .chunks import KeptPages, assemble_chunks
@@ -32,21 +37,60 @@ from .schedule import DeviceSchedule
 from .window import DeviceWindow, window_on_device
 
 
-class DeviceRowGroup:
-    """One row group on the device (a `base.RowGroupBuilder`)."""
+class DeviceSteps:
+    """One row group's steps on the device (a `base.RowGroupSteps`): the planner, the encoder batches and the
+    replay over the window's arenas; only counts, statuses and the batches' per-page results come back."""
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, device: Device, codec: PageCodec | None,
                  first_row: int = 0) -> None:
         self.leaves, self.opts, self.device, self.codec = list(leaves), opts, device, codec
         self.first_row = first_row  # the row group's first row in the file (error messages)
-        self.stage: Stage | None = None  # not called: the row group's pages come back from one batch
         self.checks = check_table(self.leaves, opts.validate)
-        self.rows_kept = 0
-        self.window: Window | None = None
+        self.arrow: Any = None
         self.win: DeviceWindow | None = None
         self.dic: DeviceDictionary | None = None
+        self.sched: DeviceSchedule | None = None
         self.batches: list[EncodedBatch] = []
-        self.kept = KeptPages.of([])
+        self.kept: list[tuple[np.ndarray, int, np.ndarray]] = []  # (columns, batch, index in it): KeptPages
+        # the first batch: its page table (planned pages, then last pages), each page's batch position, the
+        # columns that fell back, and each column's last page in the table
+        self.table = _pages([])
+        self.position = np.zeros(0, dtype=np.int64)
+        self.fell = np.zeros(len(self.leaves), dtype=bool)
+        self.last: dict[int, int] = {}
+        # read back: open page starts (after the plan, then at the replay's stop), the replay's state
+        self.starts = np.zeros(len(self.leaves), dtype=np.int64)
+        self.block = np.zeros(k.B_COUNT, dtype=np.int64)
+        self.ev_end = np.zeros(0, dtype=np.int64)
+
+    def load(self, window: Window) -> None:
+        """Start over on this window: its columns converted on the device, checked, their dictionaries built."""
+        d, opts = self.device, self.opts
+        self.batches, self.kept = [], []
+        self.arrow = window.arrow()
+        self.win = window_on_device(d, self.arrow, self.leaves, opts)
+        self.win.bad = launch_checks(d, self.win.converted, self.checks)
+        self.dic = build_dictionary(d, self.win.cols, self.win.dev_cols, self.win.arenas, opts.dictionary_page_size)
+        self.sched = DeviceSchedule(d, self.win, opts)
+
+    def horizon(self, stop: int) -> int:
+        """The whole window: one plan, one batch, one replay per row group."""
+        return stop
+
+    def plan(self, horizon: int) -> PageTable:
+        """Plan every check up to `horizon` on the device (one sync, which also reads the conversion's and the
+        value checks' refusals: raised here as the CPU path's errors)."""
+        assert self.sched is not None
+        planned, self.starts = self.sched.plan(horizon)
+        if self.sched.bad is not None and self.checks is not None:
+            err = check_error(self.sched.bad, self.checks, self.leaves, (self.first_row, self.arrow))
+            if err is not None:
+                raise err
+        return planned
+
+    def open_starts(self) -> np.ndarray:
+        """Each column's open page start after the planned pages (read with the plan's sync)."""
+        return self.starts
 
     def _batch(self, table: PageTable, fell_back: np.ndarray) -> tuple[EncodedBatch, np.ndarray]:
         """Encode the pages of `table` (column and rows; entries and values are found first) as the next batch."""
@@ -58,64 +102,61 @@ class DeviceRowGroup:
         self.batches.append(batch)
         return batch, fell
 
-    def advance(self, window: Window, available: int, final: bool) -> int | None:
-        """Plan, encode and replay the whole window; the row count where the row group ends, or None when it
-        goes on past the window (the window then grows and this starts over)."""
-        self.window, self.batches = window, []
-        d, opts = self.device, self.opts
-        arrow = window.arrow()
-        self.win = window_on_device(d, arrow, self.leaves, opts)
-        self.win.bad = launch_checks(d, self.win.converted, self.checks)
-        self.dic = build_dictionary(d, self.win.cols, self.win.dev_cols, self.win.arenas, opts.dictionary_page_size)
-        sched = DeviceSchedule(d, self.win, opts)
-        stop = min(available, opts.block_row_count_limit)
-        planned, open_starts = sched.plan(stop)
-        if sched.bad is not None and self.checks is not None:
-            err = check_error(sched.bad, self.checks, self.leaves, (self.first_row, arrow))
-            if err is not None:
-                raise err
-        n_planned = len(planned.table)
-        extra = [(c, int(open_starts[c]), available) for c in range(len(self.leaves))
-                 if final and stop == available and open_starts[c] < available]
-        table = PageTable.concat([planned.table, _pages(extra)])
-        batch, fell = self._batch(table, np.zeros(len(self.leaves), dtype=bool))
-        assert batch.order is not None
-        position = np.empty(len(table), dtype=np.int64)
-        position[batch.order] = np.arange(len(table))
-        sizes = d.empty(max(1, n_planned), np.int64)
-        d.launch(steps.FLUSH_SIZES, n_planned, d.upload(position[:n_planned]), batch.header_len, batch.body_len, sizes)
-        _, state = sched.replay(sizes, available, final)
-        status, block, starts, ev_end = batch.fetch_with(d, list(state))
-        if int(status[0]) != k.REPLAY_CUT:
-            return None
-        cut, applied = int(block[k.B_CUT]), int(block[k.B_EVENTS])
-        self.rows_kept = cut
-        kept = int(ev_end[applied - 1]) if applied > 0 else 0  # planned pages the row group keeps
-        parts = [(table.col[:kept], 0, position[:kept])]
-        ahead = {c: j for j, (c, a, _) in enumerate(extra, start=n_planned) if cut == available and starts[c] == a}
-        reopen = []
-        for c in range(len(self.leaves)):
-            if c in ahead:
-                parts.append((np.array([c]), 0, position[[ahead[c]]]))
-            elif starts[c] < cut:
-                reopen.append((c, int(starts[c]), cut))
-        if reopen:
-            fell = fell.copy()
-            fell[[c for c, a, _ in reopen if a == 0]] = False  # a chunk cut inside its first page tests it again
-            again, _ = self._batch(_pages(reopen), fell)
-            again.fetch(d)
-            assert again.order is not None
-            where = np.empty(len(reopen), dtype=np.int64)
-            where[again.order] = np.arange(len(reopen))  # batch position of the page given j-th
-            parts.append((np.array([c for c, _, _ in reopen]), 1, where))
-        self.kept = KeptPages.of(parts)
-        return cut
+    def encode(self, batch: PageTable, last: PageSpans, stage: Stage | None) -> Any:
+        """Encode the planned pages and `last` as one batch; the planned pages' stored sizes, in planner order,
+        left on the device (flush_sizes). `stage` is not called: the chunks exist only once read back."""
+        d = self.device
+        planned = len(batch)
+        self.table = PageTable.concat([batch, _pages(last)])
+        self.last = {c: j for j, (c, _, _) in enumerate(last, start=planned)}
+        encoded, self.fell = self._batch(self.table, np.zeros(len(self.leaves), dtype=bool))
+        assert encoded.order is not None
+        self.position = np.empty(len(self.table), dtype=np.int64)
+        self.position[encoded.order] = np.arange(len(self.table))
+        sizes = d.empty(max(1, planned), np.int64)
+        d.launch(steps.FLUSH_SIZES, planned, d.upload(self.position[:planned]), encoded.header_len,
+                 encoded.body_len, sizes)
+        return sizes
+
+    def replay(self, sizes: Any, available: int, final: bool) -> int:
+        """Replay the checks on the device over the batch's sizes, read back with the batch's results in one
+        sync. Without sizes nothing is planned since `load`: NEED_PLAN, and nothing launched."""
+        if sizes is None:
+            return NEED_PLAN
+        assert self.sched is not None
+        _, state = self.sched.replay(sizes, available, final)
+        status, self.block, self.starts, self.ev_end = self.batches[-1].fetch_with(self.device, list(state))
+        return int(status[0])
+
+    def ended(self) -> tuple[int, np.ndarray]:
+        """The cut the replay found and each column's open page start there."""
+        return int(self.block[k.B_CUT]), self.starts
+
+    def keep(self, ahead: Sequence[int]) -> None:
+        """Keep the planned pages of the applied checks (the first ones of the batch, in planner order) and the
+        last pages of `ahead`."""
+        applied = int(self.block[k.B_EVENTS])
+        kept = int(self.ev_end[applied - 1]) if applied > 0 else 0
+        self.kept = [(self.table.col[:kept], 0, self.position[:kept])]
+        self.kept += [(np.array([c]), 0, self.position[[self.last[c]]]) for c in ahead]
+
+    def reencode(self, pages: PageSpans) -> None:
+        """The pages open at the cut as a second batch (a column whose page starts at row 0, its chunk cut inside
+        its first page, tests its dictionary again: its fallback is undone)."""
+        fell = self.fell.copy()
+        fell[[c for c, a, _ in pages if a == 0]] = False
+        again, _ = self._batch(_pages(pages), fell)
+        again.fetch(self.device)
+        assert again.order is not None
+        where = np.empty(len(pages), dtype=np.int64)
+        where[again.order] = np.arange(len(pages))  # batch position of the page given j-th
+        self.kept.append((np.array([c for c, _, _ in pages]), len(self.batches) - 1, where))
 
     def finish(self) -> list[EncodedChunk]:
         """The finished chunks: bytes and bloom filters made on the device, read back in one copy."""
         assert self.win is not None and self.dic is not None
-        return assemble_chunks(self.device, (self.win, self.dic), self.leaves, self.batches, self.kept,
-                               (self.codec, self.opts.page_checksum),
+        return assemble_chunks(self.device, (self.win, self.dic), self.leaves, self.batches,
+                               KeptPages.of(self.kept), (self.codec, self.opts.page_checksum),
                                blooms=[self.opts.bloom_filter(leaf.dotted) for leaf in self.leaves])
 
 
@@ -132,12 +173,12 @@ class DeviceBackend:
     name = "gpu"
     converts_on_host = False  # Arrow buffers go to the device as they are
 
-    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> None:
+    def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions) -> None:
         self.leaves, self.opts = leaves, opts
         self.device = Device()
         self.codec = page_codec(opts.compression, opts.compression_level, self.device)
         self.rows_done = 0  # rows of the row groups before the open one
-        self._last: DeviceRowGroup | None = None
+        self._last: PlannedRowGroup[PageTable, Any] | None = None
 
     def checks_values(self, leaf: Leaf) -> bool:
         """Flat leaves' values are checked on the device, where they are converted (`checks.py`)."""
@@ -147,7 +188,8 @@ class DeviceBackend:
         """A builder for the next row group (its first row in the file: the rows of those before)."""
         if self._last is not None:
             self.rows_done += self._last.rows_kept
-        self._last = DeviceRowGroup(self.leaves, self.opts, self.device, self.codec, self.rows_done)
+        row_steps = DeviceSteps(self.leaves, self.opts, self.device, self.codec, self.rows_done)
+        self._last = PlannedRowGroup(row_steps, self.opts)
         return self._last
 
     def close(self) -> None:

@@ -8,7 +8,6 @@ above 1), 1-bit level streams packed into `bits` by one launch, indexes from `id
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,7 +35,7 @@ from gpuwrite.kernels.plan.layout import (
 from gpuwrite.kernels.plan.planner import LS_COUNT, LS_WORD
 
 from ...options.model import WriteOptions
-from ...pipeline.plan import schedule_params
+from ...pipeline.plan import page_ends, schedule_params
 from . import steps
 from .encode import PageTable
 from .ops import Device
@@ -83,14 +82,6 @@ def planner_columns(cols: np.ndarray, ones: int) -> tuple[np.ndarray, np.ndarray
     return desc, np.array(streams, dtype=np.int64).reshape(-1, 3)
 
 
-@dataclass
-class PlannedPages:
-    """Pages the planner ended (in check order, then column order), with their entries and values."""
-
-    table: PageTable
-    ordinal: np.ndarray  # each page's position among its column's pages
-
-
 class DeviceSchedule:
     """The page planner and the row-group replay of one row group, on the device."""
 
@@ -117,7 +108,6 @@ class DeviceSchedule:
         self.status = device.empty(1, np.int64)
         self.bad: np.ndarray | None = None  # host copy of win.bad, once read
         self.events = self.flushes = 0
-        self.ordinals = np.zeros(self.ncols, dtype=np.int64)
 
     def _arrays(self, events: int, flushes: int) -> None:
         """Event and page arrays of these capacities."""
@@ -138,8 +128,9 @@ class DeviceSchedule:
             size = 2 * len(self.fl_col) + self.ncols
             self.fl_col, self.fl_start = (d.grown(a, size) for a in (self.fl_col, self.fl_start))
 
-    def plan(self, horizon: int) -> tuple[PlannedPages, np.ndarray]:
-        """Plan every check up to `horizon`: the new pages, and each column's open page start after them."""
+    def plan(self, horizon: int) -> tuple[PageTable, np.ndarray]:
+        """Plan every check up to `horizon`: the new pages (in check order, then column order; their entries
+        and values still to be found), and each column's open page start after them."""
         d, ar = self.device, self.win.arenas
         first_event, first_flush = self.events, self.flushes
         while True:
@@ -162,16 +153,9 @@ class DeviceSchedule:
         self.events, self.flushes = int(sched[k.SC_EVENTS]), int(sched[k.SC_FLUSHES])
         col, start = got[4][:self.flushes - first_flush], got[5][:self.flushes - first_flush]
         ev_row, ev_end = got[6][:self.events - first_event], got[7][:self.events - first_event]
-        counts = np.diff(np.concatenate(([first_flush], ev_end)))
-        end = np.repeat(ev_row, counts)
-        order = np.argsort(col, kind="stable")
-        rank = np.empty(len(col), dtype=np.int64)
-        rank[order] = np.arange(len(col)) - np.searchsorted(col[order], col[order], side="left")
-        ordinal = self.ordinals[col] + rank
-        self.ordinals += np.bincount(col, minlength=self.ncols)
-        table = PageTable(col, start, end, np.zeros_like(col), np.zeros_like(col), np.zeros_like(col),
-                          np.zeros_like(col))
-        return PlannedPages(table, ordinal), cursor
+        end = page_ends(ev_row, ev_end, first_flush)
+        return PageTable(col, start, end, np.zeros_like(col), np.zeros_like(col), np.zeros_like(col),
+                         np.zeros_like(col)), cursor
 
     def _errs(self) -> Any:
         """The conversion's refusals, read with the planner's first sync (a placeholder when none are kept)."""
