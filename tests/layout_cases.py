@@ -21,7 +21,9 @@ from gpuwrite.backends.device.ops import Device, Kernel
 from gpuwrite.encode.chunk import DictionaryPage, EncodedPage, PageSections, PageSpan
 from gpuwrite.encode.rules import as_signed32
 from gpuwrite.encode.stats import PageStats
-from gpuwrite.format.enums import Encoding
+from gpuwrite.format.enums import Encoding, PageType
+from gpuwrite.format.structs import DataPageHeaderV2, DictionaryPageHeader, PageHeader
+from gpuwrite.format.thrift import serialize
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.schema import Leaf
@@ -60,21 +62,36 @@ CRCS = st.integers(0, 2**32 - 1) | st.sampled_from([0, 1, I32_MAX, 2**31, 2**32 
 
 
 def data_page_reference(row: Sequence[int], crc: int | None) -> bytes:
-    """What assemble.pages writes for a page with header fields `row` (F_* order) and unsigned `crc`."""
+    """What assemble.pages writes for a page with header fields `row` (F_* order) and unsigned `crc`,
+    checked against the generic Thrift writer: assemble.pages and the device step share one serializer
+    (kernels/page_layout.data_page_v2_header), so the independent bytes are the declared structs'."""
     values, nulls, rows, encoding, def_len, rep_len, compressed, uncompressed, stored = (int(v) for v in row)
+    signed = None if crc is None else as_signed32(crc)
     sections = PageSections(SizedBody(stored), rep_len, def_len, uncompressed - rep_len - def_len,  # type: ignore
-                            bool(compressed), None if crc is None else as_signed32(crc))
+                            bool(compressed), signed)
     page = EncodedPage(PageSpan(0, rows, 0, values, 0, values - nulls), 0, encoding, sections,
                        PageStats(nulls, values - nulls), None)
-    return data_page_header(page)
+    header = data_page_header(page)
+    assert header == serialize(PageHeader(
+        type=PageType.DATA_PAGE_V2, uncompressed_page_size=uncompressed, compressed_page_size=stored,
+        crc=signed, data_page_header_v2=DataPageHeaderV2(
+            num_values=values, num_nulls=nulls, num_rows=rows, encoding=encoding,
+            definition_levels_byte_length=def_len, repetition_levels_byte_length=rep_len,
+            is_compressed=bool(compressed))))
+    return header
 
 
 def dictionary_reference(row: Sequence[int], crc: int | None) -> bytes:
-    """What assemble.pages writes for a dictionary page with fields (entries, uncompressed, compressed)."""
+    """What assemble.pages writes for a dictionary page with fields (entries, uncompressed, compressed),
+    checked against the generic Thrift writer (as `data_page_reference`)."""
     entries, uncompressed, stored = (int(v) for v in row)
-    page = DictionaryPage(SizedBody(stored), uncompressed, entries,  # type: ignore[arg-type]
-                          None if crc is None else as_signed32(crc))
-    return dictionary_header(page)
+    signed = None if crc is None else as_signed32(crc)
+    page = DictionaryPage(SizedBody(stored), uncompressed, entries, signed)  # type: ignore[arg-type]
+    header = dictionary_header(page)
+    assert header == serialize(PageHeader(
+        type=PageType.DICTIONARY_PAGE, uncompressed_page_size=uncompressed, compressed_page_size=stored,
+        crc=signed, dictionary_page_header=DictionaryPageHeader(num_values=entries, encoding=Encoding.PLAIN)))
+    return header
 
 
 def header_args(fields: np.ndarray, crc: np.ndarray, has_crc: bool) -> list[Any]:

@@ -7,10 +7,7 @@ from collections.abc import Iterable
 
 from ..encode.chunk import DictionaryPage, EncodedPage
 from ..errors import ValueCheckError
-from ..format.enums import Encoding, PageType
-from ..format.page_header import data_page_v2_header
-from ..format.structs import DictionaryPageHeader, PageHeader
-from ..format.thrift import serialize
+from ..format.page_header import data_page_v2_header, dictionary_page_header
 from ..options.model import INT_MAX
 
 
@@ -41,7 +38,5 @@ def stamp_headers(pages: Iterable[EncodedPage]) -> None:
 
 def dictionary_header(page: DictionaryPage) -> bytes:
     """The serialized DICTIONARY_PAGE header (PLAIN entries) of a chunk's dictionary page."""
-    return serialize(PageHeader(
-        type=PageType.DICTIONARY_PAGE, uncompressed_page_size=page.uncompressed_size,
-        compressed_page_size=len(page.body), crc=page.crc,
-        dictionary_page_header=DictionaryPageHeader(num_values=page.num_values, encoding=Encoding.PLAIN)))
+    return dictionary_page_header(uncompressed_page_size=page.uncompressed_size,
+                                  compressed_page_size=len(page.body), crc=page.crc, num_values=page.num_values)

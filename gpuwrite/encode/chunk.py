@@ -15,6 +15,7 @@ import numpy as np
 
 from gpuwrite.kernels.convert.levels import level_counts
 from gpuwrite.kernels.encode.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
+from gpuwrite.kernels.encode.fallback import keeps_dictionary
 from gpuwrite.kernels.encode.int_page import int_page
 from gpuwrite.kernels.encode.plain import plain_byte_array
 from gpuwrite.kernels.encode.rle import rle_encode, rle_max_size
@@ -26,7 +27,7 @@ from ..schema import BYTE_ARRAY, Leaf
 from .bloom import BloomBuilder, chunk_bitset, hash_values
 from .compress import PackAfter, packer_after
 from .dictionary import Dictionary
-from .rules import canonical_bits, fallback_encoding, keeps_dictionary, raw_value_bytes, signed_crc32
+from .rules import canonical_bits, fallback_encoding, raw_value_bytes, signed_crc32
 from .stats import PageStats, page_stats, stats_of
 
 _NO_TABLE = np.zeros(0, dtype=np.int32)  # the dictionary arguments of a page encoded without one

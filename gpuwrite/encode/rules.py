@@ -1,5 +1,5 @@
 """parquet-java's per-page encoding rules that every backend applies: fallback encodings, buffered value
-sizes, the first-page dictionary test, NaN's canonical bits and the page CRC."""
+sizes (`kernels/encode/fallback.py`, the device's own), NaN's canonical bits and the page CRC."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ try:  # ISA-L's CRC-32 (folding with carry-less multiplies): ~5x zlib's, the sam
 except ImportError:  # a platform without its wheel: zlib's
     _crc32 = zlib.crc32
 
+from gpuwrite.kernels.encode.fallback import raw_size
 from gpuwrite.kernels.encode.plain import all_canonical, canonical_float_bits32, canonical_float_bits64
+from gpuwrite.kernels.plan.layout import KIND_CODES
 
 from ..format.enums import Encoding
 from ..pipeline.leafdata import Array, LeafData
 from ..schema import Kind, Leaf
 
-# SPEC: FallbackValuesWriter raw size: PLAIN-equivalent bytes per value (length + 4 for byte arrays,
-# FIXED_LEN_BYTE_ARRAY and INT96 included).
-_RAW_WIDTH = {"int32": 4, "float": 4, "int64": 8, "double": 8}
 # Values encoding when the dictionary is off or abandoned (DefaultV2ValuesWriterFactory), BOOLEAN PLAIN by choice.
 FALLBACK: dict[Kind, Encoding] = {
     "bool": Encoding.PLAIN, "int32": Encoding.DELTA_BINARY_PACKED, "int64": Encoding.DELTA_BINARY_PACKED,
@@ -34,20 +33,23 @@ def fallback_encoding(kind: Kind, mode: str) -> Encoding:
     return Encoding.PLAIN if mode == "plain" else FALLBACK[kind]
 
 
+def fallback_codes(mode: str) -> np.ndarray:
+    """`fallback_encoding` of every kind under `mode`, indexed by its device kind code (kernels/plan/layout.py
+    KIND_CODES): the device backend's lookup table, derived from FALLBACK rather than written again."""
+    codes = np.empty(len(KIND_CODES), dtype=np.int64)
+    for kind in FALLBACK:
+        codes[KIND_CODES[kind]] = fallback_encoding(kind, mode)
+    return codes
+
+
 def raw_value_bytes(leaf: Leaf, data: LeafData, va: int, vb: int) -> int:
-    """parquet-java's buffered value size for a page: PLAIN-equivalent bytes (booleans: packed bits)."""
-    if leaf.kind == "bool":
-        return (vb - va) // 8
-    if leaf.kind in _RAW_WIDTH:
-        return _RAW_WIDTH[leaf.kind] * (vb - va)
-    offsets = data.byte_offsets
-    return int(offsets[vb] - offsets[va]) + 4 * (vb - va)
-
-
-def keeps_dictionary(encoded: int, dictionary: int, raw: int) -> bool:
-    """SPEC: DictionaryValuesWriter.isCompressionSatisfying, judged on the chunk's first page only: the
-    dictionary stays iff its encoded ids plus the dictionary's bytes are smaller than the raw values."""
-    return encoded + dictionary < raw
+    """parquet-java's buffered value size for a page: PLAIN-equivalent bytes (booleans: packed bits), as
+    `kernels/fallback.raw_size` counts them for the device."""
+    nbytes = 0
+    if not leaf.fixed_width:
+        offsets = data.byte_offsets
+        nbytes = int(offsets[vb] - offsets[va])
+    return int(raw_size(KIND_CODES[leaf.kind], int(vb - va), nbytes))
 
 
 def canonical_bits(kind: Kind, values: Array) -> Array:

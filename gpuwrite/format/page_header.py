@@ -1,30 +1,25 @@
-"""The DATA_PAGE_V2 page header, the one struct written once per page, composed straight into compact-protocol
-bytes: the same bytes as `serialize(PageHeader(...))` (tests/format/test_page_header.py) at a fraction of the
-generic writer's cost, which a file pays thousands of times."""
+"""Page headers, the structs written once per page, serialized on the host by the device's own writers
+(`kernels/page_layout.data_page_v2_header` / `dictionary_page_header`, one compiled call each): the same bytes
+as `serialize(PageHeader(...))` (tests/format/test_page_header.py) at a fraction of the generic writer's cost,
+which a file pays thousands of times."""
 
 from __future__ import annotations
 
-from .enums import PageType
-from .thrift import CT_FALSE, CT_I32, CT_STRUCT, CT_TRUE, out_of_range
+import numpy as np
+
+from gpuwrite.kernels.plan.page_layout import HEADER_BOUND
+from gpuwrite.kernels.plan.page_layout import data_page_v2_header as write_data_page_v2
+from gpuwrite.kernels.plan.page_layout import dictionary_page_header as write_dictionary_page
+
+from .thrift import out_of_range
 
 _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
-_NEXT_I32 = (1 << 4) | CT_I32  # short field header: the next field id, type i32
-# PageHeader fields 1..3 (type, uncompressed_page_size, compressed_page_size) start with the type's value
-_TYPE = bytes([_NEXT_I32, PageType.DATA_PAGE_V2 << 1, _NEXT_I32])
-_V2_AFTER_CRC = (4 << 4) | CT_STRUCT  # data_page_header_v2 (field 8) after crc (field 4)
-_V2_AFTER_SIZE = (5 << 4) | CT_STRUCT  # ... after compressed_page_size (field 3): no crc
-_COMPRESSED = {True: bytes([(1 << 4) | CT_TRUE, 0, 0]), False: bytes([(1 << 4) | CT_FALSE, 0, 0])}
 
 
-def _i32(buf: bytearray, v: int) -> None:
-    """Append an i32 as a zigzag varint (a value outside i32 raises, as the generic writer does)."""
-    if not _I32_MIN <= v <= _I32_MAX:
-        raise out_of_range("i32", v)
-    n = (v << 1) ^ (v >> 31)
-    while n > 0x7F:
-        buf.append((n & 0x7F) | 0x80)
-        n >>= 7
-    buf.append(n)
+def _check_i32(values: tuple[int, ...]) -> None:
+    """Raise for the first value outside i32, as the generic writer does (a silent wrap would corrupt)."""
+    if min(values) < _I32_MIN or max(values) > _I32_MAX:
+        raise out_of_range("i32", next(v for v in values if not _I32_MIN <= v <= _I32_MAX))
 
 
 def data_page_v2_header(*, uncompressed_page_size: int, compressed_page_size: int, crc: int | None,
@@ -32,20 +27,22 @@ def data_page_v2_header(*, uncompressed_page_size: int, compressed_page_size: in
                         definition_levels_byte_length: int, repetition_levels_byte_length: int,
                         is_compressed: bool) -> bytes:
     """PageHeader(type=DATA_PAGE_V2, ..., data_page_header_v2=DataPageHeaderV2(...)) serialized; no
-    statistics in the header (parquet-java writes them to the column index only)."""
-    buf = bytearray(_TYPE)
-    _i32(buf, uncompressed_page_size)
-    buf.append(_NEXT_I32)
-    _i32(buf, compressed_page_size)
-    if crc is not None:
-        buf.append(_NEXT_I32)
-        _i32(buf, crc)
-        buf.append(_V2_AFTER_CRC)
-    else:
-        buf.append(_V2_AFTER_SIZE)
-    for v in (num_values, num_nulls, num_rows, encoding, definition_levels_byte_length,
-              repetition_levels_byte_length):
-        buf.append(_NEXT_I32)
-        _i32(buf, v)
-    buf += _COMPRESSED[is_compressed]  # field 7 (a bool's value is its type), then the two stop bytes
-    return bytes(buf)
+    statistics in the header (parquet-java writes them to the column index only). A value outside i32 raises
+    as the generic writer does."""
+    values = (uncompressed_page_size, compressed_page_size, 0 if crc is None else crc, num_values, num_nulls,
+              num_rows, int(encoding), definition_levels_byte_length, repetition_levels_byte_length)
+    _check_i32(values)
+    out = np.empty(HEADER_BOUND, dtype=np.uint8)
+    end = write_data_page_v2(out, 0, values[0], values[1], crc is not None, *values[2:], bool(is_compressed))
+    return out[:end].tobytes()
+
+
+def dictionary_page_header(*, uncompressed_page_size: int, compressed_page_size: int, crc: int | None,
+                           num_values: int) -> bytes:
+    """PageHeader(type=DICTIONARY_PAGE, ..., dictionary_page_header=DictionaryPageHeader(num_values,
+    encoding=PLAIN)) serialized. A value outside i32 raises as the generic writer does."""
+    values = (uncompressed_page_size, compressed_page_size, 0 if crc is None else crc, num_values)
+    _check_i32(values)
+    out = np.empty(HEADER_BOUND, dtype=np.uint8)
+    end = write_dictionary_page(out, 0, values[0], values[1], crc is not None, values[2], values[3])
+    return out[:end].tobytes()

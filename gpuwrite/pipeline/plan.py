@@ -20,13 +20,13 @@ from typing import NamedTuple
 import numpy as np
 
 from gpuwrite.kernels.plan import schedule as k
+from gpuwrite.kernels.plan.layout import KIND_CODES
 
 from ..options.model import WriteOptions
 from ..schema import Leaf
 from . import buffers
 from .leafdata import LeafData
 
-_FIXED_WIDTH = {"int32": 4, "float": 4, "int64": 8, "double": 8}  # SPEC: FallbackValuesWriter raw size
 MIN_RECORDS_FOR_BLOCK_CHECK = 100  # SPEC: InternalParquetRecordWriter.MINIMUM_RECORD_COUNT_FOR_CHECK
 THRESHOLD_TOLERANCE_RATIO = 0.1  # SPEC: ColumnWriteStoreBase.THRESHOLD_TOLERANCE_RATIO
 
@@ -113,7 +113,7 @@ class ColumnArrays:
 
         for c, (leaf, data) in enumerate(zip(leaves, datas, strict=True)):
             row = desc[c]
-            row[k.D_KIND], row[k.D_WIDTH] = _kind(leaf)
+            row[k.D_KIND] = KIND_CODES[leaf.kind]  # sizes the raw values (SPEC: FallbackValuesWriter)
             row[k.D_REPW], row[k.D_DEFW] = leaf.rep_width, leaf.def_width
             if data.nested:
                 assert data.row_entry is not None and data.values_before is not None and data.dfn is not None
@@ -128,7 +128,7 @@ class ColumnArrays:
             elif row[k.D_DEFW] > 0:
                 # an optional column without nulls (so far: the window may grow) is all ones, packed directly
                 row[k.D_DEF] = 8 * bits.put(np.full(-(-data.num_rows // 8), 0xFF, dtype=np.uint8))
-            if row[k.D_KIND] == k.KIND_BYTES:
+            if not leaf.fixed_width:
                 row[k.D_OFFS] = index.put(data.byte_offsets)
         rows = datas[0].num_rows if datas else 0
         level_bytes = levels.join()
@@ -142,15 +142,6 @@ def _probe(arr: np.ndarray) -> tuple[int, ...]:
     if n == 0:
         return (arr.dtype.num, 0)
     return (arr.dtype.num, n, int(arr[0]), int(arr[n // 2]), int(arr[-1]))
-
-
-def _kind(leaf: Leaf) -> tuple[int, int]:
-    """Kernel value kind and fixed width of a leaf's raw (PLAIN-equivalent) values."""
-    if leaf.kind == "bool":
-        return k.KIND_BOOL, 0
-    if leaf.kind in _FIXED_WIDTH:
-        return k.KIND_FIXED, _FIXED_WIDTH[leaf.kind]
-    return k.KIND_BYTES, 0
 
 
 def _grown(arr: np.ndarray, size: int) -> np.ndarray:

@@ -32,6 +32,16 @@ def write_uleb(out: np.ndarray, pos: int, v: np.uint64) -> int:
 
 
 @jit_inline
+def uleb_len(v: np.uint64) -> int:
+    """Bytes of v as unsigned LEB128 (what `write_uleb` writes)."""
+    n = 1
+    while v >= np.uint64(0x80):
+        v = v >> np.uint64(7)
+        n += 1
+    return n
+
+
+@jit_inline
 def zigzag64(v: np.int64) -> np.uint64:
     """Zigzag-map a signed 64-bit value (same result as 32-bit zigzag for values in int32 range)."""
     return np.uint64((np.uint64(v) << np.uint64(1)) ^ np.uint64(v >> np.int64(63)))

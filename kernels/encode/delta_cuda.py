@@ -18,24 +18,15 @@ import numpy as np
 from numba import cuda
 
 from .._jit import cuda_kernel, device
-from .bits import write_uleb, zigzag64
+from .bits import uleb_len, write_uleb, zigzag64
 from .delta import BLOCK, MINI, MINIBLOCKS, _delta_at
 
 _write_uleb = device(write_uleb)
+_uleb_len = device(uleb_len)
 _zigzag = device(zigzag64)
 _delta = device(_delta_at)
 _INT64_MAX = np.int64(0x7FFFFFFFFFFFFFFF)
 _OR_SLOTS = 2 * MINIBLOCKS  # a shared array's shape must be a constant, not an expression
-
-
-@cuda.jit(device=True)
-def _uleb_len(v: np.uint64) -> int:
-    """Number of bytes of v as unsigned LEB128."""
-    n = 1
-    while v >= np.uint64(128):
-        v = v >> np.uint64(7)
-        n += 1
-    return n
 
 
 @cuda.jit(device=True)

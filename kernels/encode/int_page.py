@@ -14,9 +14,10 @@ import numpy as np
 
 from .._jit import jit
 from ..dictionary.by_page import fixed_insert
-from .bits import bit_width_u64, write_uleb
+from .bits import bit_width_u64
 from .delta import delta_encode
 from .rle import rle_encode
+from .rle_state import bitpacked_header, write_repeat
 
 
 @jit
@@ -35,12 +36,10 @@ def int_page(valid: np.ndarray, a: int, b: int, levels: bool, values: np.ndarray
     rows = b - a
     if levels:
         if vb - va == rows and rows >= 8:  # every row holds a value: one repeated run of level 1
-            pos = write_uleb(out, pos, np.uint64(rows << 1))
-            out[pos] = 1
-            pos += 1
+            pos = write_repeat(out, pos, rows, np.uint64(1), 1)
         elif valid.shape[0] == 0:  # fewer than 8 rows, all with a value: one zero-padded bit-packed group
             if rows > 0:
-                out[0] = 3
+                out[0] = bitpacked_header(1)
                 out[1] = np.uint8((1 << rows) - 1)
                 pos = 2
         else:

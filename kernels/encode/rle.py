@@ -12,7 +12,16 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit, jit_inline
-from .bits import pack8, pack_padded, write_uleb
+from .bits import pack8, pack_padded
+from .rle_state import (
+    bitpacked_header,
+    count_group,
+    load_state,
+    next_group,
+    repeat_bytes,
+    store_state,
+    write_repeat,
+)
 
 
 def rle_max_size(n: int, width: int) -> int:
@@ -24,23 +33,21 @@ def rle_max_size(n: int, width: int) -> int:
 def _end_bitpacked(out: np.ndarray, header_pos: int, groups: int) -> None:
     """Fill in the header byte of the open bit-packed run."""
     if header_pos >= 0:
-        out[header_pos] = np.uint8((groups << 1) | 1)
+        out[header_pos] = bitpacked_header(groups)
 
 
 @jit_inline
 def _group_slot(out: np.ndarray, pos: int, header_pos: int, groups: int) -> tuple:
-    """Before one more bit-packed group: close the open run at 63 groups (the most its header byte counts,
-    SPEC: RunLengthBitPackingHybridEncoder), open a run (header byte reserved) if none is. (pos, header_pos,
-    groups)."""
-    if groups >= 63:
+    """One more bit-packed group (`rle_state.next_group`): close the open run when it is full, open a run
+    (header byte reserved) if none is. (pos, header_pos, groups in the run with the group)."""
+    close, opens, after = next_group(header_pos >= 0, groups)
+    if close:
         _end_bitpacked(out, header_pos, groups)
-        header_pos = -1
-        groups = 0
-    if header_pos == -1:
+    if opens:
         out[pos] = 0
         header_pos = pos
         pos += 1
-    return pos, header_pos, groups
+    return pos, header_pos, after
 
 
 @jit
@@ -71,11 +78,7 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
             _end_bitpacked(out, header_pos, groups)
             header_pos = -1
             groups = 0
-            pos = write_uleb(out, pos, np.uint64((j - i) << 1))
-            u = np.uint64(v)
-            for k in range(value_bytes):
-                out[pos] = np.uint8((u >> np.uint64(8 * k)) & np.uint64(0xFF))
-                pos += 1
+            pos = write_repeat(out, pos, j - i, np.uint64(v), value_bytes)
             i = j
             continue
         pos, header_pos, groups = _group_slot(out, pos, header_pos, groups)
@@ -83,12 +86,10 @@ def rle_encode(values: np.ndarray, start: int, end: int, width: int, out: np.nda
             pos = pack8(values, i, width, out, pos)
         else:
             pos = pack_padded(values, i, 8, 8, width, out, pos)
-        groups += 1
         i += 8
     if i < end:  # a last, partial group (fewer than 8 values, so never a repeated run): bit-packed, zero-padded
         pos, header_pos, groups = _group_slot(out, pos, header_pos, groups)
         pos = pack_padded(values, i, end - i, 8, width, out, pos)
-        groups += 1
     _end_bitpacked(out, header_pos, groups)
     return pos
 
@@ -101,12 +102,8 @@ def rle_emitted_size(values: np.ndarray, start: int, end: int, width: int, state
     bit-packed groups (with their header byte), not the up to 8 values still pending. `state` (int64[6],
     zeros for a fresh encoder) carries the encoder between calls, so a page is scanned once.
     """
-    previous = np.uint64(state[0])
-    repeat = state[1]
-    nbuf = state[2]
-    open_run = state[3]
-    groups = state[4]
-    size = state[5]
+    prev, repeat, nbuf, open_run, groups, size = load_state(state)
+    previous = np.uint64(prev)
     value_bytes = (width + 7) // 8
     for i in range(start, end):
         v = np.uint64(values[i])
@@ -116,46 +113,18 @@ def rle_emitted_size(values: np.ndarray, start: int, end: int, width: int, state
                 continue
         else:
             if repeat >= 8:
+                size += repeat_bytes(repeat, value_bytes)
                 open_run = 0
                 groups = 0
-                r = np.uint64(repeat << 1)
-                size += 1
-                while r >= np.uint64(0x80):
-                    r = r >> np.uint64(7)
-                    size += 1
-                size += value_bytes
                 nbuf = 0
             repeat = 1
             previous = v
         nbuf += 1
         if nbuf == 8:
-            if groups >= 63:
-                open_run = 0
-                groups = 0
-            if open_run == 0:
-                size += 1
-                open_run = 1
-            size += width
+            size, open_run, groups = count_group(size, open_run, groups, width)
             nbuf = 0
             repeat = 0
-            groups += 1
-    state[0] = np.int64(previous)
-    state[1] = repeat
-    state[2] = nbuf
-    state[3] = open_run
-    state[4] = groups
-    state[5] = size
-    return size
-
-
-@jit
-def _uleb_len(v: np.uint64) -> int:
-    """Bytes of v as unsigned LEB128."""
-    n = 1
-    while v >= np.uint64(0x80):
-        v = v >> np.uint64(7)
-        n += 1
-    return n
+    return store_state(state, np.int64(previous), repeat, nbuf, open_run, groups, size)
 
 
 @jit
@@ -166,7 +135,7 @@ def rle_size(values: np.ndarray, start: int, end: int, width: int) -> int:
     nbuf = 0
     previous = np.uint64(0)
     repeat = 0
-    open_run = False
+    open_run = 0
     groups = 0
     value_bytes = (width + 7) // 8
     for i in range(start, end):
@@ -177,32 +146,21 @@ def rle_size(values: np.ndarray, start: int, end: int, width: int) -> int:
                 continue
         else:
             if repeat >= 8:
-                open_run = False
+                size += repeat_bytes(repeat, value_bytes)
+                open_run = 0
                 groups = 0
-                size += _uleb_len(np.uint64(repeat << 1)) + value_bytes
                 nbuf = 0
             repeat = 1
             previous = v
         nbuf += 1
         if nbuf == 8:
-            if groups >= 63:
-                open_run = False
-                groups = 0
-            if not open_run:
-                size += 1
-                open_run = True
-            size += width
+            size, open_run, groups = count_group(size, open_run, groups, width)
             nbuf = 0
             repeat = 0
-            groups += 1
     if repeat >= 8:
-        size += _uleb_len(np.uint64(repeat << 1)) + value_bytes
-    elif nbuf > 0:
-        if groups >= 63:
-            open_run = False
-        if not open_run:
-            size += 1
-        size += width
+        size += repeat_bytes(repeat, value_bytes)
+    elif nbuf > 0:  # the last, partial group
+        size, open_run, groups = count_group(size, open_run, groups, width)
     return size
 
 

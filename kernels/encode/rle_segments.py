@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from .bits import pack_padded, write_uleb
+from .bits import pack_padded
+from .rle_state import MAX_GROUPS, bitpacked_header, repeat_bytes, write_repeat
 
 IDENTITY = 0o76543210  # the phase table mapping every phase to itself (3 bits per phase, phase 0 lowest)
 
@@ -121,14 +122,13 @@ def _groups(values: np.ndarray, start: int, n: int, anchor: int, q: int, limit: 
             width: int, out: np.ndarray, pos: int, write: bool) -> int:
     """Bit-packed groups at q, q+8, .. below `limit` of the run region [anchor, region_end); return the end.
 
-    A group whose index in the region is a multiple of 63 opens a run and writes its header byte.
+    A group whose index in the region is a multiple of MAX_GROUPS opens a run and writes its header byte.
     SPEC: RunLengthBitPackingHybridEncoder: at most 63 groups per bit-packed run, the last group zero-padded.
     """
     while q < limit:
-        if ((q - anchor) >> 3) % 63 == 0:
+        if ((q - anchor) >> 3) % MAX_GROUPS == 0:
             if write:
-                groups = min(63, (region_end - q + 7) >> 3)
-                out[pos] = np.uint8((groups << 1) | 1)
+                out[pos] = bitpacked_header(min(MAX_GROUPS, (region_end - q + 7) >> 3))
             pos += 1
         if write:
             pos = pack_padded(values, start + q, min(8, n - q), 8, width, out, pos)
@@ -140,21 +140,11 @@ def _groups(values: np.ndarray, start: int, n: int, anchor: int, q: int, limit: 
 
 @jit
 def _repeat(values: np.ndarray, i: int, count: int, width: int, out: np.ndarray, pos: int, write: bool) -> int:
-    """A repeat run of `count` copies of values[i]: ULEB128(count << 1), then the value in (width+7)/8 bytes."""
-    header = np.uint64(count << 1)
+    """A repeat run of `count` copies of values[i] (`rle_state.write_repeat`), or only its bytes counted."""
+    value_bytes = (width + 7) // 8
     if write:
-        pos = write_uleb(out, pos, header)
-    else:
-        pos += 1
-        while header >= np.uint64(0x80):
-            header = header >> np.uint64(7)
-            pos += 1
-    v = np.uint64(values[i])
-    for k in range((width + 7) // 8):
-        if write:
-            out[pos] = np.uint8((v >> np.uint64(8 * k)) & np.uint64(0xFF))
-        pos += 1
-    return pos
+        return write_repeat(out, pos, count, np.uint64(values[i]), value_bytes)
+    return pos + repeat_bytes(count, value_bytes)
 
 
 @jit

@@ -19,18 +19,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
+from ..encode.rle_state import buffer_value, count_group, load_state, repeat_bytes, store_state
 
 _ONES = np.uint64(0x0101010101010101)
-
-
-@jit
-def _uleb_len(v: int) -> int:
-    """Bytes of v as an unsigned LEB128 varint."""
-    n = 1
-    while v >= 0x80:
-        v >>= 7
-        n += 1
-    return n
 
 
 @jit
@@ -70,12 +61,7 @@ def levels_emitted_size(values: np.ndarray, words: np.ndarray, start: int, end: 
     """Feed values[start:end] (uint8 levels) to the simulated encoder in `state` (int64[6], as
     rle_emitted_size: previous, repeat, buffered, run open, groups in run, bytes emitted); return the bytes
     emitted so far."""
-    prev = state[0]
-    repeat = state[1]
-    nbuf = state[2]
-    open_run = state[3]
-    groups = state[4]
-    size = state[5]
+    prev, repeat, nbuf, open_run, groups, size = load_state(state)
     value_bytes = (width + 7) // 8
     i = start
     while i < end:
@@ -93,7 +79,7 @@ def levels_emitted_size(values: np.ndarray, words: np.ndarray, start: int, end: 
                     break
             if i == end:
                 break
-            size += _uleb_len(repeat << 1) + value_bytes
+            size += repeat_bytes(repeat, value_bytes)
             open_run = 0
             groups = 0
             prev = values[i]
@@ -110,35 +96,16 @@ def levels_emitted_size(values: np.ndarray, words: np.ndarray, start: int, end: 
                 repeat = 8
                 nbuf = 7
             else:
-                if groups >= 63:
-                    open_run = 0
-                    groups = 0
-                if open_run == 0:
-                    size += 1
-                    open_run = 1
-                size += width
-                groups += 1
+                size, open_run, groups = count_group(size, open_run, groups, width)
                 prev = values[i + need - 1]
                 repeat = 0
                 nbuf = 0
             i += need
             continue
         # fewer values left than the buffer needs: they wait in it
-        v = values[i]
-        if v == prev:
-            repeat += 1
-        else:
-            repeat = 1
-            prev = v
-        nbuf += 1
+        prev, repeat, nbuf = buffer_value(np.int64(values[i]), prev, repeat, nbuf)
         i += 1
-    state[0] = prev
-    state[1] = repeat
-    state[2] = nbuf
-    state[3] = open_run
-    state[4] = groups
-    state[5] = size
-    return size
+    return store_state(state, prev, repeat, nbuf, open_run, groups, size)
 
 
 # Width-1 levels (0 or 1: a flat optional column's, or a nested one's with max level 1) packed as bits.
@@ -226,12 +193,7 @@ def _zero_bytes(x: np.uint64) -> np.uint64:
 @jit
 def bits_emitted_size(bits: np.ndarray, start: int, end: int, state: np.ndarray) -> int:
     """levels_emitted_size for width-1 levels packed as bits (stream bits start..end)."""
-    prev = state[0]
-    repeat = state[1]
-    nbuf = state[2]
-    open_run = state[3]
-    groups = state[4]
-    size = state[5]
+    prev, repeat, nbuf, open_run, groups, size = load_state(state)
     i = start
     while i < end:
         if repeat >= 8:
@@ -254,7 +216,7 @@ def bits_emitted_size(bits: np.ndarray, start: int, end: int, state: np.ndarray)
                     break
             if i == end:
                 break
-            size += _uleb_len(repeat << 1) + 1
+            size += repeat_bytes(repeat, 1)
             open_run = 0
             groups = 0
             repeat = 0  # a fresh buffer starts at the level that ended the run
@@ -266,14 +228,7 @@ def bits_emitted_size(bits: np.ndarray, start: int, end: int, state: np.ndarray)
             uniform = _zero_bytes(w) | _zero_bytes(~w)
             k = 8 if uniform == 0 else _ctz(uniform) >> 3
             for _ in range(k):
-                if groups >= 63:
-                    open_run = 0
-                    groups = 0
-                if open_run == 0:
-                    size += 1
-                    open_run = 1
-                size += 1
-                groups += 1
+                size, open_run, groups = count_group(size, open_run, groups, 1)
             if k == 8:
                 prev = int(w >> _U63)
                 i += 64
@@ -293,32 +248,13 @@ def bits_emitted_size(bits: np.ndarray, start: int, end: int, state: np.ndarray)
                 repeat = 8
                 nbuf = 7
             else:
-                if groups >= 63:
-                    open_run = 0
-                    groups = 0
-                if open_run == 0:
-                    size += 1
-                    open_run = 1
-                size += 1
-                groups += 1
+                size, open_run, groups = count_group(size, open_run, groups, 1)
                 prev = int((b >> np.uint64(need - 1)) & _U1)
                 repeat = 0
                 nbuf = 0
             i += need
             continue
         # fewer levels left than the buffer needs: they wait in it
-        v = int(_bits_at(bits, i, 1))
-        if v == prev:
-            repeat += 1
-        else:
-            repeat = 1
-            prev = v
-        nbuf += 1
+        prev, repeat, nbuf = buffer_value(np.int64(_bits_at(bits, i, 1)), prev, repeat, nbuf)
         i += 1
-    state[0] = prev
-    state[1] = repeat
-    state[2] = nbuf
-    state[3] = open_run
-    state[4] = groups
-    state[5] = size
-    return size
+    return store_state(state, prev, repeat, nbuf, open_run, groups, size)

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._jit import jit
 from ..dictionary.row_group import entry_size, fixed_key
-from ..encode.bits import bit_width_u64, write_uleb
+from ..encode.bits import bit_width_u64, write_uleb, zigzag64
+from ..encode.fallback import keeps_dictionary, raw_size
 from ..encode.rle import rle_size
 from ..encode.stats import float_nans
 from .layout import (
@@ -37,13 +38,13 @@ F_COUNT = 9
 HEADER_BOUND = 64  # bytes a DATA_PAGE_V2 / DICTIONARY_PAGE header can take at most
 # compact protocol field types
 _CT_TRUE, _CT_FALSE, _CT_I32, _CT_STRUCT = 1, 2, 5, 12
-_DATA_PAGE_V2, _DICTIONARY_PAGE = 3, 2
+_DATA_PAGE_V2, _DICTIONARY_PAGE = 3, 2  # PageType
+_PLAIN = 0  # Encoding
 
 
 # info columns of `page_info`
 I_ENTRIES, I_BYTES, I_OVERFLOWED, I_VALUE_BYTES, I_WIDTH, I_KEEPS = range(6)
 I_COUNT = 6
-_RAW_WIDTH = (0, 4, 8, 4, 8, 0, 0, 0)  # PLAIN bytes per value by kind (byte kinds: their length + 4)
 
 
 @jit
@@ -53,7 +54,7 @@ def page_info(p: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.nda
     """What the host needs to choose page p's encoding, in info[p]: dictionary entries and bytes once its
     values are inserted, whether the overflow value precedes its end, its values' bytes (byte kinds), the
     bit width of its ids, and, for a chunk's first page, parquet-java's first-page test (SPEC:
-    DictionaryValuesWriter.isCompressionSatisfying: ids + dictionary bytes < raw bytes)."""
+    DictionaryValuesWriter.isCompressionSatisfying, `fallback.keeps_dictionary`)."""
     c = col[p]
     kind = cols[c, CT_KIND]
     nbytes = np.int64(0)
@@ -84,9 +85,8 @@ def page_info(p: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.nda
     info[p, I_WIDTH] = width
     if a[p] == 0 and not over:
         n = vb[p] - va[p]
-        raw = nbytes + 4 * n if _RAW_WIDTH[kind] == 0 else _RAW_WIDTH[kind] * n
         encoded = 1 + rle_size(ids, base + va[p], base + vb[p], width)
-        info[p, I_KEEPS] = 1 if encoded + dbytes < raw else 0
+        info[p, I_KEEPS] = 1 if keeps_dictionary(encoded, dbytes, raw_size(kind, n, nbytes)) else 0
 
 
 @jit
@@ -194,39 +194,64 @@ def _field(out: np.ndarray, pos: int, delta: int, ctype: int) -> int:
 
 @jit
 def _i32(out: np.ndarray, pos: int, value: int) -> int:
-    """A zigzag varint i32."""
-    v = np.int64(value)
-    z = np.uint64((v << np.int64(1)) ^ (v >> np.int64(31))) & np.uint64(0xFFFFFFFF)
-    return write_uleb(out, pos, z)
+    """A zigzag varint i32 (an i32 value's zigzag64 is its zigzag32; the mask keeps any other to 5 bytes)."""
+    return write_uleb(out, pos, zigzag64(np.int64(value)) & np.uint64(0xFFFFFFFF))
+
+
+@jit
+def _signed32(v: int) -> int:
+    """An unsigned 32-bit CRC (the CRC step's output) as Thrift's signed i32."""
+    return v - (1 << 32) if v >= (1 << 31) else v
+
+
+@jit
+def _next_i32(out: np.ndarray, pos: int, value: int) -> int:
+    """The next field (id + 1) as an i32: its short-form header, then the value as a zigzag varint."""
+    return _i32(out, _field(out, pos, 1, _CT_I32), value)
+
+
+@jit
+def data_page_v2_header(out: np.ndarray, pos: int, uncompressed: int, compressed_size: int, has_crc: bool,
+                        crc: int, num_values: int, num_nulls: int, num_rows: int, encoding: int, def_len: int,
+                        rep_len: int, is_compressed: bool) -> int:
+    """A DATA_PAGE_V2 PageHeader in compact Thrift at out[pos:]; returns its end. The one writer of these
+    bytes, for both backends (tests/format/test_page_header.py checks it against the generic Thrift writer).
+
+    uncompressed_page_size, compressed_page_size, the signed i32 `crc` when `has_crc`, then DataPageHeaderV2:
+    num_values, num_nulls, num_rows, encoding, definition_levels_byte_length, repetition_levels_byte_length,
+    is_compressed. No statistics in the header (parquet-java writes them to the column index only). Values
+    are written as i32: the caller checks their range (format.page_header raises for one outside).
+    """
+    pos = _next_i32(out, pos, _DATA_PAGE_V2)
+    pos = _next_i32(out, pos, uncompressed)
+    pos = _next_i32(out, pos, compressed_size)
+    last = 3
+    if has_crc:
+        pos = _next_i32(out, pos, crc)
+        last = 4
+    pos = _field(out, pos, 8 - last, _CT_STRUCT)
+    pos = _next_i32(out, pos, num_values)
+    pos = _next_i32(out, pos, num_nulls)
+    pos = _next_i32(out, pos, num_rows)
+    pos = _next_i32(out, pos, encoding)
+    pos = _next_i32(out, pos, def_len)
+    pos = _next_i32(out, pos, rep_len)
+    pos = _field(out, pos, 1, _CT_TRUE if is_compressed else _CT_FALSE)
+    out[pos] = 0
+    out[pos + 1] = 0
+    return pos + 2
 
 
 @jit
 def page_header(p: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out: np.ndarray, out_off: np.ndarray,
                 sizes: np.ndarray) -> None:
-    """Page p's serialized PageHeader (compact Thrift) at out[out_off[p]:], a DATA_PAGE_V2 header as
-    assemble.pages writes it, from fields[F_*, p] and crc[p] (unsigned; written as Thrift's i32)."""
-    pos = out_off[p]
-    start = pos
-    pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, _DATA_PAGE_V2)
-    pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[F_UNCOMPRESSED, p])
-    pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[F_COMPRESSED_SIZE, p])
-    last = 3
-    if has_crc:
-        pos = _field(out, pos, 1, _CT_I32)
-        c = crc[p]
-        pos = _i32(out, pos, c - (1 << 32) if c >= (1 << 31) else c)
-        last = 4
-    pos = _field(out, pos, 8 - last, _CT_STRUCT)
-    for f in range(6):
-        pos = _field(out, pos, 1, _CT_I32)
-        pos = _i32(out, pos, fields[f, p])
-    pos = _field(out, pos, 1, _CT_TRUE if fields[F_COMPRESSED, p] != 0 else _CT_FALSE)
-    out[pos] = 0
-    out[pos + 1] = 0
-    sizes[p] = pos + 2 - start
+    """Page p's serialized PageHeader at out[out_off[p]:], a DATA_PAGE_V2 header as assemble.pages writes it,
+    from fields[F_*, p] and crc[p] (unsigned; written as Thrift's i32)."""
+    end = data_page_v2_header(out, out_off[p], fields[F_UNCOMPRESSED, p], fields[F_COMPRESSED_SIZE, p], has_crc,
+                              _signed32(crc[p]) if has_crc else 0, fields[F_NUM_VALUES, p],
+                              fields[F_NUM_NULLS, p], fields[F_NUM_ROWS, p], fields[F_ENCODING, p],
+                              fields[F_DEF_LEN, p], fields[F_REP_LEN, p], fields[F_COMPRESSED, p] != 0)
+    sizes[p] = end - out_off[p]
 
 
 @jit
@@ -238,32 +263,34 @@ def page_headers(n: int, fields: np.ndarray, crc: np.ndarray, has_crc: bool, out
 
 
 @jit
+def dictionary_page_header(out: np.ndarray, pos: int, uncompressed: int, compressed_size: int, has_crc: bool,
+                           crc: int, num_values: int) -> int:
+    """A DICTIONARY_PAGE PageHeader (PLAIN entries, is_sorted unset) in compact Thrift at out[pos:]; returns its
+    end. The one writer of these bytes, for both backends (as `data_page_v2_header`; the caller checks that the
+    values are i32)."""
+    pos = _next_i32(out, pos, _DICTIONARY_PAGE)
+    pos = _next_i32(out, pos, uncompressed)
+    pos = _next_i32(out, pos, compressed_size)
+    last = 3
+    if has_crc:
+        pos = _next_i32(out, pos, crc)
+        last = 4
+    pos = _field(out, pos, 7 - last, _CT_STRUCT)
+    pos = _next_i32(out, pos, num_values)
+    pos = _next_i32(out, pos, _PLAIN)
+    out[pos] = 0
+    out[pos + 1] = 0
+    return pos + 2
+
+
+@jit
 def dictionary_header(c: int, fields: np.ndarray, stored: np.ndarray, crc: np.ndarray, has_crc: bool,
                       out: np.ndarray, out_off: np.ndarray, sizes: np.ndarray) -> None:
     """Column c's DICTIONARY_PAGE header (PLAIN entries): fields[0 / 1, c] = entries, uncompressed size;
     stored[c] its stored (compressed) size; crc[c] unsigned."""
-    pos = out_off[c]
-    start = pos
-    pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, _DICTIONARY_PAGE)
-    pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[1, c])
-    pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, stored[c])
-    last = 3
-    if has_crc:
-        pos = _field(out, pos, 1, _CT_I32)
-        v = crc[c]
-        pos = _i32(out, pos, v - (1 << 32) if v >= (1 << 31) else v)
-        last = 4
-    pos = _field(out, pos, 7 - last, _CT_STRUCT)
-    pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, fields[0, c])
-    pos = _field(out, pos, 1, _CT_I32)
-    pos = _i32(out, pos, 0)
-    out[pos] = 0
-    out[pos + 1] = 0
-    sizes[c] = pos + 2 - start
+    end = dictionary_page_header(out, out_off[c], fields[1, c], stored[c], has_crc,
+                                 _signed32(crc[c]) if has_crc else 0, fields[0, c])
+    sizes[c] = end - out_off[c]
 
 
 @jit

@@ -26,8 +26,8 @@ Column data, C columns concatenated CSR-style (`desc[c, D_*]` gives each column'
   per row), its values before each entry (entries + 1) at `desc[c, D_VBEFORE]` (-1: a flat column counts its
   values as its non-zero definition levels, or one per row without levels), and a byte column's value offsets
   (values + 1) at `desc[c, D_OFFS]`.
-* `desc[c, D_KIND]`: KIND_FIXED (`desc[c, D_WIDTH]` bytes per value), KIND_BOOL (values // 8 bytes) or
-  KIND_BYTES (value bytes + 4 per value); `desc[c, D_REPW]`, `desc[c, D_DEFW]`: level bit widths (0: none).
+* `desc[c, D_KIND]`: the value kind (layout.K_*), which sizes the raw values (`fallback.raw_size`);
+  `desc[c, D_REPW]`, `desc[c, D_DEFW]`: level bit widths (0: none).
 
 `params` (int64[P_COUNT]) holds the writer settings at the P_* positions.
 """
@@ -37,12 +37,12 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
+from ..encode.fallback import raw_size
 from .level_meter import bits_emitted_size, count_ones, levels_emitted_size
 
 # desc columns
-D_KIND, D_WIDTH, D_REPW, D_DEFW, D_REP, D_DEF, D_ENTRY, D_VBEFORE, D_OFFS = range(9)
-D_COUNT = 9
-KIND_FIXED, KIND_BOOL, KIND_BYTES = 0, 1, 2
+D_KIND, D_REPW, D_DEFW, D_REP, D_DEF, D_ENTRY, D_VBEFORE, D_OFFS = range(8)
+D_COUNT = 8
 
 # params
 (P_PAGE_SIZE, P_PAGE_ROWS, P_PAGE_VALUES, P_CHECK_MIN, P_CHECK_MAX, P_ESTIMATE, P_TOLERANCE, P_BLOCK_SIZE,
@@ -141,15 +141,13 @@ def _meter(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.nda
 def _raw(desc: np.ndarray, index: np.ndarray, st: np.ndarray, c: int) -> int:
     """Raw value bytes of column c's open page up to its counted row.
 
-    SPEC: FallbackValuesWriter raw size (PLAIN-equivalent; booleans packed bits, byte kinds length + 4)."""
+    SPEC: FallbackValuesWriter raw size (`fallback.raw_size`; byte kinds' value bytes from their offsets)."""
     n = st[S_VUPTO] - st[S_VSTART]
-    kind = desc[c, D_KIND]
-    if kind == KIND_BOOL:
-        return int(n // 8)
-    if kind == KIND_FIXED:
-        return int(desc[c, D_WIDTH] * n)
+    nbytes = 0
     offs = desc[c, D_OFFS]
-    return int(index[offs + st[S_VUPTO]] - index[offs + st[S_VSTART]] + 4 * n)
+    if offs >= 0:
+        nbytes = index[offs + st[S_VUPTO]] - index[offs + st[S_VSTART]]
+    return int(raw_size(desc[c, D_KIND], n, nbytes))
 
 
 @jit

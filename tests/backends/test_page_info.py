@@ -1,7 +1,7 @@
 """Per-page bookkeeping steps over a window cut into pages (kernels/plan/page_layout.py twins, on the stand-in
 device), against the CPU path: `encode.dictionary.Dictionary` fed page by page and the chunk's first-page
-test (`encode.rules.keeps_dictionary` on `encode.chunk._encode_ids` sizes) for PAGE_INFO, the host LeafData for
-EXTREMES, and `plain_page_of_values` / `Dictionary.plain_page` for DICT_PAGES."""
+test (`kernels.fallback.keeps_dictionary` on `encode.chunk._encode_ids` sizes) for PAGE_INFO, the host
+LeafData for EXTREMES, and `plain_page_of_values` / `Dictionary.plain_page` for DICT_PAGES."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from gpuwrite.kernels.encode.fallback import keeps_dictionary
 from gpuwrite.kernels.encode.stats import float_nans
 from gpuwrite.kernels.plan.layout import CT_DICT, CT_KEYS, CT_VALUES
 from gpuwrite.kernels.plan.page_layout import (
@@ -36,7 +37,7 @@ from gpuwrite.backends.device import steps
 from gpuwrite.backends.device.ops import Device
 from gpuwrite.encode.chunk import _encode_ids
 from gpuwrite.encode.dictionary import Dictionary, plain_page_of_values
-from gpuwrite.encode.rules import keeps_dictionary, raw_value_bytes
+from gpuwrite.encode.rules import raw_value_bytes
 
 BYTE_KINDS = ("bytes", "flba", "int96")
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from gpuwrite.kernels.encode.delta import delta_max_size
+from gpuwrite.kernels.encode.fallback import PLAIN_WIDTH
 from gpuwrite.kernels.encode.pages import crc32_table
 from gpuwrite.kernels.plan.layout import (
     CT_DECIMAL,
@@ -53,6 +54,7 @@ from gpuwrite.kernels.plan.page_layout import (
     I_WIDTH,
 )
 
+from ...encode.rules import fallback_codes
 from ...format.enums import Encoding
 from . import steps
 from .codecs import PageCodec, aligned
@@ -60,12 +62,8 @@ from .dictionary import DeviceDictionary
 from .ops import Device
 from .window import DeviceWindow
 
-# fallback encoding per kind (encode.rules.fallback_encoding by kind code): "delta", and "plain" (PLAIN for all)
-_FALLBACK = np.array([Encoding.PLAIN, Encoding.DELTA_BINARY_PACKED, Encoding.DELTA_BINARY_PACKED, Encoding.PLAIN,
-                      Encoding.PLAIN, Encoding.DELTA_BYTE_ARRAY, Encoding.DELTA_BYTE_ARRAY, Encoding.PLAIN],
-                     dtype=np.int64)
-_PLAIN_FALLBACK = np.full(len(_FALLBACK), int(Encoding.PLAIN), dtype=np.int64)
-_PLAIN_WIDTH = {K_FLOAT: 4, K_DOUBLE: 8, K_INT32: 4, K_INT64: 8}
+# fallback encoding per kind code: "delta", and "plain" (PLAIN for all)
+_FALLBACK, _PLAIN_FALLBACK = fallback_codes("delta"), fallback_codes("plain")
 _CRC_TABLE = crc32_table()
 
 
@@ -333,7 +331,7 @@ def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: 
         elif kind == K_BOOL:
             device.launch(steps.PLAIN_BOOL, e - s, ar.v8, a, b, vals, off, size)
         elif plain and kind in (K_INT32, K_INT64):
-            w = _PLAIN_WIDTH[kind]
+            w = PLAIN_WIDTH[kind]
             device.launch(steps.PLAIN_FIXED, e - s, ar.v32 if kind == K_INT32 else ar.v64, a, b, w, 0, vals, off,
                           size)
         elif plain and kind == K_BYTES:
@@ -344,7 +342,7 @@ def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: 
             device.launch(steps.DELTA, e - s, ar.v32 if kind == K_INT32 else ar.v64, a, b, kind == K_INT32, vals,
                           off, size)
         elif kind in (K_FLOAT, K_DOUBLE):
-            w = _PLAIN_WIDTH[kind]
+            w = PLAIN_WIDTH[kind]
             device.launch(steps.PLAIN_FIXED, e - s, ar.v32 if kind == K_FLOAT else ar.v64, a, b, w, w, vals, off,
                           size)
         elif kind == K_INT96:

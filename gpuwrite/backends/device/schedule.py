@@ -23,13 +23,8 @@ from gpuwrite.kernels.plan.layout import (
     CT_REP,
     CT_REPW,
     CT_VBEFORE,
-    K_BOOL,
     K_BYTES,
-    K_DOUBLE,
     K_FLBA,
-    K_FLOAT,
-    K_INT32,
-    K_INT64,
     K_INT96,
 )
 from gpuwrite.kernels.plan.planner import LS_COUNT, LS_WORD
@@ -40,8 +35,6 @@ from . import steps
 from .encode import PageTable
 from .ops import Device
 from .window import DeviceWindow
-
-_RAW_WIDTH = {K_INT32: 4, K_FLOAT: 4, K_INT64: 8, K_DOUBLE: 8}
 
 
 def planner_columns(cols: np.ndarray, ones: int) -> tuple[np.ndarray, np.ndarray]:
@@ -63,8 +56,7 @@ def planner_columns(cols: np.ndarray, ones: int) -> tuple[np.ndarray, np.ndarray
     for c in range(cols.shape[0]):
         kind = int(cols[c, CT_KIND])
         d = desc[c]
-        d[k.D_KIND] = k.KIND_BOOL if kind == K_BOOL else k.KIND_FIXED if kind in _RAW_WIDTH else k.KIND_BYTES
-        d[k.D_WIDTH] = _RAW_WIDTH.get(kind, 0)
+        d[k.D_KIND] = kind  # sizes the raw values (kernels/fallback.raw_size)
         d[k.D_REPW], d[k.D_DEFW] = cols[c, CT_REPW], cols[c, CT_DEFW]
         d[k.D_ENTRY], d[k.D_VBEFORE] = cols[c, CT_ENTRY], cols[c, CT_VBEFORE]
         if kind in (K_BYTES, K_FLBA, K_INT96):
