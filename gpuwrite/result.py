@@ -6,9 +6,9 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from .encode.stats import PageStats
 from .format.enums import Encoding
 from .format.structs import FileMetaData, Statistics
+from .page_model import PageStats
 from .schema import BOOLEAN, DOUBLE, FLOAT, INT32, INT64, PHYSICAL_NAMES, Leaf
 
 

@@ -18,13 +18,12 @@ from hypothesis import strategies as st
 from gpuwrite.assemble.pages import data_page_header, dictionary_header
 from gpuwrite.backends.device.dictionary import build_dictionary
 from gpuwrite.backends.device.ops import Device, Kernel
-from gpuwrite.encode.chunk import DictionaryPage, EncodedPage, PageSections, PageSpan
 from gpuwrite.encode.rules import as_signed32
-from gpuwrite.encode.stats import PageStats
 from gpuwrite.format.enums import Encoding, PageType
 from gpuwrite.format.structs import DataPageHeaderV2, DictionaryPageHeader, PageHeader
 from gpuwrite.format.thrift import serialize
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.page_model import DictionaryPage, EncodedPage, PageSections, PageSpan, PageStats
 from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.schema import Leaf
 

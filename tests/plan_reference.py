@@ -18,9 +18,10 @@ from gpuwrite.assemble.pages import stamp_headers
 from gpuwrite.backends.base import ColumnEncoders, PageRanges
 from gpuwrite.backends.host_steps import HostSteps
 from gpuwrite.backends.rowgroup import PlannedRowGroup
-from gpuwrite.encode.chunk import ChunkEncoder, EncodedChunk
+from gpuwrite.encode.chunk import ChunkEncoder
 from gpuwrite.encode.rules import raw_value_bytes
 from gpuwrite.options.model import LONG_MAX, WriteOptions
+from gpuwrite.page_model import EncodedChunk
 from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.pipeline.window import LeafWindow
 from gpuwrite.schema import Leaf

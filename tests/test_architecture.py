@@ -28,6 +28,7 @@ MAX_POSITIONAL = 6
 
 # The core: everything a file write goes through (input, options, plan, backends, encoders, file bytes).
 CORE = ("gpuwrite.options", "gpuwrite.integrations", "gpuwrite.schema", "gpuwrite.type_hints", "gpuwrite.pipeline",
+        "gpuwrite.page_model",
         "gpuwrite.backends", "gpuwrite.encode", "gpuwrite.assemble", "gpuwrite.format", "gpuwrite.result",
         "gpuwrite.filesystems", "gpuwrite.errors", "gpuwrite._version")
 # What sits above the core and must stay out of it.

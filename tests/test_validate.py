@@ -14,8 +14,8 @@ import pytest
 import gpuwrite
 from gpuwrite import GpuwriteError, OptionError
 from gpuwrite.assemble.pages import data_page_header
-from gpuwrite.encode.chunk import EncodedPage, PageSections, PageSpan
 from gpuwrite.errors import SchemaMismatchError, ValueCheckError
+from gpuwrite.page_model import EncodedPage, PageSections, PageSpan
 from gpuwrite.pipeline.validate import MAX_VALUE_BYTES
 
 

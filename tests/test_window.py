@@ -162,17 +162,17 @@ def test_pages_of_written_row_groups_are_released(tmp_path, monkeypatch):
     import gc
     import weakref
 
-    from gpuwrite.encode.chunk import EncodedPage
+    from gpuwrite.encode import chunk
 
     made: list[weakref.ref] = []
-    of = EncodedPage.of.__func__
+    of = chunk.encoded_page
 
-    def tracked(cls, *args, **kwargs):
-        page = of(cls, *args, **kwargs)
+    def tracked(*args, **kwargs):
+        page = of(*args, **kwargs)
         made.append(weakref.ref(page))
         return page
 
-    monkeypatch.setattr(EncodedPage, "of", classmethod(tracked))
+    monkeypatch.setattr(chunk, "encoded_page", tracked)
     init = RowWindow.__init__
 
     def small(self, *args, **kwargs):

@@ -11,10 +11,10 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..encode.chunk import EncodedChunk
-from ..encode.stats import PageStats, merge
+from ..encode.stats import merge
 from ..format.structs import ColumnChunk, FileMetaData, RowGroup
 from ..format.thrift import serialize
+from ..page_model import EncodedChunk, PageStats
 from ..schema import FileSchema, Leaf
 from .bloom import bloom_filter_block
 from .footer import ChunkLayout, column_metadata, file_metadata, row_group

@@ -6,8 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .._version import __version__
-from ..encode.chunk import EncodedChunk
-from ..encode.stats import PageStats
 from ..format.enums import Encoding, PageType
 from ..format.structs import (
     ColumnChunk,
@@ -21,6 +19,7 @@ from ..format.structs import (
     SchemaElement,
     SizeStatistics,
 )
+from ..page_model import EncodedChunk, PageStats
 from ..schema import BYTE_ARRAY, FileSchema, Group, Leaf
 from .statistics import statistics
 

@@ -9,11 +9,11 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from ..encode.chunk import EncodedPage
 from ..encode.stats import MAX_STATS_SIZE, truncatable
 from ..encode.truncate import truncate_max, truncate_min
 from ..format.enums import BoundaryOrder
 from ..format.structs import ColumnIndex, OffsetIndex, PageLocation
+from ..page_model import EncodedPage
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FLOAT, INT32, INT64, INT96, Leaf
 
 _NEG_ZERO = {FLOAT: struct.pack("<f", -0.0), DOUBLE: struct.pack("<d", -0.0)}

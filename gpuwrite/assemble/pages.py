@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..encode.chunk import DictionaryPage, EncodedPage
 from ..errors import ValueCheckError
 from ..format.page_header import data_page_v2_header, dictionary_page_header
 from ..options.model import INT_MAX
+from ..page_model import DictionaryPage, EncodedPage
 
 
 def data_page_header(page: EncodedPage) -> bytes:

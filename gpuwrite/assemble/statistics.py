@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from ..encode.stats import MAX_STATS_SIZE, PageStats, truncatable
+from ..encode.stats import MAX_STATS_SIZE, truncatable
 from ..encode.truncate import truncate_max, truncate_min
 from ..format.structs import Statistics
 from ..options.model import INT_MAX
+from ..page_model import PageStats
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, INT96, Leaf
 
 

@@ -9,7 +9,7 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from ..encode.chunk import EncodedChunk
+from ..page_model import EncodedChunk
 from ..pipeline.leafdata import LeafData
 from ..pipeline.window import Window
 from ..schema import Leaf

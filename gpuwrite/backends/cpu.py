@@ -7,9 +7,10 @@ import os
 from collections.abc import Callable, Sequence
 
 from ..assemble.pages import stamp_headers
-from ..encode.chunk import ChunkEncoder, ChunkOptions, Compressor, EncodedChunk, EncodedPage
+from ..encode.chunk import ChunkEncoder, ChunkOptions
 from ..encode.rules import raw_value_bytes
 from ..options.model import WriteOptions
+from ..page_model import Compressor, EncodedChunk, EncodedPage
 from ..pipeline.leafdata import LeafData
 from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder

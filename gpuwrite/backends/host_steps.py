@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..encode.chunk import EncodedChunk
 from ..encode.rules import raw_value_bytes
 from ..options.model import WriteOptions
+from ..page_model import EncodedChunk
 from ..pipeline.leafdata import LeafData
 from ..pipeline.plan import NEED_SIZES, BlockReplay, ColumnArrays, PageBatch, PageSchedule
 from ..pipeline.window import Window

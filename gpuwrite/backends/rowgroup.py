@@ -18,8 +18,8 @@ from typing import Generic
 
 import numpy as np
 
-from ..encode.chunk import EncodedChunk
 from ..options.model import WriteOptions
+from ..page_model import EncodedChunk
 from ..pipeline.plan import CUT, NEED_PLAN, NOT_YET
 from ..pipeline.window import Window
 from .base import BatchT, RowGroupSteps, SizesT, Stage

@@ -8,8 +8,8 @@ before them, so the encoder keeps, per page, the dictionary state it started fro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,149 +22,65 @@ from gpuwrite.kernels.encode.rle import rle_encode, rle_max_size
 
 from ..format.enums import Encoding
 from ..options.model import BloomSpec, WriteOptions
+from ..page_model import (
+    Compressor,
+    DictionaryPage,
+    EncodedChunk,
+    EncodedPage,
+    PageSections,
+    PageSpan,
+    PageStats,
+    Section,
+)
 from ..pipeline.leafdata import NO_ROWS, Array, LeafData
 from ..schema import BYTE_ARRAY, Leaf
 from .bloom import BloomBuilder, chunk_bitset, hash_values
 from .compress import PackAfter, packer_after
 from .dictionary import Dictionary
 from .rules import canonical_bits, fallback_encoding, raw_value_bytes, signed_crc32
-from .stats import PageStats, page_stats, stats_of
+from .stats import page_stats, stats_of
 
 _NO_TABLE = np.zeros(0, dtype=np.int32)  # the dictionary arguments of a page encoded without one
 _NO_KEYS = np.zeros(0, dtype=np.int64)
 
-Section = bytes | memoryview  # a page section; large value sections stay views of the buffer they were built in
-Compressor = Callable[[Section], Section]
 
 
-@dataclass(frozen=True)
-class PageSpan:
-    """Where a page lies in the window: rows a..b, level entries ea..eb, non-null values va..vb."""
-
-    a: int
-    b: int
-    ea: int
-    eb: int
-    va: int
-    vb: int
-
-    @classmethod
-    def of(cls, data: LeafData, a: int, b: int) -> PageSpan:
-        """The span of rows a..b of `data`."""
-        return cls(a, b, data.entry_index(a), data.entry_index(b), data.value_index(a), data.value_index(b))
-
-    @property
-    def num_rows(self) -> int:
-        """Rows (records) in the page."""
-        return self.b - self.a
-
-    @property
-    def num_values(self) -> int:
-        """Level entries in the page (Parquet's num_values: nulls and empty containers included)."""
-        return self.eb - self.ea
-
-    @property
-    def num_nulls(self) -> int:
-        """Entries without a value."""
-        return self.num_values - (self.vb - self.va)
-
-
-@dataclass(frozen=True)
-class PageSections:
-    """A page body: repetition levels, definition levels, then the stored (maybe compressed) values."""
-
-    body: Section
-    rep_len: int
-    def_len: int
-    values_len: int  # the values section before compression
-    compressed: bool
-    crc: int | None
-
-    @classmethod
-    def build(cls, levels: tuple[bytes, bytes], values: Section, chunk: ChunkOptions) -> PageSections:
-        """Compress the values section where that makes it smaller (parquet-java keeps the raw bytes
-        otherwise), join the sections and take the CRC."""
-        rep, dfn = levels
-        stored, compressed = values, bool(values)
-        body: Section | None = None
-        if values and not chunk.identity:
-            if (rep or dfn) and chunk.pack_after is not None:  # levels and compressed values in one buffer
-                body = chunk.pack_after(values, rep + dfn)
-                compressed = body is not None
+def page_sections(levels: tuple[bytes, bytes], values: Section, chunk: ChunkOptions) -> PageSections:
+    """Compress the values section where that makes it smaller (parquet-java keeps the raw bytes
+    otherwise), join the sections and take the CRC."""
+    rep, dfn = levels
+    stored, compressed = values, bool(values)
+    body: Section | None = None
+    if values and not chunk.identity:
+        if (rep or dfn) and chunk.pack_after is not None:  # levels and compressed values in one buffer
+            body = chunk.pack_after(values, rep + dfn)
+            compressed = body is not None
+        else:
+            packed = chunk.compress(values)
+            if len(packed) < len(values):
+                stored = packed
             else:
-                packed = chunk.compress(values)
-                if len(packed) < len(values):
-                    stored = packed
-                else:
-                    compressed = False
-        if body is None:
-            body = rep + dfn + stored if rep or dfn else stored  # (no copy of a large section without levels)
-        return cls(body, len(rep), len(dfn), len(values), compressed, signed_crc32(body) if chunk.checksum else None)
+                compressed = False
+    if body is None:
+        body = rep + dfn + stored if rep or dfn else stored  # (no copy of a large section without levels)
+    return PageSections(body, len(rep), len(dfn), len(values), compressed, signed_crc32(body) if chunk.checksum else None)
 
 
-@dataclass
-class EncodedPage:
-    """A finished data page: its sections, what the footer, indexes and statistics need, and (once the
-    assembler made it) its DATA_PAGE_V2 header."""
-
-    span: PageSpan
-    first_row: int  # first row of the page within its row group
-    encoding: int
-    sections: PageSections
-    stats: PageStats
-    byte_array_bytes: int | None  # unencoded BYTE_ARRAY bytes (SizeStatistics), BYTE_ARRAY leaves only
-    rep_histogram: list[int] | None = None  # per repetition level, when the max level is > 0
-    def_histogram: list[int] | None = None  # per definition level, when the max level is > 1
-    header: bytes | memoryview = b""
-    column: str = ""  # the leaf's dotted path, for error messages
-
-    @classmethod
-    def of(cls, leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, encoding: int,
-           sections: PageSections, stats: PageStats) -> EncodedPage:
-        """The page for `span` of `data`, with its level histograms and unencoded byte size."""
-        byte_array = None
-        if leaf.physical == BYTE_ARRAY:
-            offsets = data.byte_offsets
-            byte_array = int(offsets[span.vb] - offsets[span.va])
-        rep_hist = def_hist = None
-        # SPEC: SizeStatistics level histograms: repetition when its max level > 0, definition when > 1.
-        if leaf.max_rep > 0:
-            assert data.rep is not None
-            rep_hist = _histogram(data.rep, span, leaf.max_rep)
-        if leaf.max_def > 1:
-            def_hist = _histogram(data.def_levels, span, leaf.max_def)
-        return cls(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist, column=leaf.dotted)
-
-    @property
-    def body(self) -> Section:
-        """The page's bytes after its header."""
-        return self.sections.body
-
-    @property
-    def num_rows(self) -> int:
-        """Rows (records) in the page."""
-        return self.span.num_rows
-
-    @property
-    def num_values(self) -> int:
-        """Level entries in the page."""
-        return self.span.num_values
-
-    @property
-    def num_nulls(self) -> int:
-        """Entries without a value."""
-        return self.span.num_nulls
-
-    @property
-    def uncompressed_size(self) -> int:
-        """Levels plus the values section before compression."""
-        s = self.sections
-        return s.rep_len + s.def_len + s.values_len
-
-    @property
-    def size(self) -> int:
-        """Bytes on disk, header included."""
-        return len(self.header) + len(self.sections.body)
+def encoded_page(leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, encoding: int,
+                 sections: PageSections, stats: PageStats) -> EncodedPage:
+    """The page for `span` of `data`, with its level histograms and unencoded byte size."""
+    byte_array = None
+    if leaf.physical == BYTE_ARRAY:
+        offsets = data.byte_offsets
+        byte_array = int(offsets[span.vb] - offsets[span.va])
+    rep_hist = def_hist = None
+    # SPEC: SizeStatistics level histograms: repetition when its max level > 0, definition when > 1.
+    if leaf.max_rep > 0:
+        assert data.rep is not None
+        rep_hist = _histogram(data.rep, span, leaf.max_rep)
+    if leaf.max_def > 1:
+        def_hist = _histogram(data.def_levels, span, leaf.max_def)
+    return EncodedPage(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist, column=leaf.dotted)
 
 
 def _histogram(levels: Array, span: PageSpan, max_level: int) -> list[int]:
@@ -174,32 +90,11 @@ def _histogram(levels: Array, span: PageSpan, max_level: int) -> list[int]:
     return counts.tolist()
 
 
-@dataclass(frozen=True)
-class DictionaryPage:
-    """A chunk's PLAIN dictionary page: stored body, its size before compression, entries and CRC."""
-
-    body: Section
-    uncompressed_size: int
-    num_values: int
-    crc: int | None
-    header: bytes | memoryview = b""  # its DICTIONARY_PAGE header, when the backend made it (else the assembler)
-
-    @classmethod
-    def build(cls, raw: bytes, count: int, chunk: ChunkOptions, body: Section | None = None) -> DictionaryPage:
-        """The page for PLAIN entries `raw` (compressed here unless `body` already holds the stored bytes)."""
-        if body is None:
-            body = raw if chunk.identity else chunk.compress(raw)
-        return cls(body, len(raw), count, signed_crc32(body) if chunk.checksum else None)
-
-
-@dataclass
-class EncodedChunk:
-    """A finished column chunk: optional dictionary page, data pages, and the bloom filter bitset."""
-
-    dictionary: DictionaryPage | None
-    pages: list[EncodedPage] = field(default_factory=list)
-    bloom_filter: bytes | None = None  # bitset written after the offset indexes, when the chunk gets one
-    blob: bytes | memoryview | None = None  # the chunk's bytes in file order, when the backend laid them out
+def dictionary_page(raw: bytes, count: int, chunk: ChunkOptions, body: Section | None = None) -> DictionaryPage:
+    """The page for PLAIN entries `raw` (compressed here unless `body` already holds the stored bytes)."""
+    if body is None:
+        body = raw if chunk.identity else chunk.compress(raw)
+    return DictionaryPage(body, len(raw), count, signed_crc32(body) if chunk.checksum else None)
 
 
 @dataclass(frozen=True)
@@ -381,8 +276,8 @@ class ChunkEncoder:
         if self.chunk.bloom is not None:
             self._hashes.append(hash_values(self.leaf, data, span.va, span.vb))
         first_row = self.pages[-1].first_row + self.pages[-1].num_rows if self.pages else 0
-        page = EncodedPage.of(self.leaf, data, span, first_row=first_row, encoding=int(encoding),
-                              sections=PageSections.build(levels, values, self.chunk), stats=stats)
+        page = encoded_page(self.leaf, data, span, first_row=first_row, encoding=int(encoding),
+                              sections=page_sections(levels, values, self.chunk), stats=stats)
         self.pages.append(page)
         return page
 
@@ -466,4 +361,4 @@ class ChunkEncoder:
         count = self.dict_entries_used
         if d is None or count == 0:
             return EncodedChunk(None, list(self.pages), bloom)
-        return EncodedChunk(DictionaryPage.build(d.plain_page(count), count, self.chunk), list(self.pages), bloom)
+        return EncodedChunk(dictionary_page(d.plain_page(count), count, self.chunk), list(self.pages), bloom)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,41 +13,11 @@ from gpuwrite.kernels.encode.stats import (
     float_stats,
 )
 
+from ..page_model import PageStats
 from ..pipeline.leafdata import LeafData
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, Leaf
 
 MAX_STATS_SIZE = 4096  # SPEC: ParquetMetadataConverter.MAX_STATS_SIZE
-
-
-@dataclass
-class PageStats:
-    """Statistics of one page: null count, and min/max as comparable keys plus their PLAIN bytes."""
-
-    null_count: int
-    num_values: int
-    min_key: Any = None
-    max_key: Any = None
-    min_bytes: bytes = b""
-    max_bytes: bytes = b""
-    all_same: bool = True  # every non-null value identical (INT96 only writes min/max then)
-    # FLOAT / DOUBLE: NaN values, and the largest non-NaN value when NaN is the max (Iceberg's metrics count NaN
-    # and never use it as a bound; parquet-java's statistics keep NaN as the max).
-    nan_count: int = 0
-    max_not_nan_key: Any = None
-    max_not_nan_bytes: bytes = b""
-
-    @property
-    def has_values(self) -> bool:
-        """Whether the page holds at least one non-null value."""
-        return self.num_values > 0
-
-    def bounds_without_nan(self) -> tuple[bytes, bytes] | None:
-        """PLAIN bytes of the smallest and largest non-NaN value (None when every value is null or NaN)."""
-        if self.num_values <= self.nan_count:
-            return None
-        if self.nan_count:
-            return self.min_bytes, self.max_not_nan_bytes
-        return self.min_bytes, self.max_bytes
 
 
 def _canonical(bits: int, width: int) -> int:

@@ -1,6 +1,6 @@
 """Per-page bookkeeping steps that take plain numbers (kernels/plan/page_layout.py twins, on the stand-in device):
 page and dictionary headers against the bytes assemble/pages.py serializes through the Python Thrift writer,
-the stored-or-compressed choice against encode.chunk.PageSections.build, and the exclusive scan."""
+the stored-or-compressed choice against encode.chunk.page_sections, and the exclusive scan."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from layout_cases import (
 
 from gpuwrite.backends.device import steps
 from gpuwrite.backends.device.ops import Device
-from gpuwrite.encode.chunk import ChunkOptions, PageSections
+from gpuwrite.encode.chunk import ChunkOptions, page_sections
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LARGEST = [I32_MAX] * 6 + [1, I32_MAX, I32_MAX]  # every i32 field at its longest varint
@@ -112,7 +112,7 @@ def test_stored_choice_follows_page_sections(pages: list[tuple[int, int, int, in
     fields, stored, copy, body = stored_case(pages, identity)
     for p, (n, packed, def_len, rep_len) in enumerate(pages):
         chunk = ChunkOptions(True, 1 << 20, lambda v, k=packed: bytes(k), identity, False, None)
-        ref = PageSections.build((bytes(rep_len), bytes(def_len)), bytes(range(7)) * (n // 7) + bytes(n % 7), chunk)
+        ref = page_sections((bytes(rep_len), bytes(def_len)), bytes(range(7)) * (n // 7) + bytes(n % 7), chunk)
         assert fields[p, F_COMPRESSED] == ref.compressed, p
         assert fields[p, F_UNCOMPRESSED] == ref.rep_len + ref.def_len + ref.values_len, p
         assert fields[p, F_COMPRESSED_SIZE] == body[p] == len(ref.body), p

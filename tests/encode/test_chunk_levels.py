@@ -8,8 +8,9 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.encode.chunk import PageSpan, _rle_levels, _run_of, encode_levels
+from gpuwrite.encode.chunk import _rle_levels, _run_of, encode_levels
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.page_model import PageSpan
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema

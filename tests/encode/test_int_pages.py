@@ -11,9 +11,10 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions, EncodedPage
+from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions
 from gpuwrite.encode.compress import compressor
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.page_model import EncodedPage
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema

@@ -19,8 +19,8 @@ import numpy as np
 
 from gpuwrite.kernels.plan import schedule as k
 
-from ...encode.chunk import EncodedChunk
 from ...options.model import WriteOptions
+from ...page_model import EncodedChunk
 from ...pipeline.plan import NEED_PLAN
 from ...pipeline.window import Window
 from ...schema import Leaf

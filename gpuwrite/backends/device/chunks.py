@@ -22,11 +22,11 @@ from gpuwrite.kernels.plan.page_layout import (
     I_VALUE_BYTES,
 )
 
-from ...encode.chunk import DictionaryPage, EncodedChunk, EncodedPage, PageSections, PageSpan
 from ...encode.rules import as_signed32
 from ...encode.stats import stats_of
 from ...format.enums import Encoding
 from ...options.model import BloomSpec
+from ...page_model import DictionaryPage, EncodedChunk, EncodedPage, PageSections, PageSpan
 from ...schema import BYTE_ARRAY, Leaf
 from . import steps
 from .bloom import build_blooms
