@@ -242,3 +242,16 @@ def test_cold_start_reports_a_fresh_process(tmp_path: Path) -> None:
     assert "error" not in demo, demo
     assert demo["first_write_s"] > 0 and demo["compiled"] + demo["loaded"] > 0 and demo["note"]
     assert cold.DEMO_FIRST.search("  first write (cold)   1.25 s   numba compiled 3 kernel signature(s)")
+
+
+def test_house_bench_counts_stops_rooms_climbs_and_returns() -> None:
+    """The walk summary: a stop per change of module, rooms by package, a climb back up the flow order, a return
+    to a room already left."""
+    house = _bench("house_bench")
+    walk = [["gpuwrite.api", "write_table"], ["gpuwrite.pipeline.writer", "write"],
+            ["gpuwrite.pipeline.writer", "_drive"], ["gpuwrite.backends.cpu", "encode"],
+            ["gpuwrite.pipeline.plan", "events"], ["gpuwrite.assemble.file", "write"]]
+    summary = house.walk_summary(walk)
+    assert summary["stops"] == 5 and summary["rooms"] == 4
+    assert summary["climbs"] == 1 and summary["returns"] == 1  # backends -> pipeline climbs back to a room left
+    assert summary["path"] == "gpuwrite > pipeline > backends > pipeline > assemble"
