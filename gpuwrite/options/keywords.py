@@ -4,7 +4,7 @@ docstring), and "did you mean" for a misspelt keyword.
 
 Each writer takes them as `**keywords: Unpack[WriteKeywords]` (type checkers and IDEs see every keyword and its
 type); `public_writer` shows them in the writer's runtime signature too (`help()`, `inspect.signature`).
-`tests/test_keywords.py` checks the names agree with WriteOptions' fields and pyarrow's aliases.
+`tests/options/test_keywords.py` checks the names agree with WriteOptions' fields and pyarrow's aliases.
 """
 
 from __future__ import annotations

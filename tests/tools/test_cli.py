@@ -14,7 +14,7 @@ import pytest
 from gpuwrite.tools.cli import CSV_BLOCK_BYTES, main
 from gpuwrite.tools.demo_data import store_sales_table
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 GPUWRITE = REPO / ".venv" / "bin" / "gpuwrite"
 
 

@@ -2,7 +2,7 @@
 synthetic sizes in, page and row-group cuts out.
 
 The expected cuts follow parquet-java's schedule worked by hand (ColumnWriteStoreBase.sizeCheck,
-InternalParquetRecordWriter.checkBlockSizeReached); tests/test_schedule.py compares the planner with the
+InternalParquetRecordWriter.checkBlockSizeReached); tests/pipeline/test_schedule.py compares the planner with the
 record-at-a-time reference on random tables, and the whole-file parity tests compare the rules with
 parquet-java itself.
 """
