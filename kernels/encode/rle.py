@@ -19,6 +19,7 @@ from .rle_state import (
     load_state,
     next_group,
     repeat_bytes,
+    scan_runs,
     store_state,
     write_repeat,
 )
@@ -103,27 +104,8 @@ def rle_emitted_size(values: np.ndarray, start: int, end: int, width: int, state
     zeros for a fresh encoder) carries the encoder between calls, so a page is scanned once.
     """
     prev, repeat, nbuf, open_run, groups, size = load_state(state)
-    previous = np.uint64(prev)
-    value_bytes = (width + 7) // 8
-    for i in range(start, end):
-        v = np.uint64(values[i])
-        if v == previous:
-            repeat += 1
-            if repeat >= 8:
-                continue
-        else:
-            if repeat >= 8:
-                size += repeat_bytes(repeat, value_bytes)
-                open_run = 0
-                groups = 0
-                nbuf = 0
-            repeat = 1
-            previous = v
-        nbuf += 1
-        if nbuf == 8:
-            size, open_run, groups = count_group(size, open_run, groups, width)
-            nbuf = 0
-            repeat = 0
+    previous, repeat, nbuf, open_run, groups, size = scan_runs(values, start, end, width, np.uint64(prev), repeat,
+                                                               nbuf, open_run, groups, size)
     return store_state(state, np.int64(previous), repeat, nbuf, open_run, groups, size)
 
 
@@ -131,32 +113,8 @@ def rle_emitted_size(values: np.ndarray, start: int, end: int, width: int, state
 def rle_size(values: np.ndarray, start: int, end: int, width: int) -> int:
     """Bytes `rle_encode` writes for values[start:end] at `width`, without writing them (the same run choices,
     counted); allocation-free, so a GPU thread can size a page before anything is encoded."""
-    size = 0
-    nbuf = 0
-    previous = np.uint64(0)
-    repeat = 0
-    open_run = 0
-    groups = 0
+    previous, repeat, nbuf, open_run, groups, size = scan_runs(values, start, end, width, np.uint64(0), 0, 0, 0, 0, 0)
     value_bytes = (width + 7) // 8
-    for i in range(start, end):
-        v = np.uint64(values[i])
-        if v == previous:
-            repeat += 1
-            if repeat >= 8:
-                continue
-        else:
-            if repeat >= 8:
-                size += repeat_bytes(repeat, value_bytes)
-                open_run = 0
-                groups = 0
-                nbuf = 0
-            repeat = 1
-            previous = v
-        nbuf += 1
-        if nbuf == 8:
-            size, open_run, groups = count_group(size, open_run, groups, width)
-            nbuf = 0
-            repeat = 0
     if repeat >= 8:
         size += repeat_bytes(repeat, value_bytes)
     elif nbuf > 0:  # the last, partial group

@@ -94,3 +94,33 @@ def buffer_value(v: int, prev: int, repeat: int, buffered: int) -> tuple:
     if v == prev:
         return prev, repeat + 1, buffered + 1
     return v, 1, buffered + 1
+
+
+@jit_inline
+def scan_runs(values: np.ndarray, start: int, end: int, width: int, previous: np.uint64, repeat: int, nbuf: int,
+              open_run: int, groups: int, size: int) -> tuple:
+    """The encoder's run choices over values[start:end], counted, not written: from the state (previous value,
+    repeat count, buffered values, open bit-packed run, its groups, bytes emitted) to the state after them.
+    Emitted bytes only: the up to 8 buffered values and a repeated run still open are not counted yet (what
+    parquet-java's level writers report mid-page; `rle.rle_size` adds the final flush)."""
+    value_bytes = (width + 7) // 8
+    for i in range(start, end):
+        v = np.uint64(values[i])
+        if v == previous:
+            repeat += 1
+            if repeat >= 8:
+                continue
+        else:
+            if repeat >= 8:
+                size += repeat_bytes(repeat, value_bytes)
+                open_run = 0
+                groups = 0
+                nbuf = 0
+            repeat = 1
+            previous = v
+        nbuf += 1
+        if nbuf == 8:
+            size, open_run, groups = count_group(size, open_run, groups, width)
+            nbuf = 0
+            repeat = 0
+    return previous, repeat, nbuf, open_run, groups, size
