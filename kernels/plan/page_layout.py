@@ -211,6 +211,21 @@ def _next_i32(out: np.ndarray, pos: int, value: int) -> int:
 
 
 @jit
+def _header_start(out: np.ndarray, pos: int, page_type: int, uncompressed: int, compressed_size: int,
+                  has_crc: bool, crc: int, struct_field: int) -> int:
+    """PageHeader's fields every page type starts with (type, both sizes, the crc when `has_crc`), then the
+    header of the page type's own struct, field `struct_field` (8: DataPageHeaderV2, 7: DictionaryPageHeader)."""
+    pos = _next_i32(out, pos, page_type)
+    pos = _next_i32(out, pos, uncompressed)
+    pos = _next_i32(out, pos, compressed_size)
+    last = 3
+    if has_crc:
+        pos = _next_i32(out, pos, crc)
+        last = 4
+    return _field(out, pos, struct_field - last, _CT_STRUCT)
+
+
+@jit
 def data_page_v2_header(out: np.ndarray, pos: int, uncompressed: int, compressed_size: int, has_crc: bool,
                         crc: int, num_values: int, num_nulls: int, num_rows: int, encoding: int, def_len: int,
                         rep_len: int, is_compressed: bool) -> int:
@@ -222,14 +237,7 @@ def data_page_v2_header(out: np.ndarray, pos: int, uncompressed: int, compressed
     is_compressed. No statistics in the header (parquet-java writes them to the column index only). Values
     are written as i32: the caller checks their range (format.page_header raises for one outside).
     """
-    pos = _next_i32(out, pos, _DATA_PAGE_V2)
-    pos = _next_i32(out, pos, uncompressed)
-    pos = _next_i32(out, pos, compressed_size)
-    last = 3
-    if has_crc:
-        pos = _next_i32(out, pos, crc)
-        last = 4
-    pos = _field(out, pos, 8 - last, _CT_STRUCT)
+    pos = _header_start(out, pos, _DATA_PAGE_V2, uncompressed, compressed_size, has_crc, crc, 8)
     pos = _next_i32(out, pos, num_values)
     pos = _next_i32(out, pos, num_nulls)
     pos = _next_i32(out, pos, num_rows)
@@ -268,14 +276,7 @@ def dictionary_page_header(out: np.ndarray, pos: int, uncompressed: int, compres
     """A DICTIONARY_PAGE PageHeader (PLAIN entries, is_sorted unset) in compact Thrift at out[pos:]; returns its
     end. The one writer of these bytes, for both backends (as `data_page_v2_header`; the caller checks that the
     values are i32)."""
-    pos = _next_i32(out, pos, _DICTIONARY_PAGE)
-    pos = _next_i32(out, pos, uncompressed)
-    pos = _next_i32(out, pos, compressed_size)
-    last = 3
-    if has_crc:
-        pos = _next_i32(out, pos, crc)
-        last = 4
-    pos = _field(out, pos, 7 - last, _CT_STRUCT)
+    pos = _header_start(out, pos, _DICTIONARY_PAGE, uncompressed, compressed_size, has_crc, crc, 7)
     pos = _next_i32(out, pos, num_values)
     pos = _next_i32(out, pos, _PLAIN)
     out[pos] = 0
