@@ -9,6 +9,7 @@ Spark's standard layout, or its legacy one under writeLegacyFormat.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -352,7 +353,7 @@ class FileSchema:
         names = [f.name for f in schema]
         if not names:
             raise UnsupportedTypeError("the schema has no columns: a Parquet file needs at least one column")
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        dupes = sorted(n for n, times in Counter(names).items() if times > 1)  # linear: wide schemas
         if dupes:
             raise UnsupportedTypeError(f"duplicate column name {dupes[0]!r}: Parquet column paths must be unique")
         leaves: list[Leaf] = []

@@ -184,3 +184,14 @@ def test_table_without_columns_is_refused(tmp_path):
     with pytest.raises(gpuwrite.UnsupportedTypeError, match="no columns"):
         gpuwrite.write_table(pa.table({}), tmp_path / "x.parquet")
     assert not list(tmp_path.iterdir())
+
+
+def test_duplicate_column_names_are_refused_naming_the_first(tmp_path):
+    """A schema with a name twice is refused naming it (the first in order when several repeat), also among
+    20,000 columns (the check is one pass over the names, not a count per name); nothing is left behind."""
+    schema = pa.schema([pa.field(f"c{i}", pa.int32()) for i in range(20_000)] + [pa.field("c7", pa.int32()),
+                                                                                  pa.field("c19999", pa.int64())])
+    table = pa.Table.from_arrays([pa.array([1], t.type) for t in schema], schema=schema)
+    with pytest.raises(gpuwrite.UnsupportedTypeError, match="duplicate column name 'c19999'"):
+        gpuwrite.write_table(table, tmp_path / "x.parquet")
+    assert list(tmp_path.iterdir()) == []
