@@ -48,8 +48,7 @@ walk = []
 def carries(frame):
     code = frame.f_code
     names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-    return any(id(frame.f_locals.get(n)) in tracked for n in names) or (
-        code.co_flags & 0x20 and frame.f_back is not None and id(frame) in frames)
+    return any(id(frame.f_locals.get(n)) in tracked for n in names)
 
 def profile(frame, event, arg):
     module = frame.f_globals.get("__name__", "")
