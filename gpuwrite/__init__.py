@@ -14,19 +14,18 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # the real objects, for type checkers and IDEs
     from .accessors import register_accessors
-    from .api import ParquetWriter, write_table
+    from .api import ParquetWriter, release_memory, write_table
     from .dataset.write import DatasetResult, write_dataset
     from .errors import GpuwriteError, OptionError, SchemaMismatchError, UnsupportedTypeError
     from .inspection.file import inspect
     from .options.model import WriteOptions
-    from .pipeline.buffers import release_memory
     from .result import ChunkSummary, FileResult, FooterSummary, RowGroupSummary
 
 # public name -> the module that defines it (absolute, imported on first access)
 _EXPORTS: dict[str, str] = {
     "ParquetWriter": "gpuwrite.api",
     "write_table": "gpuwrite.api",
-    "release_memory": "gpuwrite.pipeline.buffers",
+    "release_memory": "gpuwrite.api",
     "GpuwriteError": "gpuwrite.errors",
     "OptionError": "gpuwrite.errors",
     "SchemaMismatchError": "gpuwrite.errors",

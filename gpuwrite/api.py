@@ -110,3 +110,19 @@ def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOption
             writer.abort()
             raise
         return writer.close()
+
+
+def release_memory() -> int:
+    """Give back now the memory gpuwrite keeps for the next write: the host conversion buffers (else freed
+    `RETAIN_SECONDS` after the last write) and, where it ran on a GPU, the unused blocks of CuPy's pools; the
+    bytes released (host and device)."""
+    import sys
+
+    from .pipeline.buffers import release_memory as release_host
+
+    released = release_host()
+    if "gpuwrite.backends.device.ops" in sys.modules:
+        from .backends.device.ops import release_pools
+
+        released += release_pools()
+    return released

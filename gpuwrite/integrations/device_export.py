@@ -163,17 +163,22 @@ class _Placed:
 
 
 class _Stream:
-    """An exported ArrowDeviceArrayStream over the producer's batches."""
+    """An exported ArrowDeviceArrayStream over the producer's batches.
+
+    Its callbacks are module-level functions that find the stream through `private_data` (a key of `_KEEP`),
+    not bound methods: a bound method held by the struct the object owns would be a reference cycle, keeping
+    the producer's device copies alive after `release` until the cyclic collector runs (which gpuwrite pauses
+    while it writes)."""
 
     def __init__(self, producer: DeviceExport) -> None:
         self.producer = producer
         self.next = 0
         self.struct = C.ArrowDeviceArrayStream()
         self.struct.device_type = C.CUDA
-        self.struct.get_schema = C.GET_SCHEMA(self._get_schema)
-        self.struct.get_next = C.GET_NEXT(self._get_next)
-        self.struct.get_last_error = C.GET_LAST_ERROR(lambda s: None)
-        self.struct.release = C.RELEASE_STREAM(self._release)
+        self.struct.get_schema = _stream_get_schema
+        self.struct.get_next = _stream_get_next
+        self.struct.get_last_error = _stream_last_error
+        self.struct.release = _stream_release
         self.key = next(_IDS)
         _KEEP[self.key] = [self]
         self.struct.private_data = self.key
@@ -181,11 +186,11 @@ class _Stream:
     def capsule(self) -> Any:
         return C.new_capsule(self.struct, C.STREAM_CAPSULE)
 
-    def _get_schema(self, stream: Any, out: Any) -> int:
+    def get_schema(self, out: Any) -> int:
         self.producer.schema._export_to_c(ctypes.addressof(out.contents))
         return 0
 
-    def _get_next(self, stream: Any, out: Any) -> int:
+    def get_next(self, out: Any) -> int:
         if self.next >= len(self.producer.batches):
             out.contents.array.release = C.RELEASE_ARRAY()
             return 0
@@ -194,6 +199,31 @@ class _Stream:
         ctypes.memmove(ctypes.addressof(out.contents), ctypes.addressof(arr), ctypes.sizeof(C.ArrowDeviceArray))
         return 0
 
-    def _release(self, stream: Any) -> None:
-        stream.contents.release = C.RELEASE_STREAM()
-        _KEEP.pop(self.key, None)
+
+def _stream_of(stream: Any) -> _Stream:
+    """The exported stream a C callback was called on (by its `private_data` key)."""
+    found: _Stream = _KEEP[int(stream.contents.private_data)][0]
+    return found
+
+
+@C.GET_SCHEMA
+def _stream_get_schema(stream: Any, out: Any) -> int:
+    return _stream_of(stream).get_schema(out)
+
+
+@C.GET_NEXT
+def _stream_get_next(stream: Any, out: Any) -> int:
+    return _stream_of(stream).get_next(out)
+
+
+@C.GET_LAST_ERROR
+def _stream_last_error(stream: Any) -> None:
+    return None
+
+
+@C.RELEASE_STREAM
+def _stream_release(stream: Any) -> None:
+    """Marks the stream released and drops the exporter's hold on it (freed by refcount, no cycle left)."""
+    key = int(stream.contents.private_data or 0)
+    stream.contents.release = C.RELEASE_STREAM()
+    _KEEP.pop(key, None)

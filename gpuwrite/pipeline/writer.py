@@ -197,6 +197,7 @@ class FileWriter:
                 self._drive(final=True)
                 meta = self._assembler.finish(self.key_value)
             size = self._sink.commit()
+            self._window.clear()  # nothing of the caller's data is kept once the file is written
             self._backend.close()
         except BaseException as exc:
             self._fail(exc)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import gpuwrite
 from gpuwrite.backends.device.ops import Device, standin
@@ -43,3 +44,59 @@ def test_freed_arrays_are_not_held() -> None:
     assert device.live_bytes == 6_000 and device.peak_bytes == 12_000
     del b, c
     assert device.live_bytes == 0
+
+
+def test_close_keeps_no_device_array(tmp_path: Path) -> None:
+    """Once the file is written, the backend holds none of the row groups' device arrays (the last row group's
+    included) and hands CuPy's pool back (`release_pool`)."""
+    table = store_sales_table(20_000)
+    with standin():
+        writer = gpuwrite.ParquetWriter(tmp_path / "t.parquet", table.schema, device="gpu", block_size=1 << 20)
+        writer.write(table)
+        writer.close()
+    device = writer._backend.device  # type: ignore[attr-defined]
+    assert device.peak_bytes > 0 and device.live_bytes == 0
+
+
+class _FakePool:
+    def __init__(self, free: int) -> None:
+        self.free, self.calls = free, 0
+
+    def free_bytes(self) -> int:
+        return self.free
+
+    def free_all_blocks(self) -> None:
+        self.calls += 1
+        self.free = 0
+
+
+class _FakeCupy:
+    """What `free_cupy_pools` calls on CuPy: its default device and pinned pools."""
+
+    def __init__(self) -> None:
+        self.pool, self.pinned = _FakePool(3 << 20), _FakePool(1 << 20)
+
+    def get_default_memory_pool(self) -> _FakePool:
+        return self.pool
+
+    def get_default_pinned_memory_pool(self) -> _FakePool:
+        return self.pinned
+
+
+def test_pools_are_freed_on_close_and_by_release_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from gpuwrite.backends.device import ops
+
+    fake = _FakeCupy()
+    device = Device("standin")
+    device.mode, device.xp = "cuda", fake  # what a CUDA device's pool calls reach
+    assert device.release_pool() == 3 << 20 and fake.pool.calls == 1 and fake.pinned.calls == 1
+    assert Device("standin").release_pool() == 0  # no CuPy pool off CUDA
+
+    fake = _FakeCupy()
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(ops, "_CUDA_IN_USE", False)
+    assert gpuwrite.release_memory() >= 0 and fake.pool.calls == 0  # CuPy untouched where gpuwrite never used it
+    monkeypatch.setattr(ops, "_CUDA_IN_USE", True)
+    assert gpuwrite.release_memory() >= 3 << 20 and fake.pool.calls == 1

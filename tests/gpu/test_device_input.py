@@ -69,3 +69,37 @@ def test_partitioned_bucketed_dataset(tmp_path: Path) -> None:
     assert files_d and [f.parent for f in files_d] == [f.parent for f in files_h]
     for a, b in zip(files_d, files_h, strict=True):
         assert (tmp_path / "d" / a).read_bytes() == (tmp_path / "h" / b).read_bytes()
+
+
+def test_nothing_of_the_callers_device_data_kept_after_a_write(tmp_path: Path) -> None:
+    """The exporter's stream holds no reference cycle and the writer keeps nothing of the caller's data: with the
+    cyclic collector off (gpuwrite pauses it while writing), each exported table is freed as soon as the caller
+    drops it, so repeated device-input writes do not accumulate device copies. A ParquetWriter reads a batch's
+    rows zero-copy until their row group is written: it lets go of them at the latest when it is closed."""
+    import gc
+    import weakref
+
+    import gpuwrite
+
+    table = flat_table(30, seed=5).select(["i64", "str"])
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for i in range(20):
+            exported = _export(table)
+            ref = weakref.ref(exported)
+            gpuwrite.write_table(exported, tmp_path / f"t{i}.parquet", device="gpu")
+            del exported
+            assert ref() is None, f"write {i}: the exported device data is still referenced after the write"
+        with gpuwrite.ParquetWriter(tmp_path / "s.parquet", table.schema, device="gpu") as w:
+            exported = _export(table)
+            ref = weakref.ref(exported)
+            w.write(exported)  # its rows wait, zero-copy, for the rest of their row group
+            del exported
+        assert ref() is None, "the closed ParquetWriter still holds the caller's exported device data"
+    finally:
+        if was_enabled:
+            gc.enable()
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "s.parquet").num_rows == table.num_rows

@@ -193,4 +193,6 @@ class DeviceBackend:
         return self._last
 
     def close(self) -> None:
-        """Nothing to release beyond what CuPy's pool keeps."""
+        """Drop the last row group's device arrays and give CuPy's pooled memory back to the driver."""
+        self._last = None
+        self.device.release_pool()

@@ -141,6 +141,28 @@ def _add_standin(c: Counters, t: tuple[float, float]) -> None:
     c.standin_cpu_s += time.process_time() - t[1]
 
 
+_CUDA_IN_USE = False  # a Device ran on CUDA in this process: CuPy's pools may hold gpuwrite's memory
+
+
+def release_pools() -> int:
+    """Free CuPy's unused pooled memory if gpuwrite ran on CUDA in this process (`gpuwrite.release_memory`);
+    the device bytes freed. Without that, CuPy is not touched (it fails on a machine without a GPU)."""
+    if not _CUDA_IN_USE:
+        return 0
+    import cupy
+
+    return free_cupy_pools(cupy)
+
+
+def free_cupy_pools(cupy: Any) -> int:
+    """Free the unused blocks of CuPy's default device and pinned-host pools; the device bytes freed."""
+    pool = cupy.get_default_memory_pool()
+    freed = int(pool.free_bytes())
+    pool.free_all_blocks()
+    cupy.get_default_pinned_memory_pool().free_all_blocks()
+    return freed
+
+
 class Device:
     """Arrays, copies, launches and syncs of the GPU backend on one device (see the module doc for modes)."""
 
@@ -155,6 +177,8 @@ class Device:
         if mode == "cuda":
             import cupy
 
+            global _CUDA_IN_USE
+            _CUDA_IN_USE = True
             self.xp: Any = cupy
             self.threads = THREADS
         else:
@@ -174,6 +198,13 @@ class Device:
 
     def _release(self, n: int) -> None:
         self.live_bytes -= n
+
+    def release_pool(self) -> int:
+        """Give the device memory CuPy's pools keep free (after this backend's arrays are dropped) back to the
+        driver, so cudf / RMM or Spark in the same process can use it; the bytes returned (0 but on CUDA)."""
+        if self.mode != "cuda":
+            return 0
+        return free_cupy_pools(self.xp)
 
     def empty(self, n: int, dtype: Any) -> Any:
         """An uninitialised device array."""
