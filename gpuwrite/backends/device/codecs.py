@@ -102,8 +102,10 @@ class NvcompCodec:
             try:
                 from nvidia import nvcomp as module
             except ImportError as exc:  # pragma: no cover - needs the gpu extra
-                raise GpuwriteError(f"compression {codec!r} on the GPU needs nvCOMP (pip install "
-                                    f"'gpuwrite[gpu]'): {exc}") from exc
+                from .cuda_packages import install_hint
+
+                raise GpuwriteError(f"compression {codec!r} on the GPU needs nvCOMP ({install_hint()}): "
+                                    f"{exc}") from exc
             nvcomp = module
         self.nvcomp, self.codec_name = nvcomp, codec
         try:

@@ -59,10 +59,16 @@ def gpu_problem() -> str | None:
     stand-in device)."""
     if standin_active() or simulated():
         return None
+    from .cuda_packages import driver_cuda_version, install_hint, installed, package_problem
+
+    driver = driver_cuda_version()
+    mismatch = package_problem(driver, installed())
+    if mismatch:
+        return mismatch
     try:
         import cupy
     except ImportError:
-        return "CuPy is not installed (pip install 'gpuwrite[gpu]')"
+        return f"CuPy is not installed ({install_hint(driver)})"
     try:
         if cupy.cuda.runtime.getDeviceCount() < 1:
             return "CuPy sees no CUDA device"
@@ -71,7 +77,7 @@ def gpu_problem() -> str | None:
     try:
         from numba import cuda
     except ImportError:
-        return "numba.cuda is not available (pip install 'numba-cuda[cu12]')"
+        return f"numba.cuda is not available ({install_hint(driver)})"
     if not cuda.is_available():
         return "numba.cuda sees no CUDA device"
     return None
