@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.demo-stamp
 
-.PHONY: demo test lint venv clean bench warmup
+.PHONY: demo test lint venv clean bench warmup gpu-wheels
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ test: $(STAMP) lint
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/write_bench.py
+
+# The wheels the lent GPU machine (Python 3.12, CUDA 13) lacks, in .whl/ (at most 60 MiB): carried by a device
+# call that runs `bash bench/gpu_session.sh $OUT .whl`.
+gpu-wheels: $(STAMP)
+	$(PY) bench/gpu_wheels.py --dest .whl
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -394,7 +394,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=420.0, help="optional timings stop after this many s")
     parser.add_argument("--out", type=Path, default=None, help="JSON report (default: $OUT/gpu_check.json or "
                                                                 "bench/results/gpu_check.json)")
+    parser.add_argument("--standin", action="store_true", help="run on the stand-in device (a rehearsal of the "
+                                                                    "session on a machine without a GPU)")
     args = parser.parse_args(argv)
+    if args.standin:
+        from gpuwrite.backends.device import standin
+
+        with standin():
+            return _run(args)
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The check as `main`'s arguments ask."""
     small = args.rows == "small"
     sizes = [400] if small else [int(r) for r in args.rows.split(",")]
     scale = 0.002 if small else args.corpus_scale
