@@ -45,11 +45,13 @@ class FakeNvcomp:
         self.alignment, self.fail = alignment, fail
         self.bound = bound or (lambda n: 32 + n + n // 6)  # nvCOMP's snappy bound
         self.encodes: list[tuple[_Batch, _Batch]] = []
+        self.streams: list[int] = []  # the cuda_stream each Codec was created on
         fake = self
 
         class Codec:
-            def __init__(self, algorithm: str, bitstream_kind: str) -> None:
+            def __init__(self, algorithm: str, bitstream_kind: str, cuda_stream: int) -> None:
                 assert algorithm == "Snappy" and bitstream_kind == "raw"
+                fake.streams.append(cuda_stream)
 
             def get_required_compression_alignment(self) -> int:
                 return fake.alignment
@@ -152,3 +154,21 @@ def test_level_is_refused_on_the_gpu() -> None:
     device = SimpleNamespace(mode="cuda")
     with pytest.raises(GpuwriteError, match="compression_level=5 cannot be applied on the GPU"):
         page_codec("zstd", 5, device)  # type: ignore[arg-type]
+
+
+def test_nvcomp_runs_on_the_writers_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    """page_codec hands nvCOMP the writer's stream (CuPy's current one): nvCOMP's own default stream would not
+    wait for the kernels that wrote the pages."""
+    import sys
+
+    from gpuwrite.backends.device import codecs as device_codecs
+
+    nv = FakeNvcomp()
+    stream = SimpleNamespace(ptr=0x5EED)
+    cupy = SimpleNamespace(cuda=SimpleNamespace(get_current_stream=lambda: stream))
+    device = Device("standin")
+    device.mode, device.xp = "cuda", cupy  # type: ignore[assignment]
+    monkeypatch.setitem(sys.modules, "nvidia", SimpleNamespace(nvcomp=nv))
+    monkeypatch.setitem(sys.modules, "nvidia.nvcomp", nv)
+    codec = device_codecs.page_codec("snappy", None, device)
+    assert isinstance(codec, NvcompCodec) and nv.streams == [0x5EED]

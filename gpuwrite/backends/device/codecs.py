@@ -97,7 +97,10 @@ class NvcompCodec:
 
     name = "nvcomp"
 
-    def __init__(self, codec: str, nvcomp: Any = None) -> None:
+    def __init__(self, codec: str, nvcomp: Any = None, stream: int = 0) -> None:
+        """`stream`: the writer's CUDA stream (`Device.stream_ptr`); nvCOMP queues its work there, after the
+        encoders that wrote the pages (left to itself, nvCOMP would create a stream of its own, which does not
+        wait for them)."""
         if nvcomp is None:
             try:
                 from nvidia import nvcomp as module
@@ -109,7 +112,8 @@ class NvcompCodec:
             nvcomp = module
         self.nvcomp, self.codec_name = nvcomp, codec
         try:
-            self.codec = nvcomp.Codec(algorithm=NVCOMP_ALGORITHMS[codec], bitstream_kind=nvcomp.BitstreamKind.RAW)
+            self.codec = nvcomp.Codec(algorithm=NVCOMP_ALGORITHMS[codec], bitstream_kind=nvcomp.BitstreamKind.RAW,
+                                      cuda_stream=int(stream))
             align = int(self.codec.get_required_compression_alignment())
             self.bound = self._bound_fit()
         except Exception as exc:
@@ -168,7 +172,7 @@ def page_codec(codec: str, level: int | None, device: Device) -> PageCodec | Non
     if level is not None:
         raise GpuwriteError(f"compression_level={level} cannot be applied on the GPU: nvCOMP's {codec} takes no "
                             "level; drop the level or write with device='cpu'")
-    return NvcompCodec(codec)
+    return NvcompCodec(codec, stream=device.stream_ptr())
 
 
 __all__ = ["ALIGN", "HostCodec", "NvcompCodec", "PageCodec", "aligned", "page_codec", "starts"]

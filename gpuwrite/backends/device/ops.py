@@ -205,6 +205,11 @@ class Device:
     def _release(self, n: int) -> None:
         self.live_bytes -= n
 
+    def stream_ptr(self) -> int:
+        """The writer's CUDA stream (`cudaStream_t` as an int: CuPy's current stream) that every launch, copy and
+        codec call is queued on; 0 off CUDA."""
+        return int(self.xp.cuda.get_current_stream().ptr) if self.mode == "cuda" else 0
+
     def release_pool(self) -> int:
         """Give the device memory CuPy's pools keep free (after this backend's arrays are dropped) back to the
         driver, so cudf / RMM or Spark in the same process can use it; the bytes returned (0 but on CUDA)."""
