@@ -6,6 +6,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_STAMP := $(VENV)/.demo-stamp
+# An editable install of this layout (the top-level kernels/ installed as gpuwrite.kernels, pyproject's package-dir)
+# goes through setuptools' import finder, and setuptools then always warns that "folders in your working directory
+# with the same name as your package" may take precedence during imports. The one such folder here, ./gpuwrite, is
+# the installed source itself, and gpuwrite.kernels resolves to kernels/ from any directory, so the notice is
+# silenced for these installs (only that message); what gets installed is the same.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e
 
 .PHONY: demo test lint venv clean bench warmup gpu-wheels
 
@@ -14,11 +20,11 @@ $(VENV)/bin/python:
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(DEMO_STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install --quiet -e '.[demo]'
+	$(EDITABLE) '.[demo]'
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install --quiet -e '.[test,dev]'
+	$(EDITABLE) '.[test,dev]'
 	touch $(STAMP) $(DEMO_STAMP)
 
 venv: $(STAMP)
@@ -43,7 +49,7 @@ test: $(STAMP) lint
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q tests/gpu
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet -e '.[bench]'
+	$(EDITABLE) '.[bench]'
 	$(PY) bench/write_bench.py
 
 # The wheels the lent GPU machine (Python 3.12, CUDA 13) lacks, in .whl/ (at most 60 MiB): carried by a device

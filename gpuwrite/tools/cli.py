@@ -5,22 +5,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
 import os
 import re
-import shutil
-import statistics
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from .._version import __version__
-from ..api import ParquetWriter, write_table
+from ..api import ParquetWriter
 from ..backends import kernel_cache
 from ..errors import GpuwriteError, OptionError
 from ..inspection.dataset import format_dataset, preview
@@ -29,9 +25,8 @@ from ..inspection.text import format_inspect, format_page_index, format_summary
 from ..options.aliases import suggestion
 from ..options.model import TIMESTAMP_TYPES, WriteOptions
 from ..pipeline.progress import ProgressBar
-from ..result import FileResult
 from .csv_input import CSV_BLOCK_BYTES, CsvSettings, parse_delimiter, parse_null_values
-from .demo_data import DEMO_ROWS, store_sales_table
+from .demo_data import DEMO_ROWS
 from .input_files import Source, input_kind, open_source
 from .schema_text import parse_schema_text
 
@@ -39,7 +34,6 @@ __all__ = ["CSV_BLOCK_BYTES", "Source", "input_kind", "main", "open_source"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 HANDLED_ERRORS = (GpuwriteError, TypeError, ValueError, OSError, pa.ArrowException)
-TIMED_RUNS = 3
 
 
 class CliError(GpuwriteError):
@@ -160,12 +154,15 @@ def _parser() -> argparse.ArgumentParser:
     k.add_argument("--quiet", action="store_true", help="print only errors")
     k.set_defaults(run=_cmd_warmup)
 
-    d = sub.add_parser("demo", help="write TPC-DS store_sales, verify it, and compare with pyarrow's writer",
+    d = sub.add_parser("demo", help="write TPC-DS store_sales, verify it, and time it against pyarrow, polars "
+                                    "and DuckDB",
                        description="Generate store_sales, write it with gpuwrite, read it back with pyarrow and "
-                                   "check every value, then time gpuwrite and pyarrow's own writer.")
+                                   "check every value, then time gpuwrite, pyarrow, polars and DuckDB (those "
+                                   "installed; pip install 'gpuwrite[demo]') writing the same table, "
+                                   "interleaved, each writer's file read back and checked.")
     d.add_argument("--rows", metavar="N", type=_positive_int, default=DEMO_ROWS,
                    help=f"rows to generate (default {DEMO_ROWS:,}, TPC-DS scale factor 1)")
-    d.add_argument("--compression", metavar="C", default="snappy", help="codec for both writers (default snappy)")
+    d.add_argument("--compression", metavar="C", default="snappy", help="codec for every writer (default snappy)")
     d.add_argument("--out", metavar="PATH", help="write gpuwrite's file here and keep it (default: a temp file)")
     d.add_argument("--keep", action="store_true", help="keep gpuwrite's temporary file and print its path")
     d.set_defaults(run=_cmd_demo)
@@ -378,7 +375,7 @@ def _cmd_warmup(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-# -- demo ---------------------------------------------------------------------------------------------------
+# -- clean --------------------------------------------------------------------------------------------------
 
 
 def _cmd_clean(args: argparse.Namespace) -> int:
@@ -405,154 +402,14 @@ def _cmd_clean(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    """Run fn once after a garbage collection; return (seconds, its result)."""
-    gc.collect()
-    start = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - start, out
-
-
-def _pyarrow_codec(codec: str) -> str:
-    """pyarrow's name for one of gpuwrite's codecs."""
-    return {"uncompressed": "none"}.get(codec, codec)
-
-
-def _mb(n: float) -> str:
-    """Bytes as decimal megabytes."""
-    return f"{n / 1e6:,.1f} MB"
-
-
-def _row(label: str, text: str) -> None:
-    """Print one aligned line of the demo report."""
-    print(f"  {label:<20} {text}")
-
-
-def _runs(times: list[float]) -> str:
-    """The timed runs, for the record."""
-    return ", ".join(f"{t:.2f}" for t in times) + " s"
-
-
-def _chunk_table(result: FileResult, pyarrow_path: str) -> list[str]:
-    """Per column: type, gpuwrite's encodings, pages and bytes, next to pyarrow's type, encodings and bytes."""
-    import pyarrow.parquet as pq
-
-    meta = pq.ParquetFile(pyarrow_path).metadata
-    rows = [["column", "type", "gpuwrite encodings", "data pages", "bytes", "pyarrow type", "pyarrow encodings",
-             "bytes"]]
-    groups = result.footer.row_groups
-    for j, first in enumerate(groups[0].columns if groups else ()):
-        encodings: dict[str, None] = {}
-        pages = size = 0
-        for rg in groups:
-            chunk = rg.columns[j]
-            encodings.update(dict.fromkeys(chunk.encodings))
-            pages += chunk.page_count
-            size += chunk.compressed_size
-        pa_encodings: dict[str, None] = {}
-        pa_size = 0
-        for i in range(meta.num_row_groups):
-            col = meta.row_group(i).column(j)
-            pa_encodings.update(dict.fromkeys(col.encodings))
-            pa_size += col.total_compressed_size
-        pa_type = meta.row_group(0).column(j).physical_type if meta.num_row_groups else "-"
-        rows.append([first.path, first.physical_type, ", ".join(encodings), f"{pages:,}", f"{size:,}", pa_type,
-                     ", ".join(pa_encodings), f"{pa_size:,}"])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    right = {3, 4, 7}
-    return ["  " + "  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-                             for i, c in enumerate(r)).rstrip() for r in rows]
+# -- demo ---------------------------------------------------------------------------------------------------
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    """`gpuwrite demo`: write store_sales with gpuwrite, verify it with pyarrow, and time pyarrow's writer."""
-    import pyarrow.parquet as pq
+    """`gpuwrite demo`: write store_sales with gpuwrite, verify it, and time it against the other writers."""
+    from .demo import run
 
-    codec = WriteOptions.from_conf(None, compression=args.compression).compression
-    tmpdir = tempfile.mkdtemp(prefix="gpuwrite-demo-")
-    path = os.path.abspath(args.out) if args.out else os.path.join(tmpdir, "store_sales.gpuwrite.parquet")
-    pa_path = os.path.join(tmpdir, "store_sales.pyarrow.parquet")
-    keep_tmpdir = args.keep and not args.out
-    try:
-        gen_s, table = _timed(lambda: store_sales_table(args.rows))
-        arrow_bytes = table.nbytes
-        print(f"gpuwrite demo: TPC-DS store_sales, {table.num_rows:,} rows x {table.num_columns} columns, "
-              f"{_mb(arrow_bytes)} as Arrow (generated in {gen_s:.1f} s), compression {codec}")
-        print(f"Each writer is timed as the median of {TIMED_RUNS} runs after one warm-up run "
-              f"({os.cpu_count()} CPU cores here); GB/s counts Arrow input bytes.")
-        print()
-
-        def gpuwrite_once() -> FileResult:
-            return write_table(table, path, compression=codec)
-
-        hits0, misses0 = kernel_cache.cache_counts()
-        cold_s, result = _timed(gpuwrite_once)
-        hits1, misses1 = kernel_cache.cache_counts()
-        gw_times = [_timed(gpuwrite_once)[0] for _ in range(TIMED_RUNS)]
-        gw_s = statistics.median(gw_times)
-        compiled, loaded = misses1 - misses0, hits1 - hits0
-        if compiled:
-            jit_note = (f"numba compiled {compiled} kernel signature(s) on first use"
-                        + (f" and loaded {loaded} from its disk cache" if loaded else "")
-                        + "; they are cached on disk, so later runs skip the compile")
-        elif loaded:
-            jit_note = f"numba loaded {loaded} compiled kernel signature(s) from its disk cache (compiled earlier)"
-        else:
-            jit_note = "numba compiles kernels on first use and caches them on disk"
-        data_pages = sum(c.page_count for rg in result.footer.row_groups for c in rg.columns)
-        print(f"gpuwrite {__version__} (numba kernels on the CPU)")
-        _row("first write (cold)", f"{cold_s:.2f} s   {jit_note}")
-        _row("warm write (median)", f"{gw_s:.2f} s   {arrow_bytes / 1e9 / gw_s:.3f} GB/s   (runs {_runs(gw_times)})")
-        _row("file", f"{_mb(result.size)} ({result.size:,} bytes), {len(result.footer.row_groups)} row group(s), "
-                     f"{data_pages:,} data pages")
-
-        back = pq.read_table(path)
-        ok = back.equals(table)
-        if not ok:
-            bad = [name for name in table.column_names
-                   if name not in back.column_names or not back.column(name).equals(table.column(name))]
-            _row("verified", f"NO: pyarrow reads back {back.num_rows:,} rows that differ from the input "
-                             f"(schema equal: {back.schema.equals(table.schema)}; columns differing: "
-                             f"{', '.join(bad) or 'none'})")
-            return EXIT_FAILED
-        _row("verified", f"yes: pyarrow read back all {back.num_rows:,} rows x {back.num_columns} columns and "
-                         "every value equals the input (Table.equals)")
-        del back
-        print()
-
-        def pyarrow_once() -> None:
-            pq.write_table(table, pa_path, data_page_version="2.0", compression=_pyarrow_codec(codec))
-
-        _timed(pyarrow_once)
-        pa_times = [_timed(pyarrow_once)[0] for _ in range(TIMED_RUNS)]
-        pa_s = statistics.median(pa_times)
-        pa_size = os.path.getsize(pa_path)
-        print(f'pyarrow {pa.__version__} (pq.write_table, data_page_version="2.0", '
-              f'compression="{_pyarrow_codec(codec)}")')
-        _row("warm write (median)", f"{pa_s:.2f} s   {arrow_bytes / 1e9 / pa_s:.3f} GB/s   (runs {_runs(pa_times)})")
-        _row("file", f"{_mb(pa_size)} ({pa_size:,} bytes)")
-        print()
-
-        speed = pa_s / gw_s
-        faster = f"{speed:.2f}x faster than" if speed >= 1 else f"{1 / speed:.2f}x slower than"
-        print(f"gpuwrite vs pyarrow: gpuwrite is {faster} pyarrow (warm medians {gw_s:.2f} s vs {pa_s:.2f} s); "
-              f"its file is {result.size / pa_size:.2f}x the size of pyarrow's")
-        print()
-        print("per column (bytes are compressed column chunk sizes):")
-        for line in _chunk_table(result, pa_path):
-            print(line)
-        print()
-        if args.out or keep_tmpdir:
-            print(f"gpuwrite's file is kept at {path}")
-        else:
-            print("temporary files removed")
-        return EXIT_OK
-    finally:
-        if keep_tmpdir:
-            with contextlib.suppress(OSError):
-                os.remove(pa_path)
-        else:
-            shutil.rmtree(tmpdir, ignore_errors=True)
+    return run(args.rows, args.compression, args.out, args.keep)
 
 
 if __name__ == "__main__":

@@ -239,13 +239,20 @@ def test_widen_unsigned_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_demo_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """demo writes, verifies against pyarrow and compares; --out keeps gpuwrite's file."""
+    """demo writes, verifies, and times gpuwrite against pyarrow, polars and DuckDB in one table; --out keeps
+    gpuwrite's file."""
     out = tmp_path / "demo.parquet"
     assert main(["demo", "--rows", "20000", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "verified             yes" in text and "every value equals the input" in text
-    assert "first write (cold)" in text and "warm write (median)" in text and "pyarrow" in text
-    assert "RLE_DICTIONARY" in text
+    assert "first write (cold)" in text and "RLE_DICTIONARY" in text
+    header = next(line for line in text.splitlines() if line.lstrip().startswith("writer "))
+    assert header.split() == ["writer", "median", "s", "MB/s", "vs", "gpuwrite", "file", "MB", "runs", "(s)"]
+    rows = {line.split()[0]: line.split() for line in text.splitlines()[text.splitlines().index(header) + 1:]
+            if line.strip() and line.split()[0] in ("gpuwrite", "pyarrow", "polars", "duckdb")}
+    assert set(rows) == {"gpuwrite", "pyarrow", "polars", "duckdb"}
+    assert rows["gpuwrite"][4] == "-" and all(rows[w][5] in ("slower", "faster") for w in ("pyarrow", "polars"))
+    assert rows["gpuwrite"][5] == f"{out.stat().st_size / 1e6:.1f}"
     assert pq.read_table(out).equals(store_sales_table(20_000))
 
 
