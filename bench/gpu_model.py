@@ -57,6 +57,7 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
         writer.write(data)
         result = writer.close()
         wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        del data  # the caller lets go of its (device) input: what stays is what the writer kept
     device = writer._backend.device  # type: ignore[attr-defined]
     counters = device.counters
     groups = len(result.footer.row_groups)
@@ -70,8 +71,20 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
               "syncs_per_row_group": counters.syncs / max(1, groups),
               "h2d_over_input": counters.h2d_bytes / max(1, table.nbytes),
               "d2h_over_output": counters.d2h_bytes / max(1, result.size),
-              "device_peak_bytes": device.peak_bytes, "by_kernel": counters.by_kernel}
+              "device_peak_bytes": device.peak_bytes, "by_kernel": counters.by_kernel,
+              "host_rss_after": rss_bytes()}
     return report
+
+
+def rss_bytes() -> int:
+    """This process's resident memory now (Linux `/proc/self/status` VmRSS), 0 where it cannot be read."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
 
 
 def identical_to_cpu(table: pa.Table, gpu_file: Path, compression: str) -> bool:
@@ -95,6 +108,9 @@ def format_report(r: dict[str, Any]) -> str:
              f"{'D2D bytes (input)':24s} {r.get('d2d_bytes', 0):,} ({r.get('d2d_copies', 0)} copies)",
              f"{'device memory peak':24s} {r['device_peak_bytes']:,} ({r['device_peak_bytes'] / max(1, r['input_bytes']):.2f}x the input)",
              f"{'identical to CPU path':24s} {r.get('identical_to_cpu')}"]
+    if r.get("host_rss_after_writes"):
+        rss = ", ".join(f"{b / 2**20:,.0f}" for b in r["host_rss_after_writes"])
+        lines.append(f"{'host RSS after writes':24s} {rss} MiB (in write order)")
     kernels = ", ".join(f"{k} {v}" for k, v in sorted(r["by_kernel"].items(), key=lambda kv: -kv[1]))
     return "\n".join(lines + [f"{'launches by step':24s} {kernels}"])
 
@@ -113,9 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     table = load(args)
     out = Path(args.out)
     model_write(table, out, args.compression, args.device_input)  # warm-up: kernels loaded from the cache
-    runs = sorted((model_write(table, out, args.compression, args.device_input) for _ in range(args.repeats)),
-                  key=lambda r: r["host_s"])
+    in_order = [model_write(table, out, args.compression, args.device_input) for _ in range(args.repeats)]
+    runs = sorted(in_order, key=lambda r: r["host_s"])
     report = runs[len(runs) // 2]
+    report["host_rss_after_writes"] = [r["host_rss_after"] for r in in_order]  # in write order
     report["host_s_runs"] = [r["host_s"] for r in runs]
     report["host_cpu_s_runs"] = sorted(r["host_cpu_s"] for r in runs)
     report["host_cpu_s_median"] = report["host_cpu_s_runs"][len(runs) // 2]
