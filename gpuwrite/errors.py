@@ -35,3 +35,7 @@ class ValueCheckError(GpuwriteError, ValueError):
 class WideDecimalError(ValueCheckError):
     """A decimal wider than its precision, found while converting rows whose batch check left decimals to the
     conversion (`FileWriter.write(..., more=False)`); the writer reports the batch check's own error."""
+
+
+class BloomFilterSizeWarning(UserWarning):
+    """A write whose bloom filters take more bytes than the data they index (the message names the columns)."""

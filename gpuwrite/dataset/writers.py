@@ -60,6 +60,7 @@ class FileLayout:
         writer = ParquetWriter(path, schema, options=self.options, streaming=self.streaming,
                                filesystem=self.filesystem)
         writer.check_at_conversion()
+        writer.warn_filter_size = False  # the task warns once for all its files (write_task)
         return writer
 
     @property
