@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class GpuwriteError(Exception):
     """Base of every error gpuwrite raises for bad data, bad options or a failed write."""
@@ -39,3 +41,10 @@ class WideDecimalError(ValueCheckError):
 
 class BloomFilterSizeWarning(UserWarning):
     """A write whose bloom filters take more bytes than the data they index (the message names the columns)."""
+
+
+def os_reason(e: OSError) -> str:
+    """An OS error's cause with its errno name, as messages give it: 'No space left on device (ENOSPC)'."""
+    reason = e.strerror or str(e) or type(e).__name__
+    name = errno.errorcode.get(e.errno) if isinstance(e.errno, int) else None
+    return f"{reason} ({name})" if name else reason
