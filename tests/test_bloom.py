@@ -368,6 +368,29 @@ def test_many_small_row_groups_get_small_filters(tmp_path: Path) -> None:
     assert result.size < 1_000_000  # 2,700 filters of 1 MiB before: 2.8 GB
 
 
+def test_duckdb_finds_values_in_chunk_sized_filters(tmp_path: Path) -> None:
+    """DuckDB reads the chunk-sized filters (no NDV): a value's own row group is never excluded, the others
+    mostly are, for integers and strings alike."""
+    duckdb = pytest.importorskip("duckdb")
+    n, group = 3000, 500
+    table = pa.table({"id": pa.array(np.arange(n, dtype=np.int64) * 7), "s": pa.array([f"k{i}" for i in range(n)])})
+    path = tmp_path / "duck.parquet"
+    gpuwrite.write_table(table, path, row_group_size=group, bloom_filter_enabled=True)
+    assert {len(v[1]) for cols in read_filters(path) for v in cols.values() if v is not None} == {1024}
+    con = duckdb.connect()
+    try:
+        for row in (0, 1234, 2999):
+            for column, value in (("id", row * 7), ("s", f"k{row}")):
+                probed = con.execute("select row_group_id, bloom_filter_excludes from parquet_bloom_probe(?, ?, ?)",
+                                     [str(path), column, value]).fetchall()
+                excluded = {rg for rg, excludes in probed if excludes}
+                assert row // group not in excluded and len(excluded) >= 4, (column, row, probed)
+        assert con.execute("select count(*) from read_parquet(?) where id = 8638 or s = 'k17'",
+                           [str(path)]).fetchone() == (2,)
+    finally:
+        con.close()
+
+
 def test_no_warning_when_filters_are_smaller_than_the_data(tmp_path: Path) -> None:
     """Filters sized for their chunks stay below the data they index, and a tiny write's 32-byte filters may
     outweigh its few bytes of data unremarked: no warning."""
