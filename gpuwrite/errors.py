@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class GpuwriteError(Exception):
     """Base of every error gpuwrite raises for bad data, bad options or a failed write."""
@@ -35,3 +37,14 @@ class ValueCheckError(GpuwriteError, ValueError):
 class WideDecimalError(ValueCheckError):
     """A decimal wider than its precision, found while converting rows whose batch check left decimals to the
     conversion (`FileWriter.write(..., more=False)`); the writer reports the batch check's own error."""
+
+
+class BloomFilterSizeWarning(UserWarning):
+    """A write whose bloom filters take more bytes than the data they index (the message names the columns)."""
+
+
+def os_reason(e: OSError) -> str:
+    """An OS error's cause with its errno name, as messages give it: 'No space left on device (ENOSPC)'."""
+    reason = e.strerror or str(e) or type(e).__name__
+    name = errno.errorcode.get(e.errno) if isinstance(e.errno, int) else None
+    return f"{reason} ({name})" if name else reason

@@ -22,7 +22,7 @@ from gpuwrite.encode.bloom import (
     filter_size,
     optimal_num_of_bits,
 )
-from gpuwrite.errors import OptionError
+from gpuwrite.errors import BloomFilterSizeWarning, OptionError
 from gpuwrite.format.footer_reader import named, read_footer
 from gpuwrite.format.thrift import read_struct
 from gpuwrite.options.model import BloomSpec, WriteOptions
@@ -96,8 +96,22 @@ def test_ndv_sized_filters_match(probe) -> None:
     grid = [(n, p, m) for n in (1, 100, 777, 5000, 10**6, 10**12) for p in (0.001, 0.01, 0.2, 0.9)
             for m in (32, 33, 1000, 4096, 1 << 20, 1 << 27, 2**31 - 1)]
     answers = probe([f"ndvsize {n} {p!r} {m}" for n, p, m in grid])
-    ours = [filter_size(BloomSpec(ndv=n, fpp=p, max_bytes=m, adaptive=False, candidates=5)) for n, p, m in grid]
+    ours = [filter_size(BloomSpec(ndv=n, fpp=p, max_bytes=m, adaptive=False, candidates=5), 10)
+            for n, p, m in grid]
     assert ours == [int(a) for a in answers]
+
+
+def test_filters_without_ndv_are_sized_for_their_chunk(probe) -> None:
+    """With no NDV a filter is sized for the chunk's non-null values as its NDV: the filter parquet-java builds
+    when given that count (parquet-java itself would allocate max.bytes, whatever the chunk: docs/compatibility.md).
+    0 values give the 32-byte minimum; max.bytes still caps it."""
+    grid = [(n, p, m) for n in (1, 100, 2500, 10**6) for p in (0.001, 0.01, 0.5) for m in (64, 1000, 1 << 20)]
+    answers = probe([f"ndvsize {n} {p!r} {m}" for n, p, m in grid])
+    ours = [filter_size(BloomSpec(ndv=None, fpp=p, max_bytes=m, adaptive=False, candidates=5), n) for n, p, m in grid]
+    assert ours == [int(a) for a in answers]
+    default = BloomSpec(ndv=None, fpp=0.01, max_bytes=1 << 20, adaptive=False, candidates=5)
+    assert [filter_size(default, n) for n in (0, 1, 26, 27, 2500, 10**5, 10**6)] == [
+        32, 32, 32, 64, 4096, 131072, 1 << 20]
 
 
 @pytest.mark.parametrize(("max_bytes", "candidates", "fpp", "count"), [
@@ -117,7 +131,7 @@ def test_adaptive_matches(probe, max_bytes: int, candidates: int, fpp: float, co
     hashes = np.concatenate([distinct, distinct[: count // 3]])  # repeats do not count as distinct
     (answer,) = probe([f"adaptive {max_bytes} {candidates} {fpp!r} " + ",".join(f"{int(h):x}" for h in hashes)])
     builder = BloomBuilder(None, BloomSpec(ndv=None, fpp=fpp, max_bytes=max_bytes, adaptive=True,
-                                           candidates=candidates))
+                                           candidates=candidates), len(hashes))
     for chunk in np.array_split(hashes, 7):  # pages
         builder.add_hashes(chunk)
     assert builder.bitset().hex() == answer
@@ -263,8 +277,9 @@ def test_filters_hold_every_value(tmp_path: Path) -> None:
         start += 2500
         assert cols["rep"] is None
         header, bitset, _, _ = cols["b"]
-        assert bitset == bytes(8192)
-        assert header == {"numBytes": 8192, "algorithm": {"BLOCK": {}}, "hash": {"XXHASH": {}},
+        size = (4096, 4096, 2048)[g]  # sized for the chunk's 2500 / 1000 values (no NDV), under the 8192 maximum
+        assert bitset == bytes(size)
+        assert header == {"numBytes": size, "algorithm": {"BLOCK": {}}, "hash": {"XXHASH": {}},
                           "compression": {"UNCOMPRESSED": {}}}
         for name, enc in ENCODERS.items():
             _, bitset, _, _ = cols[name]
@@ -272,7 +287,8 @@ def test_filters_hold_every_value(tmp_path: Path) -> None:
             assert all(contains(bitset, enc(v)) for v in values), (g, name)
         _, bitset, _, _ = cols["i32"]
         absent = [contains(bitset, struct.pack("<i", v)) for v in range(10**6, 10**6 + 2000)]
-        assert sum(absent) < 100  # 8 KiB for 2500 values: ~1% false positives
+        assert len(bitset) == len(cols["i64"][1]) == size  # 2500 values (i64: 2272 non-null), then 1000
+        assert sum(absent) < 100  # sized for 2500 values at the default fpp 0.01: ~1% false positives
         # INT96: 8-byte nanos of day then 4-byte Julian day
         _, bitset, _, _ = cols["ts"]
         micros = rows.column("ts").cast(pa.int64()).to_pylist()
@@ -328,6 +344,72 @@ def test_no_filters_by_default(tmp_path: Path) -> None:
     path = tmp_path / "n.parquet"
     gpuwrite.write_table(_table(500), path)
     assert all(v is None for cols in read_filters(path) for v in cols.values())
+
+
+def test_many_small_row_groups_get_small_filters(tmp_path: Path) -> None:
+    """Reproducer (issue 33): 1-row row groups with filters on 9 columns got a 1 MiB filter per chunk (5,000
+    rows were killed at 24 GB). Without an NDV each filter is now sized for its chunk (32 bytes for one value),
+    so the filters, held until the footer, stay within a few times the data; every value is still found, and
+    the write warns once, naming the filtered columns, that its filters outweigh its data."""
+    n = 300
+    i = np.arange(n)
+    table = pa.table({f"c{k}": pa.array(i.astype(np.int64) * (k + 1) + 7) for k in range(9)})
+    path = tmp_path / "tiny_groups.parquet"
+    with pytest.warns(BloomFilterSizeWarning, match=r"'c0', 'c1'.*'c8'") as caught:
+        result = gpuwrite.write_table(table, path, row_group_size=1, bloom_filter_enabled=True)
+    assert len([w for w in caught if w.category is BloomFilterSizeWarning]) == 1
+    groups = read_filters(path)
+    assert len(groups) == n
+    assert {len(v[1]) for cols in groups for v in cols.values() if v is not None} == {32}
+    assert all(contains(groups[r][f"c{k}"][1], struct.pack("<q", r * (k + 1) + 7)) for r in (0, 150, 299)
+               for k in range(9))
+    filter_bytes_written = sum(v[3] for cols in groups for v in cols.values() if v is not None)
+    assert filter_bytes_written <= 9 * n * 50  # 32-byte bitsets and their headers
+    assert result.size < 1_000_000  # 2,700 filters of 1 MiB before: 2.8 GB
+
+
+def test_duckdb_finds_values_in_chunk_sized_filters(tmp_path: Path) -> None:
+    """DuckDB reads the chunk-sized filters (no NDV): a value's own row group is never excluded, the others
+    mostly are, for integers and strings alike."""
+    duckdb = pytest.importorskip("duckdb")
+    n, group = 3000, 500
+    table = pa.table({"id": pa.array(np.arange(n, dtype=np.int64) * 7), "s": pa.array([f"k{i}" for i in range(n)])})
+    path = tmp_path / "duck.parquet"
+    gpuwrite.write_table(table, path, row_group_size=group, bloom_filter_enabled=True)
+    assert {len(v[1]) for cols in read_filters(path) for v in cols.values() if v is not None} == {1024}
+    con = duckdb.connect()
+    try:
+        for row in (0, 1234, 2999):
+            for column, value in (("id", row * 7), ("s", f"k{row}")):
+                probed = con.execute("select row_group_id, bloom_filter_excludes from parquet_bloom_probe(?, ?, ?)",
+                                     [str(path), column, value]).fetchall()
+                excluded = {rg for rg, excludes in probed if excludes}
+                assert row // group not in excluded and len(excluded) >= 4, (column, row, probed)
+        assert con.execute("select count(*) from read_parquet(?) where id = 8638 or s = 'k17'",
+                           [str(path)]).fetchone() == (2,)
+    finally:
+        con.close()
+
+
+def test_no_warning_when_filters_are_smaller_than_the_data(tmp_path: Path) -> None:
+    """Filters sized for their chunks stay below the data they index, and a tiny write's 32-byte filters may
+    outweigh its few bytes of data unremarked: no warning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BloomFilterSizeWarning)
+        gpuwrite.write_table(_table(3000), tmp_path / "w.parquet", bloom_filter_enabled=True)
+        gpuwrite.write_table(_table(3), tmp_path / "tiny.parquet", bloom_filter_enabled=True)
+
+
+def test_a_dataset_write_warns_once_for_all_its_files(tmp_path: Path) -> None:
+    """A dataset write's files are judged together: one warning for the write, not one per file."""
+    n = 4000  # 2,000 chunks of 2 values: 94 KB of 32-byte filters, over the 64 KiB below which no one is told
+    table = pa.table({"p": pa.array(np.arange(n) % 4), "v": pa.array(np.arange(n, dtype=np.int64))})
+    with pytest.warns(BloomFilterSizeWarning, match=r"this dataset write \(4 files\).*'v'") as caught:
+        gpuwrite.write_dataset(table, tmp_path / "ds", partition_by="p", row_group_size=2,
+                               bloom_filter_columns=["v"])
+    assert len([w for w in caught if w.category is BloomFilterSizeWarning]) == 1
 
 
 @pytest.mark.spark

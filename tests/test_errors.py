@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import errno
 import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from unprivileged import reachable_directory, unprivileged
 
 import gpuwrite
-from gpuwrite import GpuwriteError
+from gpuwrite import GpuwriteError, UnsupportedTypeError
+from gpuwrite.errors import FileWriteError
 
 
 def _leftovers(directory: os.PathLike[str] | str) -> list[str]:
@@ -119,6 +122,47 @@ def test_missing_directory():
     """A path in a directory that does not exist is refused, naming the directory."""
     with pytest.raises(GpuwriteError, match="does not exist"):
         gpuwrite.write_table(pa.table({"a": [1]}), "/nonexistent-dir-gpuwrite/x.parquet")
+
+
+def test_unsearchable_directory_is_permission_denied_not_missing():
+    """Reproducer: a directory under one the user cannot search (no x permission) was reported as "does not
+    exist". Now a FileWriteError (EACCES) says permission denied and names the directory that cannot be
+    searched; "does not exist" is kept for directories that do not exist."""
+    with reachable_directory() as top:
+        locked = os.path.join(top, "locked")
+        os.makedirs(os.path.join(locked, "inner"))
+        os.chmod(locked, 0o600)  # readable, not searchable
+        with unprivileged():
+            with pytest.raises(FileWriteError, match=rf"permission denied: directory '{locked}' cannot be "
+                                                     r"searched") as info:
+                gpuwrite.write_table(pa.table({"a": [1]}), os.path.join(locked, "inner", "x.parquet"))
+        assert "does not exist" not in str(info.value) and info.value.errno == errno.EACCES
+        os.chmod(locked, 0o700)
+        assert os.listdir(os.path.join(locked, "inner")) == []
+        with pytest.raises(FileWriteError, match=r"directory '[^']*missing' does not exist") as info:
+            gpuwrite.write_table(pa.table({"a": [1]}), os.path.join(top, "missing", "x.parquet"))
+        assert info.value.errno == errno.ENOENT
+
+
+def test_polars_int128_names_the_column_and_what_to_cast_to(tmp_path):
+    """Reproducer: a polars Int128 column raised pyarrow's bare `ArrowInvalid: ... format string: '_pli128'`.
+    Now an UnsupportedTypeError names the column (nested ones by path), says Int128 is not supported and what
+    to cast to; ParquetWriter.write says the same; nothing is written."""
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame({"ok": [1, 2], "big": pl.Series([1, 2], dtype=pl.Int128)})
+    with pytest.raises(UnsupportedTypeError, match=r"column 'big': polars Int128 is not supported.*"
+                                                   r"Decimal\(38, 0\)"):
+        gpuwrite.write_table(df, tmp_path / "x.parquet")
+    nested = df.select(pl.struct(pl.col("big").alias("inner"), pl.col("ok")).alias("st"))
+    with pytest.raises(UnsupportedTypeError, match=r"column 'st\.inner': polars Int128"):
+        gpuwrite.write_table(nested, tmp_path / "x.parquet")
+    writer = gpuwrite.ParquetWriter(tmp_path / "w.parquet", pa.schema([("ok", pa.int64())]))
+    with pytest.raises(UnsupportedTypeError, match="column 'big': polars Int128"):
+        writer.write(df)
+    writer.abort()
+    assert _leftovers(tmp_path) == []
+    assert gpuwrite.write_table(df.with_columns(pl.col("big").cast(pl.Decimal(38, 0))),
+                                tmp_path / "cast.parquet").num_rows == 2
 
 
 def test_not_a_table(tmp_path):

@@ -4,7 +4,6 @@ refused; file-system errors are GpuwriteErrors naming the path."""
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import gc
 import os
@@ -12,14 +11,13 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from unprivileged import reachable_directory, unprivileged
 
 import gpuwrite
 from gpuwrite import GpuwriteError
@@ -113,34 +111,19 @@ def test_dangling_symlink_creates_its_target(tmp_path):
     assert link.is_symlink() and pq.read_table(tmp_path / "target.parquet").num_rows == 1000
 
 
-@contextlib.contextmanager
-def _unprivileged() -> Iterator[None]:
-    """Run the block as user nobody when the tests run as root (root may write read-only files)."""
-    if os.geteuid() != 0:
-        yield
-        return
-    os.setegid(65534)
-    os.seteuid(65534)
-    try:
-        yield
-    finally:
-        os.seteuid(0)
-        os.setegid(0)
-
-
 def test_read_only_target_is_refused_like_pyarrow():
     """Reproducer: a read-only file was replaced. Now it is refused before anything is written, as pyarrow
-    refuses it, and keeps its bytes."""
-    directory = tempfile.mkdtemp()
-    os.chmod(directory, 0o777)  # writable for the unprivileged user too: only the file's mode refuses
-    gpuwrite.write_table(TABLE, os.path.join(directory, "warm.parquet"))  # imports done while privileged
-    paths = [os.path.join(directory, name) for name in ("ro.parquet", "ro_pyarrow.parquet")]
-    for path in paths:
-        with open(path, "wb") as f:
-            f.write(b"old")
-        os.chmod(path, 0o444)
-    try:
-        with _unprivileged():
+    refuses it, and keeps its bytes. The directory is one the unprivileged user can reach, wherever the
+    checkout's temporary directory sits (under a directory nobody cannot enter, the write was refused for
+    that instead, and reported as a missing directory)."""
+    with reachable_directory() as directory:  # writable for the unprivileged user: only the file's mode refuses
+        gpuwrite.write_table(TABLE, os.path.join(directory, "warm.parquet"))  # imports done while privileged
+        paths = [os.path.join(directory, name) for name in ("ro.parquet", "ro_pyarrow.parquet")]
+        for path in paths:
+            with open(path, "wb") as f:
+                f.write(b"old")
+            os.chmod(path, 0o444)
+        with unprivileged():
             with pytest.raises(PermissionError):
                 pq.write_table(TABLE, paths[1])  # (pyarrow then deletes the file it could not open)
             with pytest.raises(FileWriteError, match=r"ro\.parquet.*read-only") as info:
@@ -148,10 +131,6 @@ def test_read_only_target_is_refused_like_pyarrow():
         assert info.value.errno == errno.EACCES
         assert open(paths[0], "rb").read() == b"old"
         assert not [n for n in os.listdir(directory) if n.endswith(sink.TEMP_SUFFIX)]
-    finally:
-        for name in os.listdir(directory):
-            os.remove(os.path.join(directory, name))
-        os.rmdir(directory)
 
 
 def test_special_file_target_is_refused(tmp_path):

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Sequence
 from typing import IO
 
-from ..errors import FileWriteError, GpuwriteError
+from ..errors import FileWriteError, GpuwriteError, os_reason
 
 TEMP_SUFFIX = ".gpuwrite-tmp"
 _IOV_MAX = os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024  # buffers one writev takes
@@ -168,6 +168,46 @@ def _os_error(path: str, action: str, e: OSError) -> FileWriteError:
     return err
 
 
+def _unsearchable(directory: str) -> str:
+    """The nearest ancestor of `directory` this user can see but not search (stat of its child is refused):
+    the directory missing execute permission."""
+    path = directory
+    while True:
+        parent = os.path.dirname(path)
+        if parent == path:
+            return path
+        try:
+            os.stat(parent)
+        except OSError:
+            path = parent
+            continue
+        return parent
+
+
+def unusable_directory(directory: str) -> tuple[int, str] | None:
+    """Why no file can be created in `directory` (errno, reason naming the directory), or None when it is a
+    directory we can reach: 'does not exist' only when it does not; a parent without search (execute)
+    permission, a symlink loop and a file in the way are each said as such."""
+    try:
+        st = os.stat(directory)
+    except OSError as e:
+        code = e.errno or errno.EIO
+        if code == errno.ENOENT:
+            return code, f"directory {directory!r} does not exist"
+        if code == errno.EACCES:
+            blocked = _unsearchable(directory)
+            return code, (f"permission denied: directory {blocked!r} cannot be searched by this user (no execute "
+                          f"permission), so {directory!r} cannot be reached")
+        if code == errno.ELOOP:
+            return code, f"directory {directory!r} is a symlink loop (too many levels of symbolic links)"
+        if code == errno.ENOTDIR:
+            return code, f"{directory!r} is not a directory: a part of its path is a file"
+        return code, f"directory {directory!r} cannot be used: {os_reason(e)}"
+    if not stat.S_ISDIR(st.st_mode):
+        return errno.ENOTDIR, f"{directory!r} is not a directory"
+    return None
+
+
 def _abandon(f: IO[bytes], tmp_path: str, path: str) -> None:
     """Finalizer of a sink dropped without commit or abort: remove its temporary file and say so."""
     try:
@@ -189,8 +229,11 @@ class FileSink:
         self.path = os.fspath(path)
         self.real_path = os.path.realpath(self.path)  # a symlink is written through: the link stays
         directory = os.path.dirname(self.real_path)
-        if not os.path.isdir(directory):
-            raise GpuwriteError(f"cannot write {self.path!r}: directory {directory!r} does not exist")
+        unusable = unusable_directory(directory)
+        if unusable is not None:
+            err = FileWriteError(f"cannot write {self.path!r}: {unusable[1]}")
+            err.errno, err.strerror, err.filename = unusable[0], os.strerror(unusable[0]), directory
+            raise err
         _check_target(self.path, self.real_path)
         sweep_orphans(directory)
         self.directory = directory

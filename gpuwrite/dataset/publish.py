@@ -19,7 +19,7 @@ import os
 import shutil
 from collections.abc import Callable
 
-from ..errors import GpuwriteError
+from ..errors import GpuwriteError, os_reason
 from ..spark.policy.modes import should_write
 from .moves import COMMITTED, JOURNAL, Files, Journal
 from .staging import NEW, OLD, SUCCESS, TEMPORARY, Staging
@@ -215,14 +215,21 @@ def commit(stage: Staging, target: str, mode: str) -> bool:
     exists = os.path.isdir(target)
     if not should_write(target, mode, exists):
         return False
+    action = "create" if not exists else "append to" if mode == "append" else mode
+    marker = os.path.join(stage.new, SUCCESS)
     try:
-        if not os.path.lexists(os.path.join(stage.new, SUCCESS)):
-            _touch(os.path.join(stage.new, SUCCESS))
-        if not exists:
-            _move(stage.new, target)  # one rename publishes the whole table, `_SUCCESS` included
-            return True
+        if not os.path.lexists(marker):
+            _touch(marker)
     except OSError as e:
-        raise CommitError(f"could not create the dataset {target!r}: {_reason(e)}") from e
+        raise CommitError(f"could not {action} the dataset {target!r}: creating the staged {SUCCESS} marker "
+                          f"{marker!r} failed: {os_reason(e)}; the table is as it was") from e
+    if not exists:
+        try:
+            _move(stage.new, target)  # one rename publishes the whole table, `_SUCCESS` included
+        except OSError as e:
+            raise CommitError(f"could not create the dataset {target!r}: moving the staged table into place "
+                              f"failed: {os_reason(e)}") from e
+        return True
     try:
         journal = _plan(stage, target, overwrite=mode == "overwrite")
     except OSError as e:

@@ -10,11 +10,12 @@ files, a file, a missing parent (but for a Spark job), and a table directory the
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 
-from ..assemble.sink import TEMP_NAME
-from ..errors import GpuwriteError
+from ..assemble.sink import TEMP_NAME, unusable_directory
+from ..errors import GpuwriteError, os_reason
 from ..spark.policy.modes import check_mode
 from .staging import LOCK_NAME, STAGING_NAME
 
@@ -46,6 +47,18 @@ def _working_directory() -> str | None:
         return None
 
 
+def _not_a_directory(real: str) -> str:
+    """What stands at `real` instead of a directory: a symlink loop (the real path of a loop is the loop), a
+    path we may not reach, or a file."""
+    try:
+        os.stat(real)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return "it is a symlink loop (too many levels of symbolic links)"
+        return f"it cannot be reached: {os_reason(e)}"
+    return "it is a file"
+
+
 def resolve_target(path: str, mode: str, parents: bool = False) -> Target:
     """Check `path` for a write in `mode` and resolve it; raises DatasetPathError naming the path. `parents`:
     a missing parent directory is fine (a Spark job creates it, as Spark's writer does)."""
@@ -55,10 +68,11 @@ def resolve_target(path: str, mode: str, parents: bool = False) -> Target:
     real = os.path.realpath(path)
     shown = path if os.path.abspath(path) == real else f"{path} (= {real})"
     if os.path.lexists(real) and not os.path.isdir(real):
-        raise DatasetPathError(f"cannot write a dataset at {shown!r}: it is a file")
+        raise DatasetPathError(f"cannot write a dataset at {shown!r}: {_not_a_directory(real)}")
     parent = os.path.dirname(real)
-    if not parents and not os.path.isdir(parent):
-        raise DatasetPathError(f"cannot write {shown!r}: directory {parent!r} does not exist")
+    unusable = None if parents else unusable_directory(parent)
+    if unusable is not None:
+        raise DatasetPathError(f"cannot write {shown!r}: {unusable[1]}")
     parts = real.split(os.sep)
     if any(STAGING_NAME.match(p) for p in parts):
         raise DatasetPathError(f"cannot write a dataset at {shown!r}: it is inside a gpuwrite staging directory")

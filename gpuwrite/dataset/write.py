@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from ..api import writer_entry
+from ..assemble.bloom import warn_if_filters_outweigh_data
 from ..errors import GpuwriteError
 from ..filesystems import local_path
 from ..integrations.arrow import ArrowPiece, open_input
@@ -153,5 +154,8 @@ def write_task(schema: pa.Schema, pieces: Iterator[ArrowPiece], directory: str, 
     if layout.partitioned:
         # partition and bucket ids are found on the host: device input is copied there (not yet on the device)
         pieces = (p.to_host() if isinstance(p, DeviceTable) else p for p in pieces)
-        return write_partitioned(schema, pieces, directory, layout, presorted=presorted)
-    return write_files(schema, pieces, directory, layout, empty_file=empty_file)
+        files = write_partitioned(schema, pieces, directory, layout, presorted=presorted)
+    else:
+        files = write_files(schema, pieces, directory, layout, empty_file=empty_file)
+    warn_if_filters_outweigh_data([f.metadata for f in files], f"this dataset write ({len(files)} files)")
+    return files

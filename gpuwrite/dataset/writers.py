@@ -7,6 +7,7 @@ the concurrent-writers mode of `max_open_files` and the streaming mode for rows 
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..api import ParquetWriter
-from ..errors import GpuwriteError, UnsupportedTypeError
+from ..errors import FileWriteError, GpuwriteError, UnsupportedTypeError, os_reason
 from ..integrations.arrow import ArrowPiece
 from ..options.model import WriteOptions
 from ..result import FileResult
@@ -47,11 +48,17 @@ class FileLayout:
     filesystem: Any = None  # a pyarrow FileSystem the directories are on (None: the local disk)
 
     def make_dirs(self, directory: str) -> None:
-        """Create `directory` and its parents where the files go."""
-        if self.filesystem is None:
-            os.makedirs(directory, exist_ok=True)
-        else:
+        """Create `directory` and its parents where the files go; a local OSError (disk or inodes full, a name
+        too long...) becomes a FileWriteError naming the directory and the cause."""
+        if self.filesystem is not None:
             self.filesystem.create_dir(directory, recursive=True)
+            return
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            err = FileWriteError(f"cannot create the directory {directory!r}: {os_reason(e)}")
+            err.errno, err.strerror, err.filename = e.errno, e.strerror, directory
+            raise err from e
 
     def open_writer(self, path: str, schema: pa.Schema) -> ParquetWriter:
         """A writer for one of the layout's files. Its batches' decimals are checked where they are converted
@@ -60,6 +67,7 @@ class FileLayout:
         writer = ParquetWriter(path, schema, options=self.options, streaming=self.streaming,
                                filesystem=self.filesystem)
         writer.check_at_conversion()
+        writer.warn_filter_size = False  # the task warns once for all its files (write_task)
         return writer
 
     @property
@@ -140,7 +148,12 @@ class _OpenFiles:
         """A writer for file `counter` of `key`."""
         directory, bucket = key
         folder = os.path.join(self.root, directory)
-        self.layout.make_dirs(folder)
+        try:
+            self.layout.make_dirs(folder)
+        except FileWriteError as e:
+            if e.errno == errno.ENAMETOOLONG:
+                raise _name_too_long(self.root, directory, self.layout.partition_by, e) from e
+            raise
         opts = self.layout.options
         name = data_file_name(self.layout.task, self.layout.job, counter, opts.compression, dynamic=True,
                               bucket_id=bucket)
@@ -184,6 +197,31 @@ class _OpenFiles:
         for state in self.open.values():
             state[0].abort()
         self.open.clear()
+
+
+def _name_too_long(root: str, directory: str, columns: tuple[str, ...], e: FileWriteError) -> FileWriteError:
+    """The error for a partition directory (`directory` under `root`) whose name the file system refuses as
+    too long: the partition column and its value (shortened) when one `column=value` name is over the limit,
+    else the whole path."""
+    folder = os.path.join(root, directory)
+    try:
+        limit = os.pathconf(root, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        limit = 255
+    for column, name in zip(columns, directory.split("/"), strict=False):
+        size = len(os.fsencode(name))
+        if size > limit:
+            value = name.partition("=")[2]
+            shown = value if len(value) <= 60 else f"{value[:60]}... ({len(value)} characters)"
+            err = FileWriteError(f"partition column {column!r}: the value {shown!r} makes the directory name "
+                                 f"'{column}=...' {size} bytes long, over the file system's limit of {limit} "
+                                 "bytes per name; shorten or hash the value (or partition by another column)")
+            break
+    else:
+        err = FileWriteError(f"cannot create the partition directory {folder!r}: the path is too long "
+                             f"({os_reason(e)})")
+    err.errno, err.strerror, err.filename = e.errno, e.strerror, folder
+    return err
 
 
 def _check_columns(schema: pa.Schema, columns: list[str], buckets: BucketSpec | None) -> None:

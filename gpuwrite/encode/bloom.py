@@ -158,11 +158,21 @@ def adaptive_candidates(max_bytes: int, count: int, fpp: float) -> list[tuple[in
     return out
 
 
-def filter_size(spec: BloomSpec) -> int:
-    """Bitset bytes of a non-adaptive filter (ColumnValueCollector.initBloomFilter)."""
-    if spec.ndv is not None:
-        return filter_bytes(optimal_num_of_bits(spec.ndv, spec.fpp) // 8, LOWER_BOUND_BYTES, spec.max_bytes)
-    return filter_bytes(spec.max_bytes, LOWER_BOUND_BYTES, spec.max_bytes)
+def filter_size(spec: BloomSpec, values: int) -> int:
+    """Bitset bytes of a non-adaptive filter for a chunk of `values` non-null values: sized for the NDV when
+    one is given, else for `values` distinct values (a chunk has no more), between 32 bytes and max_bytes.
+
+    SPEC: ColumnValueCollector.initBloomFilter sizes a filter with an NDV as here
+    (BlockSplitBloomFilter(optimalNumOfBits(ndv, fpp) / 8, maxBytes)); without one it allocates the maximum
+    (BlockSplitBloomFilter(maxBytes, maxBytes), ParquetOutputFormat's parquet.bloom.filter.max.bytes, 1 MiB by
+    default) for every chunk, whatever its size. gpuwrite departs from that on purpose (docs/compatibility.md):
+    a filter never holds more distinct values than its chunk has values, and 1 MiB per chunk made files of
+    many small row groups mostly filter (400 row groups x 2 columns: 861 MB of file for 61 MB of data) and
+    the filters, kept until the footer, exhausted memory. The filter is the one parquet-java writes when
+    given the chunk's value count as its NDV.
+    """
+    ndv = spec.ndv if spec.ndv is not None else values
+    return filter_bytes(optimal_num_of_bits(ndv, spec.fpp) // 8, LOWER_BOUND_BYTES, spec.max_bytes)
 
 
 class _Bitset:
@@ -197,16 +207,17 @@ def hash_values(leaf: Leaf, data: LeafData, va: int, vb: int) -> np.ndarray:
 
 
 class BloomBuilder:
-    """One column chunk's bloom filter, fed page by page with the pages' non-null values."""
+    """One column chunk's bloom filter, fed page by page with the pages' non-null values (`values` of them in
+    the chunk, which size a filter given no NDV: `filter_size`)."""
 
-    def __init__(self, leaf: Leaf | None, spec: BloomSpec) -> None:
+    def __init__(self, leaf: Leaf | None, spec: BloomSpec, values: int) -> None:
         self.leaf = leaf
         self.adaptive = spec.ndv is None and spec.adaptive
         if self.adaptive:
             self.filters = [_Bitset(size, ndv) for size, ndv in adaptive_candidates(spec.max_bytes,
                                                                                     spec.candidates, spec.fpp)]
         else:
-            self.filters = [_Bitset(filter_size(spec), None)]
+            self.filters = [_Bitset(filter_size(spec, values), None)]
         # The largest candidate (the first of that size) counts distinct values and is never dropped.
         self.largest = max(self.filters, key=lambda f: f.num_bytes)
         self.distinct = 0

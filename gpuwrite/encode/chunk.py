@@ -353,7 +353,7 @@ class ChunkEncoder:
         """The chunk, built from the pages and dictionary as they are now."""
         builder = None
         if self.chunk.bloom is not None:
-            builder = BloomBuilder(self.leaf, self.chunk.bloom)
+            builder = BloomBuilder(self.leaf, self.chunk.bloom, sum(p.span.vb - p.span.va for p in self.pages))
             for hashes in self._hashes:
                 builder.add_hashes(hashes)
         bloom = chunk_bitset(builder, [p.encoding for p in self.pages])

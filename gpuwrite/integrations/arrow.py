@@ -8,6 +8,7 @@ from typing import Any, TypeAlias
 import pyarrow as pa
 
 from ..errors import UnsupportedTypeError
+from .c_stream_schema import unsupported_format, unsupported_type_message
 from .device_data import DeviceTable
 
 ArrowPiece: TypeAlias = "pa.Table | pa.RecordBatch | DeviceTable"
@@ -27,6 +28,18 @@ def _from_pandas(df: Any, schema: pa.Schema | None = None) -> pa.Table:
         if extra:
             table = table.drop_columns(extra)
     return table
+
+
+def _stream_reader(data: Any) -> pa.RecordBatchReader:
+    """A reader of `data`'s Arrow C stream; a column pyarrow cannot import (polars' Int128) is an
+    UnsupportedTypeError naming the column and what to cast it to, not pyarrow's bare format-string error."""
+    try:
+        return pa.RecordBatchReader.from_stream(data)
+    except pa.ArrowInvalid as e:
+        fmt = unsupported_format(str(e))
+        if fmt is None:
+            raise
+        raise UnsupportedTypeError(unsupported_type_message(data, fmt)) from e
 
 
 def is_pandas(data: Any) -> bool:
@@ -55,7 +68,7 @@ def open_input(data: Any) -> tuple[pa.Schema, Iterator[ArrowPiece]]:
     if is_device_input(data):
         return open_device_input(data)
     if hasattr(data, "__arrow_c_stream__"):
-        reader = pa.RecordBatchReader.from_stream(data)
+        reader = _stream_reader(data)
         return reader.schema, iter(reader)
     if hasattr(data, "__arrow_c_array__"):
         batch = pa.record_batch(data)
@@ -78,7 +91,7 @@ def as_arrow_piece(data: Any, schema: pa.Schema | None = None, device: Any = Non
     if is_device_input(data):
         return as_device_piece(data, device)
     if hasattr(data, "__arrow_c_stream__"):
-        return pa.RecordBatchReader.from_stream(data).read_all()
+        return _stream_reader(data).read_all()
     if hasattr(data, "__arrow_c_array__"):
         return pa.record_batch(data)
     raise UnsupportedTypeError(f"cannot write {type(data).__name__}: expected a pyarrow Table or RecordBatch, a pandas "

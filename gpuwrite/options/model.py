@@ -115,8 +115,9 @@ class WriteOptions:
                      "page_size_check_max", "block_row_count_limit", "page_value_count_threshold",
                      "column_index_truncate_length", "statistics_truncate_length"):
             _check_positive(name, getattr(self, name))
-        if self.dictionary_page_size < 0:
-            raise OptionError(f"option {_label('dictionary_page_size')} must be >= 0, got {self.dictionary_page_size}")
+        if not 0 <= self.dictionary_page_size <= LONG_MAX:
+            raise OptionError(f"option {_label('dictionary_page_size')} must be from 0 to {LONG_MAX} (2**63 - 1), "
+                              f"got {self.dictionary_page_size}")
         if self.compression_level is not None:
             if self.compression not in COMPRESSION_LEVELS:
                 raise OptionError(f"option {_label('compression_level')} applies to zstd and gzip, not "
@@ -275,9 +276,13 @@ def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
 
 
 def _check_positive(name: str, value: Any) -> None:
-    """Raise OptionError unless value is a positive int."""
+    """Raise OptionError unless value is a positive int a Java long holds (the writer keeps sizes and counts
+    as 64-bit integers; a larger value would overflow there)."""
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise OptionError(f"option {_label(name)} must be a positive integer, got {value!r}")
+    if value > LONG_MAX:
+        raise OptionError(f"option {_label(name)}={value!r} is too large: it must be from 1 to {LONG_MAX} "
+                          "(2**63 - 1)")
 
 
 def check_level(label: str, codec: str, level: Any) -> None:

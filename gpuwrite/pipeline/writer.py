@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..assemble.bloom import warn_if_filters_outweigh_data
 from ..assemble.file import FileAssembler, FileLayout
 from ..assemble.store_sink import open_sink
 from ..backends import RowGroupBuilder, kernel_cache, open_backend, resolve_device
@@ -58,6 +59,7 @@ class FileWriter:
         encodes in small steps as rows come (same bytes either way). `path` may be a URI, or a path on
         `filesystem` (pyarrow or fsspec): see `assemble.store_sink` for how each store publishes the file."""
         self.options = options
+        self.warn_filter_size = True  # close() warns when bloom filters outweigh the data (dataset writes: once)
         self._checks = CheckOptions.of(options)  # what check_batch reads of them
         self.schema = schema
         self.key_value = list(key_value)
@@ -205,6 +207,8 @@ class FileWriter:
         self._deferred = []
         summary = summarize(meta, self.schema.leaves, self._assembler.page_counts, self._assembler.chunk_stats)
         self.result = FileResult(self._sink.path, self._assembler.num_rows, size, summary, meta)
+        if self.warn_filter_size:
+            warn_if_filters_outweigh_data([meta], repr(self._sink.path))
         return self.result
 
     def _fail(self, exc: BaseException) -> None:

@@ -80,3 +80,26 @@ def test_invalid_time_zone_is_refused_up_front(tmp_path, zone):
 def test_time_zones_spark_accepts(zone):
     """Region IDs, offsets in java.time's forms (after Spark's +h: fix-up), prefixed offsets and SHORT_IDS."""
     assert WriteOptions(time_zone=zone).time_zone == zone
+
+
+@pytest.mark.parametrize("keywords, named", [
+    ({"row_group_size": 2**63}, "'row_group_size'=9223372036854775808"),
+    ({"block_size": 2**64}, "block_size=18446744073709551616"),
+    ({"data_page_size": 2**63}, "'data_page_size'"),
+    ({"page_row_count_limit": 2**100}, "page_row_count_limit"),
+    ({"options": {"parquet.block.size": str(2**64)}}, "'parquet.block.size'"),
+])
+def test_sizes_past_a_java_long_name_the_option_and_its_range(tmp_path, keywords, named):
+    """Reproducer (issue 33): row_group_size=2**63 and block_size=2**64 raised a bare OverflowError from the
+    page schedule; now an OptionError names the option as written and its range, and no file appears."""
+    with pytest.raises(OptionError, match=rf"{named}.*too large: it must be from 1 to 9223372036854775807"):
+        gpuwrite.write_table(TABLE, tmp_path / "x.parquet", **keywords)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sizes_up_to_a_java_long_are_still_taken(tmp_path):
+    """The largest value a Java long holds still writes (nothing narrower was imposed)."""
+    result = gpuwrite.write_table(TABLE, tmp_path / "x.parquet", row_group_size=2**63 - 1, block_size=2**63 - 1)
+    assert result.num_rows == 100
+    with pytest.raises(OptionError, match="dictionary_page_size must be from 0 to 9223372036854775807"):
+        WriteOptions(dictionary_page_size=2**63)

@@ -27,10 +27,14 @@ Layout = list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class Case:
-    """One table and the parquet.* keys given to both writers."""
+    """One table and the parquet.* keys given to both writers. `chunk_ndv`: gpuwrite sizes a filter given no
+    NDV for its chunk's non-null values, where parquet-java allocates max.bytes (docs/compatibility.md); so
+    parquet-java gets that count as the expected NDV of each filtered column the case gives none, which makes
+    its file the one gpuwrite's rule must equal (one row group per such case)."""
 
     table: Callable[[], pa.Table]
     options: dict[str, str]
+    chunk_ndv: bool = False
 
 
 def _rng(seed: int) -> np.random.Generator:
@@ -263,7 +267,8 @@ CASES: dict[str, Case] = {
     "nested_small_pages": Case(nested, {"parquet.page.size": "1024", "parquet.block.size": "32768"}),
     "nested_legacy": Case(nested, {"spark.sql.parquet.writeLegacyFormat": "true",
                                    "parquet.page.row.count.limit": "700"}),
-    "nested_bloom": Case(nested, {"parquet.bloom.filter.enabled": "true", "parquet.page.row.count.limit": "900"}),
+    "nested_bloom": Case(nested, {"parquet.bloom.filter.enabled": "true", "parquet.page.row.count.limit": "900"},
+                         chunk_ndv=True),
     "all_types": Case(all_types, {"parquet.page.row.count.limit": "1000"}),
     "all_types_distinct": Case(all_types_distinct, {"parquet.page.row.count.limit": "500"}),
     "dictionary_overflow": Case(dictionary_overflow, {"parquet.page.row.count.limit": "1000",
@@ -299,9 +304,9 @@ CASES: dict[str, Case] = {
     # Bloom filters: header and bitset bytes of every chunk's filter, and which chunks have one.
     "bloom_dictionary_only": Case(all_types, {"parquet.page.row.count.limit": "1000",
                                               "parquet.bloom.filter.enabled": "true",
-                                              "parquet.bloom.filter.max.bytes": "8192"}),
+                                              "parquet.bloom.filter.max.bytes": "8192"}, chunk_ndv=True),
     "bloom_default_size": Case(all_types_distinct, {"parquet.page.row.count.limit": "500",
-                                                    "parquet.bloom.filter.enabled": "true"}),
+                                                    "parquet.bloom.filter.enabled": "true"}, chunk_ndv=True),
     "bloom_ndv_fpp": Case(all_types_distinct, {
         "parquet.page.row.count.limit": "500", "parquet.bloom.filter.max.bytes": "65536",
         "parquet.bloom.filter.expected.ndv#int8": "2000", "parquet.bloom.filter.expected.ndv#int16": "100",
@@ -316,19 +321,19 @@ CASES: dict[str, Case] = {
         "parquet.bloom.filter.expected.ndv#ts_ntz": "1000000000000", "parquet.bloom.filter.fpp#ts_ntz": "0.1",
         "parquet.bloom.filter.expected.ndv#string": "12345", "parquet.bloom.filter.fpp#string": "0.02",
         "parquet.bloom.filter.enabled#binary": "true", "parquet.bloom.filter.fpp#binary": "0.9",
-        "parquet.bloom.filter.enabled#bool": "true"}),
+        "parquet.bloom.filter.enabled#bool": "true"}, chunk_ndv=True),
     "bloom_no_dictionary": Case(all_types, {"parquet.page.row.count.limit": "1000",
                                             "parquet.enable.dictionary": "false",
                                             "parquet.bloom.filter.enabled": "true",
-                                            "parquet.bloom.filter.max.bytes": "16384"}),
+                                            "parquet.bloom.filter.max.bytes": "16384"}, chunk_ndv=True),
     "bloom_max_bytes_odd": Case(small_pages, {"parquet.page.size": "2048", "parquet.bloom.filter.enabled": "true",
                                               "parquet.bloom.filter.max.bytes": "1000",
-                                              "parquet.bloom.filter.expected.ndv#int64": "5000"}),
+                                              "parquet.bloom.filter.expected.ndv#int64": "5000"}, chunk_ndv=True),
     "bloom_per_column": Case(dictionary_overflow, {"parquet.page.row.count.limit": "1000",
                                                    "parquet.dictionary.page.size": "2048",
                                                    "parquet.bloom.filter.enabled": "true",
                                                    "parquet.bloom.filter.enabled#int64": "false",
-                                                   "parquet.bloom.filter.max.bytes": "32768"}),
+                                                   "parquet.bloom.filter.max.bytes": "32768"}, chunk_ndv=True),
     "bloom_adaptive": Case(distinct_ids, {"parquet.block.row.count.limit": "1800",
                                           "parquet.bloom.filter.enabled": "true",
                                           "parquet.bloom.filter.adaptive.enabled": "true",
@@ -348,10 +353,10 @@ CASES: dict[str, Case] = {
                                                      "parquet.bloom.filter.fpp#id": "0.9",
                                                      "parquet.bloom.filter.max.bytes": "2048"}),
     "bloom_floats": Case(floats_nan, {"parquet.page.row.count.limit": "200", "parquet.bloom.filter.enabled": "true",
-                                      "parquet.bloom.filter.max.bytes": "2048"}),
+                                      "parquet.bloom.filter.max.bytes": "2048"}, chunk_ndv=True),
     "bloom_booleans_nulls": Case(all_null, {"parquet.page.row.count.limit": "300",
                                             "parquet.bloom.filter.enabled": "true",
-                                            "parquet.bloom.filter.max.bytes": "64"}),
+                                            "parquet.bloom.filter.max.bytes": "64"}, chunk_ndv=True),
 }
 
 DOCUMENTED_CASES: dict[str, Case] = {
@@ -419,6 +424,23 @@ def _parquet_keys(options: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in options.items() if k.startswith("parquet.")}
 
 
+def _chunk_ndv_keys(path: Path, options: dict[str, str]) -> dict[str, str]:
+    """`parquet.bloom.filter.expected.ndv#<column>` = the chunk's non-null values, for each column of the
+    file's single row group that has a filter and no NDV in `options` (the counts are the statistics, which
+    the statistics aspect checks against parquet-java's own)."""
+    meta = pq.ParquetFile(path).metadata
+    assert meta.num_row_groups == 1, "chunk_ndv cases must have one row group"
+    rg = meta.row_group(0)
+    keys = {}
+    for j in range(rg.num_columns):
+        column = rg.column(j)
+        key = f"parquet.bloom.filter.expected.ndv#{column.path_in_schema}"
+        if column.bloom_filter_offset is not None and key not in options:
+            # parquet-java refuses an NDV of 0; 1 gives the same 32-byte minimum filter
+            keys[key] = str(max(1, column.num_values - column.statistics.null_count))
+    return keys
+
+
 @pytest.fixture(scope="session")
 def layouts(ref_writer_classes: Path, tmp_path_factory: pytest.TempPathFactory
             ) -> Callable[[str], tuple[Path, Path]]:
@@ -431,8 +453,8 @@ def layouts(ref_writer_classes: Path, tmp_path_factory: pytest.TempPathFactory
             folder = tmp_path_factory.mktemp(f"parity-{name}")
             ours = folder / "gpuwrite.parquet"
             gpuwrite.write_table(case.table(), ours, options=case.options)
-            theirs = write_with_parquet_java(ours, folder / "parquet-java.parquet", _parquet_keys(case.options),
-                                             ref_writer_classes)
+            keys = {**_parquet_keys(case.options), **(_chunk_ndv_keys(ours, case.options) if case.chunk_ndv else {})}
+            theirs = write_with_parquet_java(ours, folder / "parquet-java.parquet", keys, ref_writer_classes)
             done[name] = (ours, theirs)
         return done[name]
 
@@ -516,14 +538,16 @@ def _filters(layout: Layout) -> list[dict[str, Any]]:
 
 def test_bloom_cases_have_the_shapes_they_test(layouts: Callable[[str], tuple[Path, Path]]) -> None:
     """The bloom cases exercise what they are named for, on parquet-java's side: no filter for chunks whose
-    pages are all dictionary-encoded, empty filters for booleans, sizes from NDV/FPP, odd max.bytes, and
-    adaptive candidates of several sizes."""
+    pages are all dictionary-encoded, empty filters for booleans, sizes from NDV/FPP or, with none, from the
+    chunk's values (given to parquet-java as its NDV: `Case.chunk_ndv`), odd max.bytes, and adaptive candidates
+    of several sizes."""
     (dict_only,) = _filters(chunk_layout(layouts("bloom_dictionary_only")[1]))
     assert dict_only["int32"] is None and dict_only["string"] is None
     assert dict_only["bool"] is not None and dict_only["bool"]["bitset_set_bits"] == 0
-    assert dict_only["bool"]["bitset_bytes"] == 8192
+    assert dict_only["bool"]["bitset_bytes"] == 4096  # ~2700 values, under the 8192 maximum
     (default,) = _filters(chunk_layout(layouts("bloom_default_size")[1]))
-    assert {f["bitset_bytes"] for f in default.values() if f is not None} == {1024 * 1024}
+    # ~1800 values per chunk: 4 KiB each, where parquet-java without an NDV allocates 1 MiB (the maximum)
+    assert {f["bitset_bytes"] for f in default.values() if f is not None} == {4096}
     assert sum(f is not None for f in default.values()) >= 12
     (sized,) = _filters(chunk_layout(layouts("bloom_ndv_fpp")[1]))
     assert sized["date"] is None
@@ -533,7 +557,9 @@ def test_bloom_cases_have_the_shapes_they_test(layouts: Callable[[str], tuple[Pa
     (odd,) = _filters(chunk_layout(layouts("bloom_max_bytes_odd")[1]))
     assert odd["double"]["bitset_bytes"] == 1000 and odd["int64"]["bitset_bytes"] == 1000
     (no_dictionary,) = _filters(chunk_layout(layouts("bloom_no_dictionary")[1]))
-    assert all(f is not None and f["bitset_bytes"] == 16384 for f in no_dictionary.values())
+    assert all(f is not None and f["bitset_bytes"] == 4096 for f in no_dictionary.values())  # under 16384
+    (all_null,) = _filters(chunk_layout(layouts("bloom_booleans_nulls")[1]))
+    assert {f["bitset_bytes"] for f in all_null.values()} == {32}  # no values: the minimum, not max.bytes 64
     per_column = _filters(chunk_layout(layouts("bloom_per_column")[1]))[0]
     assert per_column["int64"] is None and per_column["string"] is not None
     assert per_column["dec30_5"] is not None and per_column["ts_int96"] is not None  # FLBA, INT96

@@ -82,7 +82,7 @@ def build_blooms(device: Device, win: DeviceWindow, leaves: Sequence[Leaf], spec
         mine = col == c
         if spec is None or not needs_filter(encoding[mine].tolist()):
             continue
-        builders[c] = BloomBuilder(leaf, spec)
+        builders[c] = BloomBuilder(leaf, spec, int((vb[mine] - va[mine]).sum()))
         first = out
         kind = int(win.cols[c, CT_KIND])
         if kind != K_BOOL:  # booleans are never inserted
