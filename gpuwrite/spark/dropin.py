@@ -86,6 +86,10 @@ def enable(spark: Any) -> None:
     problem = connect_problem(spark)
     if problem:
         raise GpuwriteError(f"gpuwrite.spark.enable cannot take this session: {problem}")
+    from .conf import all_conf
+    from .workers import use_driver_python
+
+    use_driver_python(spark, all_conf(spark))  # local mode: workers run this interpreter (workers.py)
     with _LOCK:
         for cls in _dataframe_classes(spark):
             _patch(cls)

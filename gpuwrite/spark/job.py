@@ -44,6 +44,7 @@ from .policy.modes import ERROR_MODES, check_mode
 from .routing import acks_quickly, freezes_worker_objects, sends_unscaled
 from .task import STATS_DDL, TaskPlan, run_task
 from .unscaled import Unscaled, send_unscaled, unscaled_columns, worth_sending
+from .workers import ensure_workers
 
 log = logging.getLogger("gpuwrite.spark")
 FAULTS = ""  # tests set "task:attempt,..." to make those task attempts fail after writing (see TaskPlan)
@@ -174,6 +175,7 @@ def write_parquet(df: Any, path: str, *, mode: str = "error", partition_by: str 
         return SparkWriteResult(path, "", writer="none")
     if info.type == pafs.FileType.File and mode == "append":
         return _spark_write(df, request, "the path is a file: Spark's writer decides what happens")
+    ensure_workers(spark, all_conf(spark))  # a worker without gpuwrite fails here, before anything is made
     check_path(fs, path, root, mode)
     result = run_job(df, request, conf, fs, root, filesystem=filesystem, device=device)
     if table and result.writer != "none":
@@ -213,6 +215,7 @@ def run_job(df: Any, request: WriteRequest, conf: dict[str, str], fs: pafs.FileS
     existed = fs.get_file_info(root).type != pafs.FileType.NotFound
     job = str(uuid.uuid4())
     session = all_conf(df.sparkSession)
+    ensure_workers(df.sparkSession, session)  # before the job's Python function is made (workers.py)
     paths = commit.JobPaths(root, job)
     planned, unscaled = _sent(_plan(df, request), request, session)
     plan = TaskPlan(root=request.path, job=job, filesystem=filesystem, conf=conf,
