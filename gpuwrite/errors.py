@@ -35,3 +35,9 @@ class ValueCheckError(GpuwriteError, ValueError):
 class WideDecimalError(ValueCheckError):
     """A decimal wider than its precision, found while converting rows whose batch check left decimals to the
     conversion (`FileWriter.write(..., more=False)`); the writer reports the batch check's own error."""
+
+
+class LeftoverWarning(UserWarning):
+    """A write succeeded (or failed cleanly) but some of its own files, or an overwritten table's old files,
+    could not be deleted: the message names the directory, which the next write to the table or `gpuwrite clean
+    PATH --force` removes."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..assemble.sink import TEMP_NAME
 from ..errors import GpuwriteError
 from ..spark.policy.modes import check_mode
-from .staging import LOCK_NAME, STAGING_NAME
+from .staging import LOCK_NAME, RETIRED_NAME, STAGING_NAME
 
 
 class DatasetPathError(GpuwriteError, ValueError):
@@ -60,7 +60,7 @@ def resolve_target(path: str, mode: str, parents: bool = False) -> Target:
     if not parents and not os.path.isdir(parent):
         raise DatasetPathError(f"cannot write {shown!r}: directory {parent!r} does not exist")
     parts = real.split(os.sep)
-    if any(STAGING_NAME.match(p) for p in parts):
+    if any(STAGING_NAME.match(p) or RETIRED_NAME.match(p) for p in parts):
         raise DatasetPathError(f"cannot write a dataset at {shown!r}: it is inside a gpuwrite staging directory")
     if LOCK_NAME.match(parts[-1]) or TEMP_NAME.match(parts[-1]):
         raise DatasetPathError(f"cannot write a dataset at {shown!r}: the name is one of gpuwrite's own files")
@@ -71,3 +71,4 @@ def resolve_target(path: str, mode: str, parents: bool = False) -> Target:
     if mode in ("overwrite", "append") and os.path.isdir(real) and not os.access(real, os.W_OK | os.X_OK):
         raise DatasetPathError(f"cannot {mode} the dataset at {shown!r}: the directory is not writable")
     return Target(path, real)
+

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from ..result import FileResult
 from ..spark.policy.buckets import parse_bucket_by
 from ..spark.policy.modes import should_write
 from . import publish
-from .leftovers import recover_dead
+from .leftovers import recover_dead, report_left
 from .lock import TargetLock
 from .staging import Staging
 from .target import Target, resolve_target
@@ -46,11 +46,14 @@ elif TYPE_CHECKING:  # 3.10: only type checkers read it (the annotations are not
 
 @dataclass(frozen=True)
 class DatasetResult:
-    """A written dataset: its directory, the files written (in order) and the job id in their names."""
+    """A written dataset: its directory, the files written (in order) and the job id in their names;
+    `leftovers`: directories of this write (its staging directory with an overwritten table's old files) that
+    could not be deleted, each also warned about (`errors.LeftoverWarning`); the next write removes them."""
 
     path: str
     job_uuid: str
     files: list[FileResult] = field(default_factory=list)
+    leftovers: tuple[str, ...] = ()
 
     @property
     def num_rows(self) -> int:
@@ -59,8 +62,9 @@ class DatasetResult:
 
     def __repr__(self) -> str:
         """One line: where, files, rows and bytes (`.files` lists each FileResult)."""
+        left = f", leftovers={list(self.leftovers)!r}" if self.leftovers else ""
         return (f"DatasetResult(path={self.path!r}, files={len(self.files)}, num_rows={self.num_rows:,}, "
-                f"size={sum(f.size for f in self.files):,} bytes, job_uuid={self.job_uuid!r})")
+                f"size={sum(f.size for f in self.files):,} bytes, job_uuid={self.job_uuid!r}{left})")
 
 
 def _begin(target: Target, mode: str) -> bool:
@@ -112,26 +116,34 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
             max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
             max_partitions=max_partitions))
     target = resolve_target(local, mode)
+    return _write_local(data, target, mode, layout_for=lambda job: FileLayout(
+        job=job, partition_by=tuple(partition_by), buckets=buckets, max_records_per_file=max_records_per_file,
+        options=opts, max_open_files=max_open_files, max_partitions=max_partitions))
+
+
+def _write_local(data: Any, target: Target, mode: str, layout_for: Callable[[str], FileLayout]) -> DatasetResult:
+    """write_dataset on the local disk, its parent directory there: staged, committed under the lock, the
+    staging directory retired (what of it cannot be deleted is warned about and reported in the result)."""
     if not _begin(target, mode):
         return DatasetResult(target.given, "")
     schema, pieces = open_input(data)
     job = str(uuid.uuid4())
-    layout = FileLayout(job=job, partition_by=tuple(partition_by), buckets=buckets,
-                        max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
-                        max_partitions=max_partitions)
     stage = Staging.create(target.real, job)
     try:
-        files = write_task(schema, pieces, stage.new, layout)
+        files = write_task(schema, pieces, stage.new, layout_for(job))
         with TargetLock(target.real):
             recover_dead(target.real)
             published = publish.commit(stage, target.real, mode)
     finally:
-        stage.discard()  # after a commit: the old files moved aside; the lock is already released
+        left = stage.discard()  # after a commit: the old files moved aside; the lock is already released
+        if left is not None:
+            report_left(left, target.given)
     if not published:
-        return DatasetResult(target.given, "")
+        return DatasetResult(target.given, "", leftovers=() if left is None else (left[0],))
     root = target.display
     return DatasetResult(target.given, job, [FileResult(os.path.join(root, os.path.relpath(f.path, stage.new)),
-                                                        f.num_rows, f.size, f.footer, f.metadata) for f in files])
+                                                        f.num_rows, f.size, f.footer, f.metadata) for f in files],
+                         () if left is None else (left[0],))
 
 
 def _partition_columns(partition_by: Any, partition_cols: Any) -> list[str]:
