@@ -6,7 +6,9 @@ ordered by partition columns then bucket id as Spark's V1Writes orders them, `ma
 (also in the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore. The target is checked
 first (`target`), files are written in a staging directory beside it and committed under the target's lock
 (`publish`), so a failed or killed write leaves the table as it was and concurrent writers get a clear outcome;
-what killed jobs left is cleaned by the next write (`leftovers`). `write_task` is one Spark task's share of it.
+what killed jobs left is cleaned by the next write (`leftovers`). Missing parent directories are created, as
+pyarrow's write_dataset and Spark create them (and removed again if the write fails). `write_task` is one Spark
+task's share of it.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from . import publish
 from .leftovers import recover_dead, report_left
 from .lock import TargetLock
 from .staging import Staging
-from .target import Target, resolve_target
+from .target import Target, make_parents, remove_parents, resolve_target
 from .writers import DEFAULT_MAX_PARTITIONS, FileLayout, write_files, write_partitioned
 
 if sys.version_info >= (3, 11):
@@ -115,10 +117,15 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
             job=job, partition_by=tuple(partition_by), buckets=buckets, filesystem=fs,
             max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
             max_partitions=max_partitions))
-    target = resolve_target(local, mode)
-    return _write_local(data, target, mode, layout_for=lambda job: FileLayout(
-        job=job, partition_by=tuple(partition_by), buckets=buckets, max_records_per_file=max_records_per_file,
-        options=opts, max_open_files=max_open_files, max_partitions=max_partitions))
+    target = resolve_target(local, mode, parents=True)
+    created = make_parents(target)
+    try:
+        return _write_local(data, target, mode, layout_for=lambda job: FileLayout(
+            job=job, partition_by=tuple(partition_by), buckets=buckets, max_records_per_file=max_records_per_file,
+            options=opts, max_open_files=max_open_files, max_partitions=max_partitions))
+    except BaseException:
+        remove_parents(created)
+        raise
 
 
 def _write_local(data: Any, target: Target, mode: str, layout_for: Callable[[str], FileLayout]) -> DatasetResult:

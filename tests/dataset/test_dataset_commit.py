@@ -357,3 +357,34 @@ def test_old_files_that_cannot_be_deleted_are_reported_and_removed_later(tmp_pat
         assert f"removed  retired {left[0]}" in capsys.readouterr().out
     assert sorted(os.listdir(tmp_path)) == ["t"]
 
+
+def test_missing_parent_directories_are_created(tmp_path):
+    """Reproducer (issue 33, item 9): a path whose parent did not exist was refused (DatasetPathError), where
+    pyarrow's write_dataset and Spark create it. Now the parents are made, the table is written as pyarrow's
+    (the same files under the same nested path), and nothing else is left there."""
+    import pyarrow.dataset as pads
+
+    nested = tmp_path / "a" / "b" / "c" / "t"
+    result = gpuwrite.write_dataset(new_table(), nested, partition_by=["p"])
+    assert result.num_rows == 6 and all(os.path.exists(f.path) for f in result.files)
+    pads.write_dataset(new_table(), tmp_path / "pa" / "b" / "c" / "t", format="parquet", partitioning=["p"],
+                       partitioning_flavor="hive")
+    assert sorted(os.listdir(tmp_path / "pa" / "b" / "c" / "t")) == ["p=b", "p=d"]
+    assert sorted(pq.read_table(nested).column("v").to_pylist()) == list(range(100, 106))
+    assert sorted(os.listdir(nested)) == ["_SUCCESS", "p=b", "p=d"]
+    assert os.listdir(tmp_path / "a" / "b" / "c") == ["t"] and os.listdir(tmp_path / "a") == ["b"]
+    assert sorted(os.listdir(tmp_path)) == ["a", "pa"]
+
+
+def test_a_failed_write_removes_the_parents_it_made(tmp_path):
+    """Parent directories made for a write that then fails are removed (nothing left behind), those that were
+    there stay; a parent that is a file is a DatasetPathError naming the path, nothing created."""
+    (tmp_path / "a").mkdir()
+    with pytest.raises(TypeError):
+        gpuwrite.write_dataset({"v": [1]}, tmp_path / "a" / "b" / "c" / "t")
+    assert os.listdir(tmp_path) == ["a"] and os.listdir(tmp_path / "a") == []
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(DatasetPathError, match="is a file") as info:
+        gpuwrite.write_dataset(new_table(), tmp_path / "f" / "x" / "t")
+    assert str(tmp_path / "f" / "x" / "t") in str(info.value)
+    assert sorted(os.listdir(tmp_path)) == ["a", "f"]
