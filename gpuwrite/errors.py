@@ -48,3 +48,9 @@ def os_reason(e: OSError) -> str:
     reason = e.strerror or str(e) or type(e).__name__
     name = errno.errorcode.get(e.errno) if isinstance(e.errno, int) else None
     return f"{reason} ({name})" if name else reason
+
+
+class LeftoverWarning(UserWarning):
+    """A write succeeded (or failed cleanly) but some of its own files, or an overwritten table's old files,
+    could not be deleted: the message names the directory, which the next write to the table or `gpuwrite clean
+    PATH --force` removes."""

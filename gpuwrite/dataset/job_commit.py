@@ -11,9 +11,12 @@ directory (so a retried task leaves one copy), and the driver moves committed fi
 The job commit never deletes before it has moved: it runs the same journal as write_dataset (`publish`): the
 entries it replaces (the whole table but `_temporary` for an overwrite, the partition directories written for
 a dynamic partition overwrite) are moved aside into the job's directory, the new files moved in, `_SUCCESS`
-last, the commit marked done, and only then is the job's directory (old files included) deleted. A failure
-before the mark moves everything back; a killed driver leaves the journal, from which the next write to the
-path or `gpuwrite clean` (`leftovers`) restores the old table. Everything staged is under `_temporary`, which
+last, the commit marked done, and only then is the job's directory (old files included) deleted: its journal
+first, then, on the local disk, the directory renamed to `<job>.done` in one step and that deleted (on other
+filesystems deleted in place), so that no order of deletion and no crash point looks like a half-done commit
+(`retire` gives the states and what recovery does in each). A failure before the mark moves everything back;
+a killed driver leaves the journal, from which the next write to the path or `gpuwrite clean` (`leftovers`)
+restores the old table. Everything staged is under `_temporary`, which
 Spark and pyarrow readers skip (names starting with `_` or `.` are hidden). On the local disk the commit runs
 under the target's lock (`lock.TargetLock`, the one write_dataset takes), so concurrent jobs and dataset writes
 on one path commit one at a time; other filesystems have no lock (as with Spark itself).
@@ -32,10 +35,11 @@ import pyarrow.fs as pafs
 from ..errors import GpuwriteError
 from ..filesystems import is_local, resolve
 from ..spark.policy.modes import should_write
-from .leftovers import recover_dead
+from .leftovers import recover_dead, report_left
 from .lock import TargetLock
 from .moves import COMMITTED, JOURNAL, ArrowFiles, Files, Journal
 from .publish import LOCAL, execute, missing_dirs, table_entries
+from .retire import retire
 from .staging import SUCCESS, TEMPORARY, hold_owner
 
 __all__ = ["ATTEMPT_MARKER", "SUCCESS", "TEMPORARY", "JobPaths", "JobStage", "commit_job", "publish_job",
@@ -125,7 +129,10 @@ class JobStage:
     def open(cls, fs: pafs.FileSystem, paths: JobPaths) -> JobStage:
         """Create the job's directory (and the table's, if missing) before any task writes into it."""
         try:
-            fs.create_dir(paths.job_dir, recursive=True)
+            try:
+                fs.create_dir(paths.job_dir, recursive=True)
+            except FileNotFoundError:  # an empty `_temporary` removed by a cleaner meanwhile: once more
+                fs.create_dir(paths.job_dir, recursive=True)
             return cls(paths, hold_owner(paths.job_dir) if is_local(fs) else -1)
         except OSError as e:
             raise GpuwriteError(f"cannot stage a Spark job at {paths.root!r}: cannot create {paths.job_dir!r}: "
@@ -234,11 +241,20 @@ def interrupted(fs: pafs.FileSystem, paths: JobPaths) -> bool:
 
 def cleanup(fs: pafs.FileSystem, paths: JobPaths) -> None:
     """Remove the job's staging directory (and `_temporary` when nothing else is staged there), unless it holds
-    a commit that stopped half-way: those are the old table's files, kept for `gpuwrite clean`."""
+    a commit that stopped half-way: those are the old table's files, kept for `gpuwrite clean`. The journal goes
+    first; on the local disk the directory is then retired (`retire`: one rename, then deleted), and what cannot
+    be deleted is warned about (`LeftoverWarning`) and left to the next write or `gpuwrite clean`."""
     if interrupted(fs, paths):
         return
-    if _exists(fs, paths.job_dir):
-        fs.delete_dir(paths.job_dir)
+    if is_local(fs):
+        left = retire(paths.job_dir)
+        if left is not None:
+            report_left(left, paths.root)
+    else:
+        io = ArrowFiles(fs)
+        io.remove(posixpath.join(paths.job_dir, JOURNAL))
+        if _exists(fs, paths.job_dir):
+            fs.delete_dir(paths.job_dir)
     files_of(fs).remove_dir_if_empty(posixpath.join(paths.root, TEMPORARY))
 
 

@@ -46,6 +46,9 @@ class Files(Protocol):
     def remove(self, path: str) -> None:
         """Remove a file, if present."""
 
+    def sync(self, path: str) -> None:
+        """Make what was created, moved or removed in the directory `path` durable before what follows."""
+
 
 class ArrowFiles:
     """`Files` over a pyarrow filesystem (an fsspec one wrapped in PyFileSystem included)."""
@@ -104,3 +107,6 @@ class ArrowFiles:
         """Delete a file when present."""
         if self.exists(path):
             self.fs.delete_file(path)
+
+    def sync(self, path: str) -> None:
+        """Nothing: pyarrow's filesystems have no fsync (an object store's write is durable once it returns)."""

@@ -6,9 +6,11 @@ Run under the target's lock (`lock.TargetLock`). A new dataset is one rename of 
 `_SUCCESS`). Otherwise a journal (the entries to move, written atomically) comes first; overwrite then moves the
 old table's top-level entries aside into the staging directory (`_SUCCESS` first), moves the new ones in
 (`_SUCCESS` last) and marks the commit done; append moves the new files in, creating the partition directories
-it needs. The old files are deleted only after that mark. Any failure before it moves everything back; a
-process killed before it leaves a journal from which `recover` restores the old table byte for byte. A Spark
-job's staging area (`_temporary`, inside the table) is never moved: another job may be writing into it.
+it needs. The old files are deleted only after that mark, once the journal is gone and the staging directory
+renamed (`retire`, whose docstring gives the states a staging directory goes through and what recovery does in
+each). Any failure before the mark moves everything back; a process killed before it leaves a journal from
+which `recover` restores the old table byte for byte. A Spark job's staging area (`_temporary`, inside the
+table) is never moved: another job may be writing into it.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 from collections.abc import Callable
 
 from ..errors import GpuwriteError, os_reason
 from ..spark.policy.modes import should_write
 from .moves import COMMITTED, JOURNAL, Files, Journal
+from .retire import drop_journal, interrupted, retire, sync_dir
 from .staging import NEW, OLD, SUCCESS, TEMPORARY, Staging
 
 __all__ = ["COMMITTED", "JOURNAL", "CommitError", "LocalFiles", "commit", "execute", "interrupted", "recover",
@@ -56,11 +58,15 @@ def _touch(path: str) -> None:
 
 
 def _write_journal(root: str, journal: Journal) -> None:
-    """Write the journal so that it is either absent or complete (a killed process leaves no half of it)."""
+    """Write the journal so that it is either absent or complete (a killed process leaves no half of it), and on
+    disk before anything moves."""
     tmp = os.path.join(root, JOURNAL + ".tmp")
     with open(tmp, "w") as f:
         json.dump(journal, f)
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, os.path.join(root, JOURNAL))
+    sync_dir(root)
 
 
 class LocalFiles:
@@ -103,6 +109,10 @@ class LocalFiles:
             os.remove(path)
         except FileNotFoundError:
             pass
+
+    def sync(self, path: str) -> None:
+        """fsync a directory."""
+        sync_dir(path)
 
 
 LOCAL = LocalFiles()
@@ -151,15 +161,22 @@ def _new_entries(journal: Journal) -> list[tuple[str, str]]:
 
 
 def _apply(root: str, target: str, journal: Journal, files: Files) -> None:
-    """Do what the journal says: old entries aside, directories made, new entries in."""
+    """Do what the journal says: old entries aside, directories made, new entries in; then fsync the directories
+    that received entries (the commit mark must not reach the disk before them)."""
+    received = set()
     for name in journal["old"]:
         aside = os.path.join(root, OLD, name)
         files.make_dirs(os.path.dirname(aside))
         files.move(os.path.join(target, name), aside)
+        received.add(os.path.dirname(aside))
     for d in journal["dirs"]:
         files.make_dir(os.path.join(target, d))
+        received.add(os.path.dirname(os.path.join(target, d)))
     for src, dst in _new_entries(journal):
         files.move(os.path.join(root, src), os.path.join(target, dst))
+        received.add(os.path.dirname(os.path.join(target, dst)))
+    for folder in sorted(received):
+        files.sync(folder)
 
 
 def roll_back(root: str, target: str, journal: Journal, files: Files = LOCAL) -> None:
@@ -194,6 +211,7 @@ def execute(root: str, target: str, journal: Journal, files: Files = LOCAL, what
         files.write_journal(root, journal)
         _apply(root, target, journal, files)
         files.touch(os.path.join(root, COMMITTED))
+        files.sync(root)
     except BaseException as exc:
         try:
             roll_back(root, target, journal, files)
@@ -243,19 +261,14 @@ def commit(stage: Staging, target: str, mode: str) -> bool:
     return True
 
 
-def interrupted(root: str) -> bool:
-    """Whether the staging directory `root` holds a commit that stopped half-way (recovering it restores the
-    old table)."""
-    return os.path.exists(os.path.join(root, JOURNAL)) and not os.path.exists(os.path.join(root, COMMITTED))
-
-
-def recover(root: str, target: str) -> str:
-    """Finish with a dead job's staging directory (the caller holds the target's lock): undo its commit if it
-    stopped half-way, then remove it. Returns what was done: 'restored' or 'removed'."""
+def recover(root: str, target: str) -> tuple[str, tuple[str, OSError] | None]:
+    """Finish with a dead job's local staging directory (the caller holds the target's lock): roll its commit
+    back if it is `committing`, then retire it (`retire`: journal removed first, renamed, deleted). Returns what
+    was done, 'restored' or 'removed', and what could not be deleted (path, why), if anything."""
     done = "removed"
     if interrupted(root):
         with open(os.path.join(root, JOURNAL)) as f:
             roll_back(root, target, json.load(f))
+        drop_journal(root)
         done = "restored"
-    shutil.rmtree(root)
-    return done
+    return done, retire(root)

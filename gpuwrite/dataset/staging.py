@@ -6,6 +6,7 @@ locked (flock) while it lives, so another process can tell a running job from a 
     .<name>.gpuwrite-staging-<job>/new/...    the table being written (partition directories below)
     .<name>.gpuwrite-staging-<job>/old/...    an overwrite's previous entries, deleted once the commit is done
     .<name>.gpuwrite-staging-<job>/journal.json, committed   the commit's plan and its end (see `publish`)
+    .<name>.gpuwrite-staging-<job>.done       the same, retired: being deleted, by anyone (see `retire`)
 """
 
 from __future__ import annotations
@@ -14,16 +15,17 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import socket
 import time
 from dataclasses import dataclass, field
 
 from ..errors import GpuwriteError
+from .retire import DONE_SUFFIX, retire
 
 STAGING_MARK = ".gpuwrite-staging-"
 LOCK_SUFFIX = ".gpuwrite-lock"
 STAGING_NAME = re.compile(r"^\.(?P<target>.+)\.gpuwrite-staging-[0-9a-f]+$")
+RETIRED_NAME = re.compile(r"^\.(?P<target>.+)\.gpuwrite-staging-[0-9a-f]+" + re.escape(DONE_SUFFIX) + "$")
 LOCK_NAME = re.compile(r"^\.(?P<target>.+)\.gpuwrite-lock$")
 OWNER, NEW, OLD = "owner", "new", "old"
 SUCCESS = "_SUCCESS"  # SPEC: FileOutputCommitter.SUCCEEDED_FILE_NAME: a complete table's marker
@@ -123,11 +125,12 @@ class Staging:
         self.kept = True
         self.close()
 
-    def discard(self) -> None:
-        """Remove the directory (unless kept), then let go of the owner lock."""
-        if not self.kept:
-            shutil.rmtree(self.root, ignore_errors=True)
+    def discard(self) -> tuple[str, OSError] | None:
+        """Retire the directory (unless kept: `retire` removes its journal, renames it, deletes it), then let go
+        of the owner lock. Returns what could not be deleted (path, why), if anything."""
+        left = None if self.kept else retire(self.root)
         self.close()
+        return left
 
     def close(self) -> None:
         """Release the owner lock: from now on the directory counts as a dead job's."""

@@ -4,8 +4,9 @@ The path is resolved to its real path: `.` and `..` components and symlinks are 
 directory is written through (the table lands in the directory it points to and the link stays a link), as a
 symlinked single file is. Refused: an overwrite of the working directory or of a directory that contains it
 (which includes `/`), a path inside a gpuwrite staging area, a name that is one of gpuwrite's lock or temp
-files, a file, a missing parent (but for a Spark job), and a table directory the user may not write into.
-`write_dataset` and `spark.write_parquet` check their local paths here.
+files, a file, and a table directory the user may not write into. A missing parent is created
+(`make_parents`, as pyarrow's write_dataset and Spark's writer do) once the path is checked, and removed again
+(`remove_parents`) when the write fails. `write_dataset` and `spark.write_parquet` check their local paths here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 from ..assemble.sink import TEMP_NAME, unusable_directory
 from ..errors import GpuwriteError, os_reason
 from ..spark.policy.modes import check_mode
-from .staging import LOCK_NAME, STAGING_NAME
+from .staging import LOCK_NAME, RETIRED_NAME, STAGING_NAME
 
 
 class DatasetPathError(GpuwriteError, ValueError):
@@ -61,7 +62,7 @@ def _not_a_directory(real: str) -> str:
 
 def resolve_target(path: str, mode: str, parents: bool = False) -> Target:
     """Check `path` for a write in `mode` and resolve it; raises DatasetPathError naming the path. `parents`:
-    a missing parent directory is fine (a Spark job creates it, as Spark's writer does)."""
+    a missing parent directory is fine (the caller creates it: `make_parents`)."""
     check_mode(mode)
     if not path or "\x00" in path:
         raise DatasetPathError(f"{path!r} is not a usable dataset path")
@@ -74,7 +75,7 @@ def resolve_target(path: str, mode: str, parents: bool = False) -> Target:
     if unusable is not None:
         raise DatasetPathError(f"cannot write {shown!r}: {unusable[1]}")
     parts = real.split(os.sep)
-    if any(STAGING_NAME.match(p) for p in parts):
+    if any(STAGING_NAME.match(p) or RETIRED_NAME.match(p) for p in parts):
         raise DatasetPathError(f"cannot write a dataset at {shown!r}: it is inside a gpuwrite staging directory")
     if LOCK_NAME.match(parts[-1]) or TEMP_NAME.match(parts[-1]):
         raise DatasetPathError(f"cannot write a dataset at {shown!r}: the name is one of gpuwrite's own files")
@@ -85,3 +86,39 @@ def resolve_target(path: str, mode: str, parents: bool = False) -> Target:
     if mode in ("overwrite", "append") and os.path.isdir(real) and not os.access(real, os.W_OK | os.X_OK):
         raise DatasetPathError(f"cannot {mode} the dataset at {shown!r}: the directory is not writable")
     return Target(path, real)
+
+
+def make_parents(target: Target) -> list[str]:
+    """Create the missing directories above `target.real`, as pyarrow's write_dataset does (SPEC:
+    pyarrow.dataset.write_dataset creates the base directory with its parents); the ones created, outermost
+    first, for `remove_parents`. DatasetPathError naming the path when one cannot be made."""
+    missing = []
+    folder = os.path.dirname(target.real)
+    while not os.path.isdir(folder) and folder != os.path.dirname(folder):
+        missing.append(folder)
+        folder = os.path.dirname(folder)
+    created: list[str] = []
+    for d in reversed(missing):
+        try:
+            os.mkdir(d)
+        except FileExistsError:
+            if os.path.isdir(d):
+                continue  # another writer made it meanwhile: not ours to remove
+            remove_parents(created)
+            raise DatasetPathError(f"cannot write {target.given!r}: {d!r} is a file, not a directory") from None
+        except OSError as e:
+            remove_parents(created)
+            raise DatasetPathError(f"cannot write {target.given!r}: cannot create the directory {d!r}: "
+                                   f"{e.strerror}") from e
+        created.append(d)
+    return created
+
+
+def remove_parents(created: list[str]) -> None:
+    """Remove the directories `make_parents` created (innermost first) that are still empty: a failed write
+    leaves nothing behind."""
+    for d in reversed(created):
+        try:
+            os.rmdir(d)
+        except OSError:
+            return  # not empty (another write uses it) or gone: the ones above are not empty either

@@ -6,7 +6,9 @@ ordered by partition columns then bucket id as Spark's V1Writes orders them, `ma
 (also in the middle of a batch), `_SUCCESS`, modes error / overwrite / append / ignore. The target is checked
 first (`target`), files are written in a staging directory beside it and committed under the target's lock
 (`publish`), so a failed or killed write leaves the table as it was and concurrent writers get a clear outcome;
-what killed jobs left is cleaned by the next write (`leftovers`). `write_task` is one Spark task's share of it.
+what killed jobs left is cleaned by the next write (`leftovers`). Missing parent directories are created, as
+pyarrow's write_dataset and Spark create them (and removed again if the write fails). `write_task` is one Spark
+task's share of it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,10 +35,10 @@ from ..result import FileResult
 from ..spark.policy.buckets import parse_bucket_by
 from ..spark.policy.modes import should_write
 from . import publish
-from .leftovers import recover_dead
+from .leftovers import recover_dead, report_left
 from .lock import TargetLock
 from .staging import Staging
-from .target import Target, resolve_target
+from .target import Target, make_parents, remove_parents, resolve_target
 from .writers import DEFAULT_MAX_PARTITIONS, FileLayout, write_files, write_partitioned
 
 if sys.version_info >= (3, 11):
@@ -47,11 +49,14 @@ elif TYPE_CHECKING:  # 3.10: only type checkers read it (the annotations are not
 
 @dataclass(frozen=True)
 class DatasetResult:
-    """A written dataset: its directory, the files written (in order) and the job id in their names."""
+    """A written dataset: its directory, the files written (in order) and the job id in their names;
+    `leftovers`: directories of this write (its staging directory with an overwritten table's old files) that
+    could not be deleted, each also warned about (`errors.LeftoverWarning`); the next write removes them."""
 
     path: str
     job_uuid: str
     files: list[FileResult] = field(default_factory=list)
+    leftovers: tuple[str, ...] = ()
 
     @property
     def num_rows(self) -> int:
@@ -60,8 +65,9 @@ class DatasetResult:
 
     def __repr__(self) -> str:
         """One line: where, files, rows and bytes (`.files` lists each FileResult)."""
+        left = f", leftovers={list(self.leftovers)!r}" if self.leftovers else ""
         return (f"DatasetResult(path={self.path!r}, files={len(self.files)}, num_rows={self.num_rows:,}, "
-                f"size={sum(f.size for f in self.files):,} bytes, job_uuid={self.job_uuid!r})")
+                f"size={sum(f.size for f in self.files):,} bytes, job_uuid={self.job_uuid!r}{left})")
 
 
 def _begin(target: Target, mode: str) -> bool:
@@ -112,27 +118,40 @@ def write_dataset(data: Any, path: str | os.PathLike[str], *, mode: str = "error
             job=job, partition_by=tuple(partition_by), buckets=buckets, filesystem=fs,
             max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
             max_partitions=max_partitions))
-    target = resolve_target(local, mode)
+    target = resolve_target(local, mode, parents=True)
+    created = make_parents(target)
+    try:
+        return _write_local(data, target, mode, layout_for=lambda job: FileLayout(
+            job=job, partition_by=tuple(partition_by), buckets=buckets, max_records_per_file=max_records_per_file,
+            options=opts, max_open_files=max_open_files, max_partitions=max_partitions))
+    except BaseException:
+        remove_parents(created)
+        raise
+
+
+def _write_local(data: Any, target: Target, mode: str, layout_for: Callable[[str], FileLayout]) -> DatasetResult:
+    """write_dataset on the local disk, its parent directory there: staged, committed under the lock, the
+    staging directory retired (what of it cannot be deleted is warned about and reported in the result)."""
     if not _begin(target, mode):
         return DatasetResult(target.given, "")
     schema, pieces = open_input(data)
     job = str(uuid.uuid4())
-    layout = FileLayout(job=job, partition_by=tuple(partition_by), buckets=buckets,
-                        max_records_per_file=max_records_per_file, options=opts, max_open_files=max_open_files,
-                        max_partitions=max_partitions)
     stage = Staging.create(target.real, job)
     try:
-        files = write_task(schema, pieces, stage.new, layout)
+        files = write_task(schema, pieces, stage.new, layout_for(job))
         with TargetLock(target.real):
             recover_dead(target.real)
             published = publish.commit(stage, target.real, mode)
     finally:
-        stage.discard()  # after a commit: the old files moved aside; the lock is already released
+        left = stage.discard()  # after a commit: the old files moved aside; the lock is already released
+        if left is not None:
+            report_left(left, target.given)
     if not published:
-        return DatasetResult(target.given, "")
+        return DatasetResult(target.given, "", leftovers=() if left is None else (left[0],))
     root = target.display
     return DatasetResult(target.given, job, [FileResult(os.path.join(root, os.path.relpath(f.path, stage.new)),
-                                                        f.num_rows, f.size, f.footer, f.metadata) for f in files])
+                                                        f.num_rows, f.size, f.footer, f.metadata) for f in files],
+                         () if left is None else (left[0],))
 
 
 def _partition_columns(partition_by: Any, partition_cols: Any) -> list[str]:

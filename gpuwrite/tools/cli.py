@@ -172,6 +172,8 @@ def _parser() -> argparse.ArgumentParser:
                                    "a file path) and below it: staging directories of jobs that are no longer "
                                    "running, write_dataset's beside a table and Spark jobs' in its _temporary (an "
                                    "overwrite interrupted half-way is undone: the old table comes back), "
+                                   "retired ones (.done: what a finished write could not delete, or was deleting "
+                                   "when it died), empty _temporary directories, "
                                    "lock files no one holds, and temp files of single-file writes untouched for "
                                    "--older-than seconds. Running jobs' files are never touched. Without --force "
                                    "it only lists what it would do.")

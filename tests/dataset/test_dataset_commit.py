@@ -318,3 +318,73 @@ def test_staging_directory_without_owner_is_judged_by_age(tmp_path):
     os.utime(orphan, (hour_ago, hour_ago))
     gpuwrite.write_dataset(new_table(), target, mode="append", partition_by=["p"])
     assert sorted(os.listdir(tmp_path)) == ["t"]
+
+
+@pytest.mark.parametrize("recover_by", ["next write", "clean"])
+def test_old_files_that_cannot_be_deleted_are_reported_and_removed_later(tmp_path, monkeypatch, capsys,
+                                                                         recover_by):
+    """Reproducer (issue 33, item 8): an overwrite whose old files could not all be deleted (here unlink refuses
+    them) succeeded silently and left a hidden staging directory that the next write did not remove (no owner
+    file: the one-hour rule). Now the caller gets a LeftoverWarning naming the directory, the result lists it,
+    the table is the new one, and the next write or `gpuwrite clean --force` removes it."""
+    from gpuwrite.errors import LeftoverWarning
+    from gpuwrite.tools.cli import main
+
+    target = tmp_path / "t"
+    old_table(target)
+    old_job = next(n for n in os.listdir(target / "p=a")).split("-", 2)[2][:36]
+    real_unlink = os.unlink
+
+    def unlink(path, *args, **kwargs):
+        if old_job in os.fspath(path):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.warns(LeftoverWarning) as caught:
+        result = gpuwrite.write_dataset(new_table(), target, mode="overwrite", partition_by=["p"])
+    monkeypatch.undo()
+    left = [str(tmp_path / n) for n in os.listdir(tmp_path) if n != "t"]
+    assert len(left) == 1 and result.leftovers == tuple(left)
+    assert left[0] in str(caught[0].message) and "Permission denied" in str(caught[0].message)
+    assert f"leftovers=['{left[0]}']" in repr(result)
+    assert sorted(pq.read_table(target).column("v").to_pylist()) == list(range(100, 106))
+    if recover_by == "next write":
+        again = gpuwrite.write_dataset(new_table(), target, mode="append", partition_by=["p"])
+        assert again.leftovers == () and pq.read_table(target).num_rows == 12
+    else:
+        assert main(["clean", str(target), "--force"]) == 0
+        assert f"removed  retired {left[0]}" in capsys.readouterr().out
+    assert sorted(os.listdir(tmp_path)) == ["t"]
+
+
+def test_missing_parent_directories_are_created(tmp_path):
+    """Reproducer (issue 33, item 9): a path whose parent did not exist was refused (DatasetPathError), where
+    pyarrow's write_dataset and Spark create it. Now the parents are made, the table is written as pyarrow's
+    (the same files under the same nested path), and nothing else is left there."""
+    import pyarrow.dataset as pads
+
+    nested = tmp_path / "a" / "b" / "c" / "t"
+    result = gpuwrite.write_dataset(new_table(), nested, partition_by=["p"])
+    assert result.num_rows == 6 and all(os.path.exists(f.path) for f in result.files)
+    pads.write_dataset(new_table(), tmp_path / "pa" / "b" / "c" / "t", format="parquet", partitioning=["p"],
+                       partitioning_flavor="hive")
+    assert sorted(os.listdir(tmp_path / "pa" / "b" / "c" / "t")) == ["p=b", "p=d"]
+    assert sorted(pq.read_table(nested).column("v").to_pylist()) == list(range(100, 106))
+    assert sorted(os.listdir(nested)) == ["_SUCCESS", "p=b", "p=d"]
+    assert os.listdir(tmp_path / "a" / "b" / "c") == ["t"] and os.listdir(tmp_path / "a") == ["b"]
+    assert sorted(os.listdir(tmp_path)) == ["a", "pa"]
+
+
+def test_a_failed_write_removes_the_parents_it_made(tmp_path):
+    """Parent directories made for a write that then fails are removed (nothing left behind), those that were
+    there stay; a parent that is a file is a DatasetPathError naming the path, nothing created."""
+    (tmp_path / "a").mkdir()
+    with pytest.raises(TypeError):
+        gpuwrite.write_dataset({"v": [1]}, tmp_path / "a" / "b" / "c" / "t")
+    assert os.listdir(tmp_path) == ["a"] and os.listdir(tmp_path / "a") == []
+    (tmp_path / "f").write_bytes(b"x")
+    with pytest.raises(DatasetPathError, match="is a file") as info:
+        gpuwrite.write_dataset(new_table(), tmp_path / "f" / "x" / "t")
+    assert str(tmp_path / "f" / "x" / "t") in str(info.value)
+    assert sorted(os.listdir(tmp_path)) == ["a", "f"]

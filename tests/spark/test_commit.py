@@ -242,6 +242,36 @@ def test_driver_killed_half_way_is_undone(tmp_path, capsys, k, recover_by):
     assert not (root / commit.TEMPORARY).exists() and sorted(os.listdir(tmp_path)) == ["t"]
 
 
+def test_old_files_a_job_cannot_delete_are_reported_and_removed_later(tmp_path, monkeypatch):
+    """Issue 33, item 8, the job half: an overwrite job whose old files cannot all be deleted (unlink refuses
+    them) commits, warns naming the retired job directory (`_temporary/<job>.done`), and the next write removes
+    it; before, the job directory was deleted in place in listing order and what stayed had no owner file."""
+    from gpuwrite.errors import LeftoverWarning
+
+    root = tmp_path / "t"
+    old_table(root)
+    second = staged_job(root, 2, parts=("k=1", "k=3"))
+    old_job = next(n for n in os.listdir(root / "k=0")).split("-", 2)[2][:36]
+    real_unlink = os.unlink
+
+    def unlink(path, *args, **kwargs):
+        if old_job in os.fspath(path):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.warns(LeftoverWarning, match="Permission denied") as caught:
+        commit.publish_job(second.fs, second.paths, second.files, "overwrite")
+    second.close()
+    monkeypatch.undo()
+    retired = second.paths.job_dir + ".done"
+    assert retired in str(caught[0].message) and os.listdir(root / commit.TEMPORARY) == [os.path.basename(retired)]
+    assert who(root) == [2] * 16
+    gpuwrite.write_dataset(pa.table({"k": [7], "who": pa.array([5], pa.int64()), "v": pa.array([0])}), root,
+                           mode="append", partition_by=["k"])
+    assert who(root) == [2] * 16 + [5] and sorted(os.listdir(root)) == ["_SUCCESS", "k=1", "k=3", "k=7"]
+
+
 def test_running_job_is_kept_dead_one_cleaned_by_next_write(tmp_path, capsys):
     """A job's directory is a running job's while its driver holds the owner file: `gpuwrite clean --force`
     and other writers leave it (an overwrite by write_dataset keeps `_temporary` in place, and the job then
