@@ -217,7 +217,8 @@ def write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], root: str
     columns, buckets = list(layout.partition_by), layout.buckets
     _check_columns(schema, columns, buckets)
     time_zone = layout.options.time_zone
-    data_schema = pa.schema([f for f in schema if f.name not in columns])
+    # the input's metadata stays (a frame's pandas metadata: each file's leaves the partition columns out)
+    data_schema = pa.schema([f for f in schema if f.name not in columns], schema.metadata)
     files = _OpenFiles(data_schema, root, layout)
     try:
         if presorted:
