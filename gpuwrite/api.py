@@ -20,6 +20,7 @@ from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
 from .integrations.pandas_metadata import PandasFooter
 from .options.keywords import WriteKeywords, public_writer
 from .options.model import WriteOptions, resolve_options
+from .pipeline.int96_zones import warn_zoned_int96
 from .pipeline.progress import reporter
 from .pipeline.widen import widen_piece, widen_schema
 from .pipeline.writer import FileWriter, KeyValue, check_arrow_schema
@@ -53,7 +54,7 @@ class ParquetWriter(FileWriter):
     @writer_entry
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
                  options: WriteOptions | Mapping[str, Any] | None = None, streaming: bool = False,
-                 filesystem: Any = None,
+                 filesystem: Any = None, zone_warning: bool = True,
                  **keywords: Unpack[WriteKeywords]) -> None:
         """Open a writer for `schema` at `path`.
 
@@ -61,7 +62,9 @@ class ParquetWriter(FileWriter):
         `memory://`...) or a path on `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem). schema: the pyarrow.Schema every
         batch must have. options: a WriteOptions, or a mapping of Spark / parquet-java keys
         ({"parquet.page.size": "262144"}); the keywords below win over it. streaming: the batches arrive while
-        the caller waits for more (encode pages as rows come; same bytes either way).
+        the caller waits for more (encode pages as rows come; same bytes either way). zone_warning: warn, once
+        per process, when a zoned timestamp column is written as INT96 (Spark's default; the Spark integration,
+        whose users chose Spark's semantics, turns it off).
 
         A schema with pyarrow's `pandas` metadata (`pa.Schema.from_pandas(df)`, a table from a frame) puts it in
         the footer, made to describe the file, so `pandas.read_parquet` gives the frames back with their index
@@ -75,6 +78,8 @@ class ParquetWriter(FileWriter):
         key_value = spark_footer_metadata(file_schema.spark_row_metadata(), opts.spark_version,
                                           opts.datetime_rebase, opts.int96_rebase, opts.time_zone)
         self._pandas = PandasFooter.of(given_schema, file_schema)
+        if zone_warning:
+            warn_zoned_int96(file_schema, pandas=self._pandas is not None)
         super().__init__(path, file_schema, opts, key_value, streaming=streaming, filesystem=filesystem)
 
     def footer_key_value(self) -> KeyValue:

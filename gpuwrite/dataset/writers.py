@@ -45,6 +45,7 @@ class FileLayout:
     max_partitions: int = 0  # partition directories at most (write_dataset: 1024, as pyarrow); 0: no limit
     streaming: bool = False  # batches arrive while the task waits for more: encode pages as they come
     filesystem: Any = None  # a pyarrow FileSystem the directories are on (None: the local disk)
+    zone_warning: bool = True  # warn of zoned INT96 timestamps (ParquetWriter's); Spark's tasks do not
 
     def make_dirs(self, directory: str) -> None:
         """Create `directory` and its parents where the files go."""
@@ -58,7 +59,7 @@ class FileLayout:
         (`FileWriter.check_at_conversion`): any error gives up every file of the task, so no writer needs to
         stay usable after refusing a batch."""
         writer = ParquetWriter(path, schema, options=self.options, streaming=self.streaming,
-                               filesystem=self.filesystem)
+                               filesystem=self.filesystem, zone_warning=self.zone_warning)
         writer.check_at_conversion()
         return writer
 
