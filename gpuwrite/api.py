@@ -1,7 +1,9 @@
 """The public front door: `ParquetWriter` (streaming, bounded memory) and `write_table` (one call).
 
 They resolve the options, map the Arrow schema and compose the core pipeline (`writer.FileWriter`) with
-Spark's footer keys (`spark.footer_keys`), so files carry what Spark's own writer puts in the footer.
+Spark's footer keys (`spark.footer_keys`), so files carry what Spark's own writer puts in the footer, and with
+pyarrow's `pandas` key when the input carries one (`integrations.pandas_metadata`), so pandas reads the frame
+back as it was.
 """
 
 from __future__ import annotations
@@ -15,11 +17,13 @@ import pyarrow as pa
 
 from .accessors import register_if_imported
 from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
+from .integrations.pandas_metadata import PandasFooter
 from .options.keywords import WriteKeywords, public_writer
 from .options.model import WriteOptions, resolve_options
+from .pipeline.int96_zones import warn_zoned_int96
 from .pipeline.progress import reporter
 from .pipeline.widen import widen_piece, widen_schema
-from .pipeline.writer import FileWriter, check_arrow_schema
+from .pipeline.writer import FileWriter, KeyValue, check_arrow_schema
 from .result import FileResult
 from .schema import FileSchema
 from .spark.policy.footer_keys import spark_footer_metadata
@@ -50,7 +54,7 @@ class ParquetWriter(FileWriter):
     @writer_entry
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
                  options: WriteOptions | Mapping[str, Any] | None = None, streaming: bool = False,
-                 filesystem: Any = None,
+                 filesystem: Any = None, zone_warning: bool = True,
                  **keywords: Unpack[WriteKeywords]) -> None:
         """Open a writer for `schema` at `path`.
 
@@ -58,7 +62,13 @@ class ParquetWriter(FileWriter):
         `memory://`...) or a path on `filesystem` (a pyarrow.fs.FileSystem or an fsspec filesystem). schema: the pyarrow.Schema every
         batch must have. options: a WriteOptions, or a mapping of Spark / parquet-java keys
         ({"parquet.page.size": "262144"}); the keywords below win over it. streaming: the batches arrive while
-        the caller waits for more (encode pages as rows come; same bytes either way).
+        the caller waits for more (encode pages as rows come; same bytes either way). zone_warning: warn, once
+        per process, when a zoned timestamp column is written as INT96 (Spark's default; the Spark integration,
+        whose users chose Spark's semantics, turns it off).
+
+        A schema with pyarrow's `pandas` metadata (`pa.Schema.from_pandas(df)`, a table from a frame) puts it in
+        the footer, made to describe the file, so `pandas.read_parquet` gives the frames back with their index
+        and dtypes (`integrations.pandas_metadata`).
         """
         opts = resolve_options(options, keywords)
         given_schema = check_arrow_schema(schema)
@@ -67,7 +77,16 @@ class ParquetWriter(FileWriter):
         file_schema = FileSchema.from_arrow(written, opts)
         key_value = spark_footer_metadata(file_schema.spark_row_metadata(), opts.spark_version,
                                           opts.datetime_rebase, opts.int96_rebase, opts.time_zone)
+        self._pandas = PandasFooter.of(given_schema, file_schema)
+        if zone_warning:
+            warn_zoned_int96(file_schema, pandas=self._pandas is not None)
         super().__init__(path, file_schema, opts, key_value, streaming=streaming, filesystem=filesystem)
+
+    def footer_key_value(self) -> KeyValue:
+        """Spark's keys, then the `pandas` key (and `ARROW:schema`) for the rows written, when the schema had one."""
+        if self._pandas is None:
+            return self.key_value
+        return [*self.key_value, *self._pandas.entries(self.rows_written, self.top_level_encodings())]
 
     def _piece(self, data: Any) -> ArrowPiece:
         """The batch as FileWriter takes it; with widen_unsigned, read with the given schema and its unsigned

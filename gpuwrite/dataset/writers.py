@@ -46,6 +46,7 @@ class FileLayout:
     max_partitions: int = 0  # partition directories at most (write_dataset: 1024, as pyarrow); 0: no limit
     streaming: bool = False  # batches arrive while the task waits for more: encode pages as they come
     filesystem: Any = None  # a pyarrow FileSystem the directories are on (None: the local disk)
+    zone_warning: bool = True  # warn of zoned INT96 timestamps (ParquetWriter's); Spark's tasks do not
 
     def make_dirs(self, directory: str) -> None:
         """Create `directory` and its parents where the files go; a local OSError (disk or inodes full, a name
@@ -65,7 +66,7 @@ class FileLayout:
         (`FileWriter.check_at_conversion`): any error gives up every file of the task, so no writer needs to
         stay usable after refusing a batch."""
         writer = ParquetWriter(path, schema, options=self.options, streaming=self.streaming,
-                               filesystem=self.filesystem)
+                               filesystem=self.filesystem, zone_warning=self.zone_warning)
         writer.check_at_conversion()
         writer.warn_filter_size = False  # the task warns once for all its files (write_task)
         return writer
@@ -255,7 +256,8 @@ def write_partitioned(schema: pa.Schema, pieces: Iterator[ArrowPiece], root: str
     columns, buckets = list(layout.partition_by), layout.buckets
     _check_columns(schema, columns, buckets)
     time_zone = layout.options.time_zone
-    data_schema = pa.schema([f for f in schema if f.name not in columns])
+    # the input's metadata stays (a frame's pandas metadata: each file's leaves the partition columns out)
+    data_schema = pa.schema([f for f in schema if f.name not in columns], schema.metadata)
     files = _OpenFiles(data_schema, root, layout)
     try:
         if presorted:

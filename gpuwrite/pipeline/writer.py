@@ -183,6 +183,25 @@ class FileWriter:
             self._builder = None
 
     @property
+    def rows_written(self) -> int:
+        """Rows accepted so far: at close, the file's row count."""
+        return self._rows_in
+
+    def footer_key_value(self) -> KeyValue:
+        """The footer's key/value metadata, asked for at close (a writer whose keys depend on the rows extends it)."""
+        return self.key_value
+
+    def top_level_encodings(self) -> dict[str, set[int]]:
+        """The encodings of every column chunk written so far (all of them at close), by top-level column."""
+        out: dict[str, set[int]] = {}
+        for rg in self._assembler.row_groups:
+            for chunk in rg.columns:
+                meta = chunk.meta_data
+                if meta is not None:
+                    out.setdefault(meta.path_in_schema[0], set()).update(meta.encodings)
+        return out
+
+    @property
     def bytes_written(self) -> int:
         """Bytes of the file so far (finished row groups); what writers that roll files on size watch."""
         return self._sink.pos
@@ -197,7 +216,7 @@ class FileWriter:
         try:
             with collector_paused():
                 self._drive(final=True)
-                meta = self._assembler.finish(self.key_value)
+                meta = self._assembler.finish(self.footer_key_value())
             size = self._sink.commit()
             self._window.clear()  # nothing of the caller's data is kept once the file is written
             self._backend.close()

@@ -186,7 +186,8 @@ def _run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any, t
 
         layout = FileLayout(job=plan.job, task=task, partition_by=plan.partition_by,
                             buckets=parse_bucket_by(plan.bucket_by, plan.partition_by),
-                            max_records_per_file=plan.max_records_per_file, options=opts, streaming=True)
+                            max_records_per_file=plan.max_records_per_file, options=opts, streaming=True,
+                            zone_warning=False)  # Spark's own default, chosen by a Spark user: no notice
         timings: dict[str, float] = {}
         files = encode_behind(rows(), lambda pieces: write_task(schema, pieces, work, layout,
                                                                 empty_file=task == 0 and unpartitioned,
