@@ -17,6 +17,7 @@ from .accessors import register_if_imported
 from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
 from .options.keywords import WriteKeywords, public_writer
 from .options.model import WriteOptions, resolve_options
+from .pipeline.nullability import conform
 from .pipeline.progress import reporter
 from .pipeline.widen import widen_piece, widen_schema
 from .pipeline.writer import FileWriter, check_arrow_schema
@@ -74,7 +75,8 @@ class ParquetWriter(FileWriter):
         columns cast to their wider types first."""
         if self._given is None:
             return super()._piece(data)
-        return super()._piece(widen_piece(as_arrow_piece(data, self._given), self._given, self.schema.arrow))
+        piece = conform(as_arrow_piece(data, self._given), self._given)  # nullability as given, then widened
+        return super()._piece(widen_piece(piece, self._given, self.schema.arrow))
 
     def __enter__(self) -> ParquetWriter:
         return self

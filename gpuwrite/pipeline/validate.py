@@ -210,6 +210,7 @@ def _present_values(arr: pa.Array, leaf: Leaf, where: _Where) -> tuple[pa.Array,
         return arr, []
     cur, parent = arr, None
     lists: list[pa.Array] = []
+    names = [leaf.path[0]]  # the field's path as the Arrow schema names it (the leaf's is Parquet's)
     for step in leaf.steps:
         kind = step[0]
         if kind == "node":
@@ -218,11 +219,14 @@ def _present_values(arr: pa.Array, leaf: Leaf, where: _Where) -> tuple[pa.Array,
                 i = pc.index(bad, True).as_py()
                 if i >= 0:
                     raise SchemaMismatchError(
-                        f"column {leaf.dotted!r}: a non-nullable field holds a null at "
+                        f"column {leaf.dotted!r}: the non-nullable field {'.'.join(names)!r} holds a null at "
                         f"{where.row(_row_of(lists, i))}; declare the field nullable or fill the nulls")
         elif kind == "field":
+            names.append(cur.type.field(step[1]).name)
             parent, cur = cur, pc.struct_field(cur, [step[1]])
         else:
+            if kind != "map":  # a map's key or value is named by the field step that follows
+                names.append(cur.type.value_field.name)
             lists.append(cur)
             cur, parent = _flatten(cur), None
     return cur, lists
