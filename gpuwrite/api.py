@@ -21,6 +21,7 @@ from .integrations.pandas_metadata import PandasFooter
 from .options.keywords import WriteKeywords, public_writer
 from .options.model import WriteOptions, resolve_options
 from .pipeline.int96_zones import warn_zoned_int96
+from .pipeline.nullability import conform
 from .pipeline.progress import reporter
 from .pipeline.widen import widen_piece, widen_schema
 from .pipeline.writer import FileWriter, KeyValue, check_arrow_schema
@@ -93,7 +94,8 @@ class ParquetWriter(FileWriter):
         columns cast to their wider types first."""
         if self._given is None:
             return super()._piece(data)
-        return super()._piece(widen_piece(as_arrow_piece(data, self._given), self._given, self.schema.arrow))
+        piece = conform(as_arrow_piece(data, self._given), self._given)  # nullability as given, then widened
+        return super()._piece(widen_piece(piece, self._given, self.schema.arrow))
 
     def __enter__(self) -> ParquetWriter:
         return self

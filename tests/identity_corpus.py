@@ -18,6 +18,7 @@ import pytest
 from corpus import corpus_file
 from nested_tables import nested_table
 from readback_tables import _big, _extremes
+from view_tables import view_cases
 
 import gpuwrite
 from gpuwrite.backends import resolve_device
@@ -174,6 +175,22 @@ def test_nested_columns(tmp_path):
                                   pa.map_(pa.string(), pa.string()))})
     data = _assert_identical(tmp_path, big, page_size=512, block_size=3 * 1024)
     assert pq.ParquetFile(pa.BufferReader(data)).metadata.num_row_groups >= 2
+
+
+def test_view_types_flat_and_nested(tmp_path):
+    """string_view / binary_view flat (converted on the device from their gathered values) and nested (on the
+    host): the CPU backend's file, which is the file of the same rows as string / binary; a polars-style
+    dictionary of views too."""
+    cases = view_cases()
+    names = [name for name, (views, _) in cases.items() if views.num_rows == 240]
+    views = pa.table({name: cases[name][0].column(0) for name in names})
+    words = pa.DictionaryArray.from_arrays(pa.array([k % 3 if k % 5 else None for k in range(240)], pa.uint32()),
+                                           pa.array(["p", "q" * 20, "r"], pa.string_view()))
+    views = views.append_column("dict", words)
+    same = pa.table({name: cases[name][1].column(0) for name in names}).append_column("dict", pa.array(words.to_pylist()))
+    data = _assert_identical(tmp_path, views, page_size=2048)
+    gpuwrite.write_table(same, tmp_path / "plain.parquet", page_size=2048)
+    assert data == (tmp_path / "plain.parquet").read_bytes()
 
 
 def test_window_that_grows_inside_a_row_group(tmp_path, monkeypatch):

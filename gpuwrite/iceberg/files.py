@@ -16,6 +16,7 @@ from pyiceberg.io import FileIO
 from pyiceberg.partitioning import PartitionKey
 from pyiceberg.table.locations import LocationProvider
 
+from ..pipeline.views import piece_bytes
 from ..pipeline.writer import FileWriter
 from ..result import FileResult
 from ..schema import FileSchema
@@ -105,6 +106,6 @@ class DataFileWriter:
 def _slices(rows: pa.Table, block_size: int) -> Iterator[pa.Table]:
     """The run in slices of about a quarter row group of Arrow bytes (at most SLICE_ROWS rows), so the size
     is checked a few times per row group."""
-    step = max(1, min(SLICE_ROWS, rows.num_rows * (block_size // 4) // max(rows.nbytes, 1)))
+    step = max(1, min(SLICE_ROWS, rows.num_rows * (block_size // 4) // max(piece_bytes(rows), 1)))
     for start in range(0, rows.num_rows, step):
         yield rows.slice(start, step)

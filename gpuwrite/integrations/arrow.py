@@ -96,3 +96,21 @@ def as_arrow_piece(data: Any, schema: pa.Schema | None = None, device: Any = Non
         return pa.record_batch(data)
     raise UnsupportedTypeError(f"cannot write {type(data).__name__}: expected a pyarrow Table or RecordBatch, a pandas "
                     "DataFrame, or an object with __arrow_c_stream__")
+
+
+class _Relabelled:
+    """An Arrow array exported through the C data interface under another type of the same layout."""
+
+    def __init__(self, arr: pa.Array, type_: pa.DataType) -> None:
+        self.arr, self.type = arr, type_
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]:
+        """The array's C data, described by `type` instead of its own."""
+        return self.type.__arrow_c_schema__(), self.arr.__arrow_c_array__()[1]
+
+
+def relabel(arr: pa.Array, type_: pa.DataType) -> pa.Array:
+    """`arr` (buffers, offsets, children shared) as `type_`, a type that differs from its own only in field
+    nullability or metadata. Arrow's cast and view refuse a non-nullable field whose child holds any null,
+    even under a null parent, where no value is; the caller checks what matters (`pipeline/nullability.py`)."""
+    return arr if arr.type.equals(type_, check_metadata=True) else pa.array(_Relabelled(arr, type_))

@@ -126,6 +126,27 @@ class DeviceArray:
             return total
 
 
+    def retyped(self, t: pa.DataType) -> DeviceArray:
+        """The array read as `t`, a type of the same layout that differs only in field nullability (buffers,
+        children and any host copy shared); the caller has checked that the rows fit it."""
+        from .arrow import relabel  # arrow.py imports this module
+
+        if t.equals(self.type, check_metadata=True):
+            return self
+        if pa.types.is_struct(t):
+            inner = [t.field(i).type for i in range(t.num_fields)]
+        elif pa.types.is_map(t):
+            inner = [pa.struct([t.key_field, t.item_field])]
+        else:
+            inner = [t.value_type] if self.children else []
+        out = DeviceArray(t, self.length, self.offset, self._null_count, self.bufs,
+                          children=[c.retyped(ct) for c, ct in zip(self.children, inner, strict=True)],
+                          dictionary=None if self.dictionary is None else self.dictionary.retyped(t.value_type),
+                          device=self.device)
+        out.bounds = self.bounds
+        out.host = None if self.host is None else relabel(self.host, t)
+        return out
+
     def rebind(self, device: Any) -> None:
         """Read (and count) through `device` from now on, children included."""
         self.device = device
@@ -248,6 +269,12 @@ class DeviceTable:
         arrays = [pa.chunked_array([c.host for c in col.chunks], type=f.type)
                   for col, f in zip(self.columns, self.schema, strict=True)]
         return pa.Table.from_arrays(arrays, schema=self.schema)
+
+    def retyped(self, schema: pa.Schema) -> DeviceTable:
+        """The table read with `schema`, whose types differ from its own only in field nullability."""
+        columns = [DeviceColumn(f.type, [c.retyped(f.type) for c in col.chunks])
+                   for col, f in zip(self.columns, schema, strict=True)]
+        return DeviceTable(schema, columns, self.device)
 
     @staticmethod
     def concat(tables: Sequence[DeviceTable]) -> DeviceTable:

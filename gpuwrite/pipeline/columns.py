@@ -20,6 +20,7 @@ from . import buffers
 from .leafdata import NO_ROWS, LeafBuffer, LeafData
 from .levels import Walked, walk
 from .rebase import RebaseOptions, rebase_dates, rebase_timestamps
+from .views import as_large, is_view, view_values
 
 MICROS_PER_DAY = 86_400_000_000
 JULIAN_DAY_OF_EPOCH = 2_440_588
@@ -169,18 +170,16 @@ def _fixed_bytes(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(n + 1, dtype=np.int64) * width, np.ascontiguousarray(matrix).reshape(-1)
 
 
-def _binary(arr: pa.Array, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def _binary(arr: pa.Array, valid: np.ndarray | None, column: str) -> tuple[np.ndarray, np.ndarray]:
     """Offsets (int64) and data of the non-null values of a string/binary array, the data uncopied.
 
     The offsets index Arrow's data buffer as it is (they need not start at 0: `LeafBuffer` rebases them when
     it takes the rows). Nulls are dropped from the offsets alone when their slots are empty, as writers make
-    them; only view types (gathered into one buffer) and nulls hiding bytes copy the values.
+    them; only view types (gathered into one buffer: `views.view_values`) and nulls hiding bytes copy the
+    values.
     """
-    t = arr.type
-    if pa.types.is_string_view(t):
-        arr = arr.cast(pa.large_string())
-    elif pa.types.is_binary_view(t):
-        arr = arr.cast(pa.large_binary())
+    if is_view(arr.type):
+        return view_values(arr, np.flatnonzero(valid) if valid is not None else np.arange(len(arr)), column)
     wide = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     bufs = arr.buffers()
     offsets = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32,
@@ -189,7 +188,7 @@ def _binary(arr: pa.Array, valid: np.ndarray | None) -> tuple[np.ndarray, np.nda
     if valid is not None:
         starts, ends = offsets[:-1], offsets[1:]
         if np.any(ends[~valid] != starts[~valid]):
-            return _binary(pc.drop_null(arr), None)  # null slots that hold bytes: compact by copying
+            return _binary(pc.drop_null(arr), None, column)  # null slots that hold bytes: compact by copying
         offsets = np.append(starts[valid], offsets[-1:])
     if offsets.dtype != np.int64:  # widened into a kept slab (`buffers`): no fresh pages per write
         wide_offsets = buffers.empty(len(offsets), np.int64)
@@ -198,16 +197,11 @@ def _binary(arr: pa.Array, valid: np.ndarray | None) -> tuple[np.ndarray, np.nda
     return offsets, data
 
 
-def decode_dictionary(arr: pa.DictionaryArray) -> pa.Array:
+def decode_dictionary(arr: pa.DictionaryArray, column: str) -> pa.Array:
     """A dictionary-encoded array written by value (pandas categoricals, polars Categorical / Enum, DuckDB
     enums). Arrow has no `take` for view types, so string_view / binary_view dictionaries (polars) are
-    gathered as large_string / large_binary, which `_binary` takes without another copy."""
-    dictionary = arr.dictionary
-    if pa.types.is_string_view(dictionary.type):
-        dictionary = dictionary.cast(pa.large_string())
-    elif pa.types.is_binary_view(dictionary.type):
-        dictionary = dictionary.cast(pa.large_binary())
-    return dictionary.take(arr.indices)
+    gathered as large_string / large_binary (`views.as_large`), which `_binary` takes without another copy."""
+    return as_large(arr.dictionary, column).take(arr.indices)
 
 
 def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, rebase: RebaseOptions,
@@ -224,7 +218,7 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, rebase: RebaseOpti
     if leaf.nested:
         return _nested_leaf_data(arr, leaf, rebase, memo)
     if pa.types.is_dictionary(arr.type):
-        arr = decode_dictionary(arr)
+        arr = decode_dictionary(arr, leaf.name)
     elif arr.type != value_type(leaf.arrow_type):
         raise GpuwriteError(f"column {leaf.name!r}: got {arr.type}, expected {leaf.arrow_type}")
     out = LeafData(num_rows=len(arr), valid=_validity(arr))
@@ -259,7 +253,7 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, rebase: RebaseOpti
     elif kind == "int64":
         out.values = _fixed_values(arr, np.int64, out.valid, into)
     elif kind == "bytes":
-        out.offsets, out.data = _binary(arr, out.valid)
+        out.offsets, out.data = _binary(arr, out.valid, leaf.name)
     else:
         raise GpuwriteError(f"column {leaf.name!r}: no conversion for kind {kind}")
     return out
@@ -271,13 +265,14 @@ def _nested_leaf_data(arr: pa.Array, leaf: Leaf, rebase: RebaseOptions,
     pos, rep, dfn, values = walk(arr, leaf, memo)
     present = pos >= 0
     at = pos[present]
-    if len(at) == len(values) and (len(at) == 0 or (at[0] == 0 and at[-1] == len(values) - 1
+    if is_view(values.type):  # no `take` in Arrow: the values gathered straight from their views
+        offsets, data = view_values(values, at, leaf.dotted)
+        flat = LeafData(len(at), None, offsets=offsets, data=data)
+    elif len(at) == len(values) and (len(at) == 0 or (at[0] == 0 and at[-1] == len(values) - 1
                                                     and np.array_equal(at, np.arange(len(at))))):
-        taken = values  # every value present, in order (no nulls, no slicing): take would copy them as they are
+        flat = _present_leaf_data(values, leaf, rebase)  # every value present, in order: nothing to take
     else:
-        taken = values.take(pa.array(at)) if len(values) else values.slice(0, 0)
-    flat = leaf_data(taken, replace(leaf, nested_path=(), def_level=-1, rep_level=0, repetition=-1, steps=(),
-                                    name=leaf.dotted, nullable=False), rebase)
+        flat = _present_leaf_data(values.take(pa.array(at)) if len(values) else values.slice(0, 0), leaf, rebase)
     if leaf.max_rep > 0:
         row_entry = np.flatnonzero(rep == 0).astype(np.int64)
     else:
@@ -288,3 +283,9 @@ def _nested_leaf_data(arr: pa.Array, leaf: Leaf, rebase: RebaseOptions,
     return LeafData(len(arr), None, values=flat.values, offsets=flat.offsets, data=flat.data,
                     rep=rep if leaf.max_rep > 0 else None, dfn=dfn, row_entry=row_entry,
                     values_before=values_before)
+
+
+def _present_leaf_data(values: pa.Array, leaf: Leaf, rebase: RebaseOptions) -> LeafData:
+    """A nested leaf's present values (no nulls) converted as a flat column."""
+    return leaf_data(values, replace(leaf, nested_path=(), def_level=-1, rep_level=0, repetition=-1, steps=(),
+                                     name=leaf.dotted, nullable=False), rebase)

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from gpuwrite.kernels.convert.checks import ascii_strings, decimal_first_outside, first_longer
 from gpuwrite.kernels.convert.rebase import LAST_SWITCH_GREGORIAN_DAY
+from gpuwrite.kernels.convert.views import longest_view
 
 from ..backends.workpool import wait_in_order
 from ..errors import GpuwriteError, SchemaMismatchError, ValueCheckError
@@ -30,6 +31,7 @@ from ..options.model import INT_MAX, WriteOptions
 from ..schema import FileSchema, Leaf
 from .columns import widen_decimal
 from .rebase import LAST_SWITCH_GREGORIAN_MICROS, RebaseOptions, rebase_dates, rebase_timestamps
+from .views import is_view, validity_bits, view_words
 
 if TYPE_CHECKING:
     from ..backends.workpool import WorkPool
@@ -208,6 +210,7 @@ def _present_values(arr: pa.Array, leaf: Leaf, where: _Where) -> tuple[pa.Array,
         return arr, []
     cur, parent = arr, None
     lists: list[pa.Array] = []
+    names = [leaf.path[0]]  # the field's path as the Arrow schema names it (the leaf's is Parquet's)
     for step in leaf.steps:
         kind = step[0]
         if kind == "node":
@@ -216,11 +219,14 @@ def _present_values(arr: pa.Array, leaf: Leaf, where: _Where) -> tuple[pa.Array,
                 i = pc.index(bad, True).as_py()
                 if i >= 0:
                     raise SchemaMismatchError(
-                        f"column {leaf.dotted!r}: a non-nullable field holds a null at "
+                        f"column {leaf.dotted!r}: the non-nullable field {'.'.join(names)!r} holds a null at "
                         f"{where.row(_row_of(lists, i))}; declare the field nullable or fill the nulls")
         elif kind == "field":
+            names.append(cur.type.field(step[1]).name)
             parent, cur = cur, pc.struct_field(cur, [step[1]])
         else:
+            if kind != "map":  # a map's key or value is named by the field step that follows
+                names.append(cur.type.value_field.name)
             lists.append(cur)
             cur, parent = _flatten(cur), None
     return cur, lists
@@ -406,10 +412,10 @@ def describe_bad_utf8(arr: pa.Array, i: int) -> str:
 def _first_too_long(arr: pa.Array, start: int) -> int:
     """First value longer than a page can hold, from the offsets (or view lengths) alone."""
     t = arr.type
-    if pa.types.is_binary_view(t) or pa.types.is_string_view(t):
-        if arr.nbytes <= MAX_VALUE_BYTES:
-            return -1
-        return _first_true(pc.greater(pc.binary_length(arr), MAX_VALUE_BYTES), start)
+    if is_view(t):  # the lengths in the views: the data buffers' sizes say nothing (they may be shared)
+        bufs = arr.buffers()
+        return int(longest_view(view_words(arr, bufs[1]), validity_bits(arr, bufs[0]), arr.offset, start,
+                                MAX_VALUE_BYTES))
     dtype = np.int64 if (pa.types.is_large_binary(t) or pa.types.is_large_string(t)) else np.int32
     offsets = np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + len(arr) + 1)[arr.offset:]
     if start >= len(arr) or int(offsets[-1]) - int(offsets[start]) <= MAX_VALUE_BYTES:
@@ -418,7 +424,10 @@ def _first_too_long(arr: pa.Array, start: int) -> int:
 
 
 def _describe_too_long(arr: pa.Array, i: int) -> str:
-    size = int(pc.binary_length(arr.slice(i, 1))[0].as_py())
+    if is_view(arr.type):
+        size = int(view_words(arr.slice(i, 1), arr.buffers()[1])[0])
+    else:
+        size = int(pc.binary_length(arr.slice(i, 1))[0].as_py())
     return (f"a value of {size:,} bytes is larger than a Parquet page can hold (page sizes are 32-bit: at most "
             f"{MAX_VALUE_BYTES:,} bytes for one value); split it or store it outside the table")
 

@@ -15,6 +15,7 @@ import pyarrow as pa
 from ..errors import SchemaMismatchError
 from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
+from .nullability import conform, loose_type
 
 WIDENED_FROM = "gpuwrite.widened_from"
 _WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(), pa.uint64(): pa.decimal128(20, 0)}
@@ -70,7 +71,10 @@ def widen_piece(piece: ArrowPiece, given: pa.Schema, written: pa.Schema) -> Arro
                                       f"has {f_given.type}")
     if isinstance(piece, DeviceTable):  # unsigned device columns: cast on the host (not yet on the device)
         piece = piece.to_host()
-    return piece.cast(written)
+    # cast with every field nullable, then read as `written`: Arrow's cast refuses a non-nullable field with a
+    # null anywhere, even where no value is (under a null struct row); the batch checks judge the nulls next
+    loose = pa.schema([pa.field(f.name, loose_type(f.type), True, f.metadata) for f in written], written.metadata)
+    return conform(piece.cast(loose), written)
 
 
 def spark_field_metadata(f: pa.Field) -> dict[str, str]:

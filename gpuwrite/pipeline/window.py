@@ -36,6 +36,7 @@ from .columns import leaf_data
 from .leafdata import LeafBuffer, LeafData
 from .levels import Walked
 from .rebase import RebaseOptions
+from .views import piece_bytes
 
 MIN_CONVERT_BYTES = 32 << 20
 # A streaming writer converts once this much Arrow data is waiting, or this many rows. Each step costs about
@@ -138,7 +139,7 @@ class RowWindow:
         """Queue rows for writing."""
         self.pending.append(piece)
         self.unconverted += piece.num_rows
-        self.unconverted_bytes += piece.nbytes
+        self.unconverted_bytes += piece_bytes(piece)
 
     def start_row_group(self, last_rows: int | None) -> None:
         """A new row group starts at row 0 of the window; `last_rows` is the previous one's row count."""
@@ -185,7 +186,7 @@ class RowWindow:
         head, rest = table.slice(0, rows), table.slice(rows)
         self.pending = [rest] if rest.num_rows else []
         self.unconverted -= rows
-        self.unconverted_bytes = rest.nbytes if rest.num_rows else 0
+        self.unconverted_bytes = piece_bytes(rest) if rest.num_rows else 0
         jobs: dict[int, list[tuple[LeafBuffer, Leaf]]] = {}  # by column: sibling leaves share their levels
         for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True):
             jobs.setdefault(leaf.index, []).append((buffer, leaf))
@@ -296,7 +297,7 @@ class ArrowWindow:
         if last_rows is not None:
             self.target = max(1024, last_rows * 5 // 4)
             return
-        nbytes = sum(p.nbytes for p in self.pending) or 1
+        nbytes = sum(piece_bytes(p) for p in self.pending) or 1
         per_row = max(1, nbytes // max(1, self.pending_rows))
         self.target = max(self.page_row_count_limit, self.lookahead * self.block_size // per_row, 1024)
 

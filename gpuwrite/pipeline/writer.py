@@ -27,6 +27,7 @@ from ..options.model import WriteOptions
 from ..result import FileResult, summarize
 from ..schema import FileSchema
 from .gcpause import collector_paused
+from .nullability import conform
 from .validate import CheckOptions, check_batch, checked_in_conversion
 from .window import ArrowWindow, RowWindow
 
@@ -135,7 +136,7 @@ class FileWriter:
                 piece = piece.to_host()
             else:
                 piece.adopt(device)  # reads and their counts on the writer's device
-        return piece
+        return conform(piece, self.schema.arrow)  # a batch differing only in nullability, relabelled if it fits
 
     def check_at_conversion(self) -> None:
         """Check every later batch's flat decimals against their precision where the batch is converted (as

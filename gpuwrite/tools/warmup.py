@@ -79,6 +79,8 @@ def sample_table(rows: int = SAMPLE_ROWS, nulls: bool = True) -> pa.Table:
                          pa.struct([("id", pa.int64()), ("name", pa.string())])),
         "tags": nullable([[(t[:7], v)] * (i % 3) for i, (v, t) in enumerate(zip(ints, text, strict=True))],
                          pa.map_(pa.string(), pa.int64())),
+        "view_text": nullable(text, pa.string_view()),  # polars' strings: flat and nested
+        "view_words": nullable([[t, None][: i % 3] for i, t in enumerate(text)], pa.list_(pa.string_view())),
     }
     return pa.table(columns)
 

@@ -357,3 +357,19 @@ def test_null_in_a_later_chunk_of_a_non_nullable_flat_column_is_refused(tmp_path
                                                 r"the first at row 4 of the batch \(row 5 of the file\)"):
             w.write(pa.Table.from_arrays([k, v], schema=schema.set(0, pa.field("k", pa.int64()))))
     assert pq.read_table(tmp_path / "n.parquet").to_pylist() == [{"k": 7, "v": None}]
+
+
+def test_view_value_over_a_page_is_refused_from_its_view(tmp_path):
+    """A binary_view value over 2 GiB is refused from the length in its view (Arrow's binary_length has no view
+    kernel, and the data buffers' sizes say nothing of one value's); a null row's view is not read."""
+    size = MAX_VALUE_BYTES + 1
+    data = np.zeros(size, dtype=np.uint8)  # pages are mapped on first touch: never touched here
+    views = np.zeros((3, 4), dtype=np.int32)
+    views[0] = [5, 0x6C6C6568, 0x6F, 0]  # "hello", inline
+    views[1] = [size, 0, 0, 0]  # the null row: its view is not a value
+    views[2] = [size, 0, 0, 0]
+    valid = pa.py_buffer(np.packbits([1, 0, 1], bitorder="little"))
+    arr = pa.Array.from_buffers(pa.binary_view(), 3, [valid, pa.py_buffer(views), pa.py_buffer(data)], 1)
+    with pytest.raises(ValueCheckError, match=r"column 'b', row 2 of the batch.*2,147,483,584 bytes"):
+        gpuwrite.write_table(pa.table({"b": arr}), tmp_path / "big.parquet")
+    assert list(tmp_path.iterdir()) == []

@@ -488,3 +488,27 @@ def test_small_chunks_of_a_step_are_converted_as_one(tmp_path, monkeypatch):
     assert all(calls.count(name) == 1 for name in flat), calls
     assert calls.count("code") == 10
     assert _write(tmp_path / "a.parquet", table, 300) == _write(tmp_path / "b.parquet", table, 3000)
+
+
+def test_view_columns_are_sized_by_their_rows_values():
+    """Reproducer: a string_view column of slices of one large array counted its shared data buffers once per
+    slice (Arrow's nbytes, gigabytes for a few rows), so the CPU window converted step after tiny step and the
+    GPU window planned a tiny first window. Both size the rows by their values now, as the same rows as
+    large_string are sized (the view layout's 16 bytes a row against 8 bytes of offsets)."""
+    from gpuwrite.pipeline.window import ArrowWindow
+
+    big = pa.array(["v" * 200 + str(i) for i in range(60_000)], pa.string_view())  # about 12 MB of values
+    joined = pa.concat_arrays([big.slice(i * 600, 50) for i in range(100)])  # 5000 rows, 1 MB
+    table = pa.table({"s": joined})
+    assert table.nbytes > 1 << 30
+    opts = WriteOptions(block_size=1 << 20)
+    schema = FileSchema.from_arrow(table.schema, opts)
+    rows = RowWindow(schema, opts)
+    rows.push(table)
+    plain = pa.table({"s": joined.cast(pa.large_string())})
+    assert abs(rows.unconverted_bytes - (plain.nbytes + 8 * table.num_rows)) <= 8  # views 16 bytes, offsets 8
+    assert not rows.ready(final=False)  # 1 MB waiting: under a step (32 MiB)
+    arrow = ArrowWindow(schema, opts)
+    arrow.push(table)
+    arrow.start_row_group(None)
+    assert arrow.target >= 8 * opts.block_size // (plain.nbytes // table.num_rows + 8)

@@ -3,7 +3,8 @@ buffer slices that go into the `src` arena, planned on the host from Arrow metad
 
 Only the bytes of the window's rows travel: a sliced array's values start at its first row, its bitmaps keep a
 bit offset 0..7, its string data starts at its first offset (ST_OFF0). Dictionary-encoded chunks are decoded
-and string / binary VIEW chunks cast to large_string / large_binary on the host first, as columns.py does.
+and string / binary VIEW chunks gathered as large_string / large_binary on the host first
+(pipeline/views.as_large), as columns.py does.
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ from gpuwrite.kernels.plan.layout import (
 
 from ...errors import GpuwriteError
 from ...integrations.device_data import DeviceArray, DeviceColumn
+from ...pipeline.columns import decode_dictionary
 from ...pipeline.rebase import RebaseOptions, fixed_offset_micros, zone_history
+from ...pipeline.views import as_large
 from ...schema import Leaf, value_type
 
 _REBASE = {"CORRECTED": RB_CORRECTED, "LEGACY": RB_LEGACY, "EXCEPTION": RB_EXCEPTION}
@@ -151,13 +154,10 @@ def flat_chunks(column: pa.ChunkedArray | pa.Array | DeviceColumn, leaf: Leaf) -
     out = []
     for arr in chunks:
         if pa.types.is_dictionary(arr.type):
-            arr = arr.dictionary_decode()
-        if arr.type != value_type(leaf.arrow_type) and not pa.types.is_dictionary(leaf.arrow_type):
+            arr = decode_dictionary(arr, leaf.name)  # its values' type (view types as large_string / binary)
+        elif arr.type != value_type(leaf.arrow_type) and not pa.types.is_dictionary(leaf.arrow_type):
             raise GpuwriteError(f"column {leaf.name!r}: got {arr.type}, expected {leaf.arrow_type}")
-        if pa.types.is_string_view(arr.type):
-            arr = arr.cast(pa.large_string())
-        elif pa.types.is_binary_view(arr.type):
-            arr = arr.cast(pa.large_binary())
+        arr = as_large(arr, leaf.name)  # VIEW types gathered by value, as columns.py does
         if len(arr):
             out.append(arr)
     return out
