@@ -62,7 +62,7 @@ class ParquetWriter(FileWriter):
         """
         opts = resolve_options(options, keywords)
         given_schema = check_arrow_schema(schema)
-        written = widen_schema(given_schema) if opts.widen_unsigned else given_schema
+        written = widen_schema(given_schema, opts.widen_unsigned, opts.allow_truncated_timestamps)
         self._given = given_schema if written is not given_schema else None
         file_schema = FileSchema.from_arrow(written, opts)
         key_value = spark_footer_metadata(file_schema.spark_row_metadata(), opts.spark_version,
@@ -70,11 +70,12 @@ class ParquetWriter(FileWriter):
         super().__init__(path, file_schema, opts, key_value, streaming=streaming, filesystem=filesystem)
 
     def _piece(self, data: Any) -> ArrowPiece:
-        """The batch as FileWriter takes it; with widen_unsigned, read with the given schema and its unsigned
-        columns cast to their wider types first."""
+        """The batch as FileWriter takes it; with widen_unsigned (allow_truncated_timestamps), read with the given
+        schema and its unsigned (nanosecond timestamp) columns cast to their written types first."""
         if self._given is None:
             return super()._piece(data)
-        return super()._piece(widen_piece(as_arrow_piece(data, self._given), self._given, self.schema.arrow))
+        return super()._piece(widen_piece(as_arrow_piece(data, self._given), self._given, self.schema.arrow,
+                                          self.options.allow_truncated_timestamps))
 
     def __enter__(self) -> ParquetWriter:
         return self
