@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import pyarrow as pa
 
 from .accessors import register_if_imported
+from .errors import OptionError
 from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
 from .options.keywords import WriteKeywords, public_writer
 from .options.model import WriteOptions, resolve_options
@@ -76,6 +77,36 @@ class ParquetWriter(FileWriter):
             return super()._piece(data)
         return super()._piece(widen_piece(as_arrow_piece(data, self._given), self._given, self.schema.arrow,
                                           self.options.allow_truncated_timestamps))
+
+    def write(self, data: Any, row_group_size: int | None = None, *, more: bool = True) -> None:
+        """Append rows (see FileWriter.write). Without `row_group_size` they join the open row group, which
+        ends where parquet-java's would (block_size, the writer's row_group_size), across calls. With it, as
+        pyarrow's ParquetWriter.write: the open row group ends first, these rows go into row groups of at
+        most `row_group_size` rows (fewer when block_size ends one first), and the last of them ends with them."""
+        if row_group_size is None:
+            super().write(data, more=more)
+            return
+        if not isinstance(row_group_size, int) or isinstance(row_group_size, bool) or row_group_size <= 0:
+            raise OptionError(f"option row_group_size must be a positive integer, got {row_group_size!r}")
+        self._check_open()
+        piece = as_arrow_piece(data, self._given or self.schema.arrow, getattr(self._backend, "device", None))
+        if piece.num_rows == 0:
+            super().write(piece, more=more)  # checked, nothing written
+            return
+        self.end_row_group()
+        for start in range(0, piece.num_rows, row_group_size):
+            super().write(piece.slice(start, row_group_size))
+            self.end_row_group()
+
+    def write_table(self, table: Any, row_group_size: int | None = None) -> None:
+        """pyarrow's name for write(): append a table (or anything write() takes); `row_group_size` as in
+        pyarrow (see write): without it, the rows join the open row group instead of starting their own."""
+        self.write(table, row_group_size)
+
+    def write_batch(self, batch: Any, row_group_size: int | None = None) -> None:
+        """pyarrow's name for write() with a RecordBatch (or anything write() takes); `row_group_size` as in
+        write_table."""
+        self.write(batch, row_group_size)
 
     def __enter__(self) -> ParquetWriter:
         return self
