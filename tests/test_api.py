@@ -1,5 +1,5 @@
 """The public front door in pyarrow's words (issue 34): ParquetWriter.write_table / write_batch with pyarrow's
-row_group_size."""
+row_group_size, and `~` in paths."""
 
 from __future__ import annotations
 
@@ -55,4 +55,31 @@ def test_row_group_size_of_a_call_is_checked_first(tmp_path: Path) -> None:
         writer.write_table(TABLE.slice(2, 2), row_group_size=1)
         writer.write_table(TABLE.slice(0, 0), row_group_size=5)  # no rows: no row group
     assert _groups(path) == [2, 1, 1]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home directory for `~`, with the working directory elsewhere."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return home
+
+
+def test_tilde_is_the_home_directory(home: Path) -> None:
+    """write_table, ParquetWriter and write_dataset expand `~` as pyarrow's writers do (it named a `~`
+    directory below the working directory, which did not exist); gpuwrite.inspect reads it back."""
+    result = gpuwrite.write_table(TABLE, "~/t.parquet")
+    assert result.path == str(home / "t.parquet")
+    assert pq.read_table(home / "t.parquet").equals(TABLE)
+    with gpuwrite.ParquetWriter("~/w.parquet", TABLE.schema) as writer:
+        writer.write(TABLE)
+    assert pq.read_table(home / "w.parquet").num_rows == 10
+    gpuwrite.write_dataset(TABLE, "~/ds", partition_by="b")
+    assert sorted(p.name for p in (home / "ds").iterdir()) == ["_SUCCESS", "b=v0", "b=v1", "b=v2"]
+    assert gpuwrite.inspect("~/t.parquet")["footer"]["num_rows"] == 10
+    assert not Path("~").exists()
 
