@@ -54,26 +54,37 @@ def standin_active() -> bool:
     return _STANDIN["on"]
 
 
+NO_DEVICE = "no CUDA device/driver found"
+
+
 def gpu_problem() -> str | None:
     """Why the GPU backend cannot run here, or None when it can (a CUDA device, the simulator or the
     stand-in device)."""
+    found = gpu_check()
+    return None if found is None else found[0]
+
+
+def gpu_check() -> tuple[str, BaseException | None] | None:
+    """Why the GPU backend cannot run here and the error that told (None if none did), or None when it can.
+    A missing GPU or driver is NO_DEVICE; CuPy's own error (cudaErrorInsufficientDriver,
+    cudaErrorNoDevice...) is the second item."""
     if standin_active() or simulated():
         return None
     try:
         import cupy
     except ImportError:
-        return "CuPy is not installed (pip install 'gpuwrite[gpu]')"
+        return "CuPy is not installed (pip install 'gpuwrite[gpu]')", None
     try:
         if cupy.cuda.runtime.getDeviceCount() < 1:
-            return "CuPy sees no CUDA device"
+            return f"{NO_DEVICE} (CuPy sees no CUDA device)", None
     except Exception as exc:  # CuPy raises its own CUDARuntimeError types when there is no driver
-        return f"CuPy cannot reach a CUDA device ({type(exc).__name__}: {exc})"
+        return f"{NO_DEVICE} (CuPy: {type(exc).__name__}: {exc})", exc
     try:
         from numba import cuda
     except ImportError:
-        return "numba.cuda is not available (pip install 'numba-cuda[cu12]')"
+        return "numba.cuda is not available (pip install 'numba-cuda[cu12]')", None
     if not cuda.is_available():
-        return "numba.cuda sees no CUDA device"
+        return f"{NO_DEVICE} (numba.cuda sees no CUDA device)", None
     return None
 
 
