@@ -19,8 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 TABLE = pa.table({"id": pa.array(range(3_000), pa.int64()),
                   "city": pa.array(["Oslo", "Lima", "Pune"] * 1_000),
                   "at": pa.array([1_600_000_000_000_000 + i for i in range(3_000)], pa.timestamp("us", "UTC"))})
-# pyarrow's parameters that are not write options (the data, where it goes, pyarrow's **kwargs)
+# pyarrow's parameters that are not write options (the data, where it goes, pyarrow's **kwargs), and the
+# keywords tests/options/test_keywords.py covers as aliases
 NOT_OPTIONS = {"self", "table", "where", "schema", "filesystem", "kwargs", "options"}
+ALIASES = {"compression", "compression_level", "data_page_size", "row_group_size", "use_dictionary",
+           "write_statistics"}
 
 
 def _pyarrow_keywords() -> dict[str, Any]:
@@ -28,7 +31,7 @@ def _pyarrow_keywords() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for fn in (pq.write_table, pq.ParquetWriter.__init__):
         for name, param in inspect.signature(fn).parameters.items():
-            if name not in NOT_OPTIONS and param.kind is not param.VAR_KEYWORD:
+            if name not in NOT_OPTIONS | ALIASES and param.kind is not param.VAR_KEYWORD:
                 out[name] = param.default
     return out
 
