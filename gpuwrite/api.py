@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 import pyarrow as pa
 
 from .accessors import register_if_imported
+from .errors import OptionError
 from .integrations.arrow import ArrowPiece, as_arrow_piece, open_input
 from .integrations.pandas_metadata import PandasFooter
 from .options.keywords import WriteKeywords, public_writer
@@ -73,7 +74,7 @@ class ParquetWriter(FileWriter):
         """
         opts = resolve_options(options, keywords)
         given_schema = check_arrow_schema(schema)
-        written = widen_schema(given_schema) if opts.widen_unsigned else given_schema
+        written = widen_schema(given_schema, opts.widen_unsigned, opts.allow_truncated_timestamps)
         self._given = given_schema if written is not given_schema else None
         file_schema = FileSchema.from_arrow(written, opts)
         key_value = spark_footer_metadata(file_schema.spark_row_metadata(), opts.spark_version,
@@ -90,12 +91,43 @@ class ParquetWriter(FileWriter):
         return [*self.key_value, *self._pandas.entries(self.rows_written, self.top_level_encodings())]
 
     def _piece(self, data: Any) -> ArrowPiece:
-        """The batch as FileWriter takes it; with widen_unsigned, read with the given schema and its unsigned
-        columns cast to their wider types first."""
+        """The batch as FileWriter takes it; with widen_unsigned (allow_truncated_timestamps), read with the given
+        schema and its unsigned (nanosecond timestamp) columns cast to their written types first."""
         if self._given is None:
             return super()._piece(data)
         piece = conform(as_arrow_piece(data, self._given), self._given)  # nullability as given, then widened
-        return super()._piece(widen_piece(piece, self._given, self.schema.arrow))
+        return super()._piece(widen_piece(piece, self._given, self.schema.arrow,
+                                          self.options.allow_truncated_timestamps))
+
+    def write(self, data: Any, row_group_size: int | None = None, *, more: bool = True) -> None:
+        """Append rows (see FileWriter.write). Without `row_group_size` they join the open row group, which
+        ends where parquet-java's would (block_size, the writer's row_group_size), across calls. With it, as
+        pyarrow's ParquetWriter.write: the open row group ends first, these rows go into row groups of at
+        most `row_group_size` rows (fewer when block_size ends one first), and the last of them ends with them."""
+        if row_group_size is None:
+            super().write(data, more=more)
+            return
+        if not isinstance(row_group_size, int) or isinstance(row_group_size, bool) or row_group_size <= 0:
+            raise OptionError(f"option row_group_size must be a positive integer, got {row_group_size!r}")
+        self._check_open()
+        piece = as_arrow_piece(data, self._given or self.schema.arrow, getattr(self._backend, "device", None))
+        if piece.num_rows == 0:
+            super().write(piece, more=more)  # checked, nothing written
+            return
+        self.end_row_group()
+        for start in range(0, piece.num_rows, row_group_size):
+            super().write(piece.slice(start, row_group_size))
+            self.end_row_group()
+
+    def write_table(self, table: Any, row_group_size: int | None = None) -> None:
+        """pyarrow's name for write(): append a table (or anything write() takes); `row_group_size` as in
+        pyarrow (see write): without it, the rows join the open row group instead of starting their own."""
+        self.write(table, row_group_size)
+
+    def write_batch(self, batch: Any, row_group_size: int | None = None) -> None:
+        """pyarrow's name for write() with a RecordBatch (or anything write() takes); `row_group_size` as in
+        write_table."""
+        self.write(batch, row_group_size)
 
     def __enter__(self) -> ParquetWriter:
         return self

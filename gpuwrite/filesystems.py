@@ -55,6 +55,13 @@ def is_uri(path: str) -> bool:
     return bool(sep) and len(head) > 1 and head.replace("+", "").replace("-", "").replace(".", "").isalnum()
 
 
+def user_path(path: str | os.PathLike[str]) -> str:
+    """`path` as a string, a leading `~` / `~user` expanded (as pyarrow's writers and the shell do) unless it is
+    a URI: the one place a local path the user typed is normalised."""
+    text = os.fspath(path)
+    return text if is_uri(text) else os.path.expanduser(text)
+
+
 def _is_fsspec(fs: Any) -> bool:
     """Whether `fs` is an fsspec filesystem (without importing fsspec when it is not)."""
     return any(c.__module__.startswith("fsspec.") and c.__name__ == "AbstractFileSystem" for c in type(fs).__mro__)
@@ -104,13 +111,13 @@ def _unwrap(fs: Any, path: str) -> tuple[Any, str]:
 
 
 def locate(path: str | os.PathLike[str], filesystem: Any = None) -> Location:
-    """How to write one file at `path` (a local path or URI, or a path on `filesystem`: a pyarrow or fsspec
-    filesystem). Raises GpuwriteError for a scheme no installed filesystem serves or a filesystem of
+    """How to write one file at `path` (a local path, `~` expanded, or a URI, or a path on `filesystem`: a
+    pyarrow or fsspec filesystem). Raises GpuwriteError for a scheme no installed filesystem serves or a filesystem of
     another kind."""
     path = os.fspath(path)
     if filesystem is None:
         if not is_uri(path):
-            return Location("local", path)
+            return Location("local", user_path(path))
         fs, on_fs = _from_uri(path)
     elif isinstance(filesystem, pafs.FileSystem) or _is_fsspec(filesystem):
         fs, on_fs = filesystem, path
@@ -135,7 +142,7 @@ def resolve(path: str, filesystem: Any = None) -> tuple[pafs.FileSystem, str]:
     for schemes pyarrow lacks, `memory://`). A local path is its real path (`.`, `..` and symlinks resolved,
     as write_dataset's target)."""
     if filesystem is None:
-        fs, base = _from_uri(path) if is_uri(path) else (pafs.LocalFileSystem(), path)
+        fs, base = _from_uri(path) if is_uri(path) else (pafs.LocalFileSystem(), user_path(path))
         if isinstance(fs, pafs.LocalFileSystem):
             base = os.path.realpath(base)
     else:

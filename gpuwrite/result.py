@@ -54,11 +54,12 @@ class FooterSummary:
     created_by: str
     key_value_metadata: dict[str, str]
     row_groups: tuple[RowGroupSummary, ...]
+    num_columns: int = 0  # leaf columns of the schema (a file with no row groups has them too)
 
     def __repr__(self) -> str:
         """One line: rows, row groups, columns and the metadata keys (not Spark's kilobytes of schema JSON)."""
-        columns = len(self.row_groups[0].columns) if self.row_groups else 0
-        return (f"FooterSummary(num_rows={self.num_rows:,}, row_groups={len(self.row_groups)}, columns={columns}, "
+        return (f"FooterSummary(num_rows={self.num_rows:,}, row_groups={len(self.row_groups)}, "
+                f"columns={self.num_columns}, "
                 f"created_by={self.created_by!r}, key_value_metadata=[{', '.join(map(repr, self.key_value_metadata))}])")
 
 
@@ -74,10 +75,8 @@ class FileResult:
 
     def __repr__(self) -> str:
         """One line: where, rows, bytes, row groups and columns (`.footer` has the details)."""
-        groups = self.footer.row_groups
-        columns = len(groups[0].columns) if groups else 0
         return (f"FileResult(path={self.path!r}, num_rows={self.num_rows:,}, size={self.size:,} bytes, "
-                f"row_groups={len(groups)}, columns={columns})")
+                f"row_groups={len(self.footer.row_groups)}, columns={self.footer.num_columns})")
 
 
 def decode_stat(leaf: Leaf, raw: bytes | None) -> Any:
@@ -132,4 +131,4 @@ def summarize(meta: FileMetaData, leaves: tuple[Leaf, ...], page_counts: list[li
         groups.append(RowGroupSummary(rg.num_rows, rg.total_byte_size, rg.total_compressed_size or 0,
                                       tuple(chunks)))
     kv = {k.key: k.value or "" for k in meta.key_value_metadata or []}
-    return FooterSummary(meta.num_rows, meta.created_by or "", kv, tuple(groups))
+    return FooterSummary(meta.num_rows, meta.created_by or "", kv, tuple(groups), len(leaves))

@@ -48,6 +48,9 @@ def test_options_doc_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert pq.ParquetFile("plain_fallback.parquet").metadata.row_group(0).column(0).encodings == ("PLAIN",)
     assert pq.ParquetFile("bloom.parquet").metadata.row_group(0).column(0).bloom_filter_offset is not None
     assert sorted(os.listdir("cities")) == ["_SUCCESS", "city=Kyiv", "city=Lima", "city=Oslo", "city=Pune"]
+    batches = pq.ParquetFile("batches.parquet").metadata
+    assert [batches.row_group(i).num_rows for i in range(batches.num_row_groups)] == [4_000, 4_000, 2_000]
+    assert pq.read_table("stamps.parquet").column("at")[0].value == 1_700_000_000_123_456  # micros, cut
 
 
 def _report() -> ModuleType:

@@ -482,3 +482,18 @@ def test_file_sink_gathering_write_failure_is_named_and_leaves_nothing(tmp_path:
     assert "f.parquet" in str(e.value)
     sink.abort()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_user_path_expands_tilde_of_local_paths_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`~` is the home directory in a local path (where single files and datasets are located), never in a URI
+    or a path on a given filesystem."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert filesystems.user_path("~/x.parquet") == str(tmp_path / "x.parquet")
+    assert filesystems.user_path(Path("~") / "x") == str(tmp_path / "x")
+    assert filesystems.user_path("memory://~/x") == "memory://~/x"
+    assert filesystems.user_path("a/~/x") == "a/~/x"
+    assert filesystems.locate("~/x.parquet") == filesystems.Location("local", str(tmp_path / "x.parquet"))
+    assert filesystems.local_path("~/d") == str(tmp_path / "d")
+    fs, base = filesystems.resolve("~/d")
+    assert base == os.path.realpath(tmp_path / "d")
+    assert filesystems.locate("~/x", pafs.LocalFileSystem()).path == "~/x"  # the filesystem's own path

@@ -22,16 +22,21 @@ def resolve_device(device: str) -> str:
     'gpu' needs a CUDA device reachable by CuPy and numba.cuda (or numba's CUDA simulator, for tests) and is an
     error naming what is missing otherwise; 'auto' takes a real GPU when there is one, else the CPU.
     """
-    from .device.ops import gpu_problem, simulated, standin_active
+    from .device.ops import NO_DEVICE, gpu_check, gpu_problem, simulated, standin_active
 
     if device == "cpu":
         return "cpu"
     problem = gpu_problem()
     if device == "gpu":
-        if problem is not None:
-            raise GpuwriteError(f"device='gpu' was requested, but the GPU backend cannot run here: {problem}; "
-                                f"use device='cpu' or 'auto'")
-        return "gpu"
+        if problem is None:
+            return "gpu"
+        if problem.startswith(NO_DEVICE):  # CuPy's own error (cudaErrorInsufficientDriver...) is the cause
+            found = gpu_check()
+            cause = found[1] if found is not None else None
+            raise GpuwriteError(f"{NO_DEVICE}: device='gpu' needs an NVIDIA GPU with a CUDA driver; use "
+                                f"device='cpu' or 'auto'{problem[len(NO_DEVICE):]}") from cause
+        raise GpuwriteError(f"device='gpu' was requested, but the GPU backend cannot run here: {problem}; "
+                            f"use device='cpu' or 'auto'")
     return "gpu" if problem is None and not simulated() and not standin_active() else "cpu"
 
 

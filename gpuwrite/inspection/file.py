@@ -32,8 +32,9 @@ _PAGE_HEADERS = ("data_page_header", "data_page_header_v2", "dictionary_page_hea
 
 def inspect(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Describe a Parquet file as JSON-ready data: footer, row groups, column chunks, every page header and
-    the page indexes; a directory as a dataset (files, partitions, rows, sizes: see `inspect_dataset`)."""
-    path = os.fspath(path)
+    the page indexes; a directory as a dataset (files, partitions, rows, sizes: see `inspect_dataset`). A
+    leading `~` is the home directory."""
+    path = os.path.expanduser(os.fspath(path))
     if os.path.isdir(path):
         return inspect_dataset(path)
     with open(path, "rb") as f:

@@ -1,8 +1,8 @@
 """`inspect`'s description of a file as text for people: a summary, every page header, or the page indexes.
 
 `format_summary` (the default view): row groups, columns with encodings, sizes, compression ratio and
-statistics in logical types, and what the format version means. `format_inspect` (`--pages`): the footer,
-the schema and one line per page. `format_page_index` (`--index`): each chunk's column and offset index.
+statistics in logical types, and the format in one line. `format_inspect` (`--pages`): the footer, what
+the format version means, the schema and one line per page. `format_page_index` (`--index`): each chunk's column and offset index.
 Each view can be limited to some columns.
 """
 
@@ -71,6 +71,16 @@ def version_note(version: Any, types: Counter[str]) -> str:
     return f"{meaning}; {pages}."
 
 
+def version_line(version: Any, types: Counter[str]) -> str:
+    """The summary's one line on the format: the data page format, and the footer's version field briefly
+    (`--pages` explains both at length: `version_note`)."""
+    v2, v1 = types.get("DATA_PAGE_V2", 0), types.get("DATA_PAGE", 0)
+    pages = ("DATA_PAGE_V2 pages (Parquet v2)" if v2 and not v1 else "DATA_PAGE pages (v1)" if v1 and not v2
+             else f"DATA_PAGE ({v1:,}) and DATA_PAGE_V2 ({v2:,}) pages" if v1 else "no data pages")
+    writer = {1: "parquet-java's for every file", 2: "Arrow C++'s for format 2.x"}.get(version, "")
+    return f"format: {pages}, footer version {version}{f' ({writer})' if writer else ''}"
+
+
 # -- summary ------------------------------------------------------------------------------------------------
 
 
@@ -87,8 +97,7 @@ def format_summary(info: dict[str, Any], columns: Sequence[str] | None = None) -
              f"created by {footer['created_by'] or '(not set)'}",
              f"compression {', '.join(codecs) or '-'}: {size_text(uncompressed)} of pages -> "
              f"{size_text(compressed)} ({_ratio(uncompressed, compressed)})",
-             *textwrap.wrap("format: " + version_note(footer["version"], page_types(info)), 110,
-                            subsequent_indent="  ")]
+             version_line(footer["version"], page_types(info))]
     lines.extend(_key_lines(footer["key_value_metadata"]))
     lines.append("")
     rows = [["column", "type", "encodings", "compressed", "uncompressed", "ratio", "nulls", "min", "max"]]

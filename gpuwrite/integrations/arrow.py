@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from typing import Any, TypeAlias
 
@@ -10,8 +11,10 @@ import pyarrow as pa
 from ..errors import UnsupportedTypeError
 from .c_stream_schema import unsupported_format, unsupported_type_message
 from .device_data import DeviceTable
+from .hints import is_column, not_writable
 
 ArrowPiece: TypeAlias = "pa.Table | pa.RecordBatch | DeviceTable"
+_NO_ITEM = object()  # what an empty iterator gives
 
 
 def _from_pandas(df: Any, schema: pa.Schema | None = None) -> pa.Table:
@@ -53,8 +56,10 @@ def open_input(data: Any) -> tuple[pa.Schema, Iterator[ArrowPiece]]:
     """The schema of `data` and its rows as Arrow pieces, in order.
 
     Accepts pyarrow Table / RecordBatch / RecordBatchReader, pandas DataFrames, any object with
-    `__arrow_c_stream__` (polars DataFrames, DuckDB relations, ...), and device data (`device_input.py`: the
-    Arrow C Device interface, cudf, CUDA arrays), which stays on the device. Streams are read lazily.
+    `__arrow_c_stream__` (polars DataFrames, DuckDB relations, ...), device data (`device_input.py`: the
+    Arrow C Device interface, cudf, CUDA arrays), which stays on the device, and an iterator (a generator) of
+    any of these, whose first item gives the schema. Streams and iterators are read lazily. Anything else is
+    an UnsupportedTypeError saying how to get data from it (`hints.py`).
     """
     if isinstance(data, pa.Table | pa.RecordBatch):
         return data.schema, iter([data])
@@ -67,15 +72,33 @@ def open_input(data: Any) -> tuple[pa.Schema, Iterator[ArrowPiece]]:
 
     if is_device_input(data):
         return open_device_input(data)
+    if is_column(data):
+        raise not_writable(data, "")
     if hasattr(data, "__arrow_c_stream__"):
         reader = _stream_reader(data)
         return reader.schema, iter(reader)
     if hasattr(data, "__arrow_c_array__"):
         batch = pa.record_batch(data)
         return batch.schema, iter([batch])
-    raise UnsupportedTypeError(f"cannot write {type(data).__name__}: expected a pyarrow Table, RecordBatch or "
-                    "RecordBatchReader, a pandas DataFrame, an object with __arrow_c_stream__, or device data "
-                    "(__arrow_c_device_array__ / __arrow_c_device_stream__, cudf, CUDA arrays by column name)")
+    if isinstance(data, Iterator):
+        return _open_iterator(data)
+    raise not_writable(data, "a pyarrow Table, RecordBatch or RecordBatchReader, a pandas DataFrame, an object "
+                       "with __arrow_c_stream__, device data (__arrow_c_device_array__ / __arrow_c_device_stream__, "
+                       "cudf, CUDA arrays by column name), or an iterator of these")
+
+
+def _open_iterator(items: Iterator[Any]) -> tuple[pa.Schema, Iterator[ArrowPiece]]:
+    """An iterator of batches (a generator), as pyarrow's RecordBatchReader: the first item's schema is the
+    file's, and every later item must have it (the writer checks each)."""
+    first = next(items, _NO_ITEM)
+    if first is _NO_ITEM:
+        raise UnsupportedTypeError("cannot write an empty iterator: with no first batch there is no schema; pass "
+                                   "pa.RecordBatchReader.from_batches(schema, batches)")
+    if isinstance(first, Iterator):
+        raise not_writable(first, "batches (pyarrow RecordBatches or Tables, pandas or polars DataFrames) as the "
+                           "items of an iterator")
+    schema, head = open_input(first)
+    return schema, itertools.chain(head, (as_arrow_piece(item, schema) for item in items))
 
 
 def as_arrow_piece(data: Any, schema: pa.Schema | None = None, device: Any = None) -> ArrowPiece:
@@ -90,12 +113,17 @@ def as_arrow_piece(data: Any, schema: pa.Schema | None = None, device: Any = Non
 
     if is_device_input(data):
         return as_device_piece(data, device)
+    if is_column(data):
+        raise not_writable(data, "")
     if hasattr(data, "__arrow_c_stream__"):
         return _stream_reader(data).read_all()
     if hasattr(data, "__arrow_c_array__"):
         return pa.record_batch(data)
-    raise UnsupportedTypeError(f"cannot write {type(data).__name__}: expected a pyarrow Table or RecordBatch, a pandas "
-                    "DataFrame, or an object with __arrow_c_stream__")
+    if isinstance(data, Iterator):
+        raise UnsupportedTypeError(f"cannot write {type(data).__name__} as one batch: write each of its batches "
+                                   "(for batch in batches: writer.write(batch))")
+    raise not_writable(data, "a pyarrow Table or RecordBatch, a pandas DataFrame, or an object with "
+                       "__arrow_c_stream__")
 
 
 class _Relabelled:

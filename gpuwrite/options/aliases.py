@@ -4,7 +4,9 @@ pyarrow's `pq.write_table` keywords mean what they mean there: `row_group_size` 
 `parquet.block.row.count.limit`; `block_size` stays the byte size), `data_page_size` is `page_size` in bytes,
 `use_dictionary` is a bool or the list of columns to dictionary-encode, `write_statistics=True` is what gpuwrite
 always does, and `compression=None` writes uncompressed. `column_list` reads a string as one column name, where
-a list of names is expected (so `partition_by="year"` is `["year"]`, not the columns y, e, a, r).
+a list of names is expected (so `partition_by="year"` is `["year"]`, not the columns y, e, a, r). pyarrow's
+other keywords (`version`, `coerce_timestamps`, `store_schema`...) are accepted or explained in
+`pyarrow_keywords`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any
 
 from ..errors import OptionError
+from .pyarrow_keywords import PYARROW_KEYWORDS, pyarrow_fields
 
 
 class Unset(enum.Enum):
@@ -36,6 +39,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "data_page_size": ("page_size",),
     "use_dictionary": ("enable_dictionary", "column_dictionary"),
     "write_statistics": (),
+    **PYARROW_KEYWORDS,
 }
 
 
@@ -73,7 +77,7 @@ def translate(keywords: Mapping[str, Any], fields: AbstractSet[str]) -> tuple[di
         elif value is None:
             continue
         elif name in ALIASES:
-            for field, field_value in _alias(name, value).items():
+            for field, field_value in _alias(name, value, keywords).items():
                 _set(out, sources, name, field, field_value)
         else:
             _set(out, sources, name, name, value)
@@ -88,8 +92,10 @@ def _set(out: dict[str, Any], sources: dict[str, str], name: str, field: str, va
     out[field] = value
 
 
-def _alias(name: str, value: Any) -> dict[str, Any]:
-    """The WriteOptions fields one pyarrow keyword sets."""
+def _alias(name: str, value: Any, keywords: Mapping[str, Any]) -> dict[str, Any]:
+    """The WriteOptions fields one pyarrow keyword sets (`keywords`: every keyword given)."""
+    if name in PYARROW_KEYWORDS:
+        return pyarrow_fields(name, value, keywords)
     if name == "row_group_size":
         return {"block_row_count_limit": value}
     if name == "data_page_size":

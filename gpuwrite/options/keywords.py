@@ -62,6 +62,30 @@ class WriteKeywords(TypedDict, total=False):
     bloom_filter_max_bytes: int | None
     bloom_filter_adaptive: bool | None
     bloom_filter_candidates: int | None
+    allow_truncated_timestamps: bool | None
+    # pyarrow's other pq.write_table keywords (pyarrow_keywords.py: accepted where they mean what gpuwrite
+    # writes, else refused saying what it writes instead)
+    version: str | None
+    data_page_version: str | None
+    use_deprecated_int96_timestamps: bool | None
+    coerce_timestamps: str | None
+    flavor: str | None
+    dictionary_pagesize_limit: int | None
+    write_page_checksum: bool | None
+    max_rows_per_page: int | None
+    bloom_filter_options: Mapping[str, bool | Mapping[str, float]] | None
+    write_page_index: bool | None
+    store_schema: bool | None
+    use_compliant_nested_type: bool | None
+    store_decimal_as_integer: bool | None
+    use_byte_stream_split: bool | Sequence[str] | None
+    column_encoding: str | Mapping[str, str] | None
+    sorting_columns: Sequence[Any] | None
+    encryption_properties: Any | None
+    write_batch_size: int | None
+    use_content_defined_chunking: bool | Mapping[str, int] | None
+    write_time_adjusted_to_utc: bool | None
+    writer_engine_version: str | None
 
 
 KEYWORD_TYPES: dict[str, Any] = get_type_hints(WriteKeywords)
@@ -110,6 +134,21 @@ Option keywords (all optional; "not given" leaves the value to `options`, else t
   bloom_filter_max_bytes: int  largest filter in bytes (default 1048576).
   bloom_filter_adaptive: bool  size filters by the distinct values seen (default False).
   bloom_filter_candidates: int candidate sizes of an adaptive filter (default 5).
+  allow_truncated_timestamps: bool   pyarrow's: cut timestamp[ns] values (pandas' datetime64[ns]) to
+                               microseconds, toward zero as pyarrow does, instead of refusing sub-microsecond
+                               parts (default False).
+
+pyarrow's other write_table keywords mean what they mean there where gpuwrite can honour them, and are refused
+with what gpuwrite writes instead where it cannot (docs/options.md has the table):
+  dictionary_pagesize_limit (= dictionary_page_size), write_page_checksum (= page_checksum), max_rows_per_page
+  (= page_row_count_limit), bloom_filter_options ({column: True | {"ndv": n, "fpp": p}}), coerce_timestamps
+  ("us" / "ms": timestamp_type TIMESTAMP_MICROS / _MILLIS), use_deprecated_int96_timestamps (True: INT96),
+  version ("2.4" / "2.6"; not "1.0"), data_page_version ("2.0" only: v2 pages), flavor ("spark"),
+  write_page_index (True only), store_schema (False only: Spark's schema, not Arrow's, is stored),
+  use_compliant_nested_type (True only), store_decimal_as_integer (True only), use_byte_stream_split (False
+  only), column_encoding, sorting_columns, encryption_properties (None only), write_batch_size (refused),
+  use_content_defined_chunking (False only), write_time_adjusted_to_utc (TIME columns are refused anyway)
+  and writer_engine_version (ignored, as pyarrow ignores it).
 
 An unknown keyword raises gpuwrite.OptionError naming the closest known one; a bad value names the option.
 """

@@ -93,6 +93,7 @@ class WriteOptions:
     device: str = "auto"
     validate: bool = True  # refuse decimals wider than their precision and invalid UTF-8 (validate.py)
     widen_unsigned: bool = False  # write uint8/16/32/64 as int16/int32/int64/decimal(20,0) (widen.py)
+    allow_truncated_timestamps: bool = False  # pyarrow's: ns timestamps cut to micros, not refused (widen.py)
     fallback_encoding: str = "delta"  # values of non-dictionary pages: "delta" (parquet-java v2) or "plain"
     spark_version: str = DEFAULT_SPARK_VERSION
     # Bloom filters (parquet.bloom.filter.*): off unless enabled globally, per column, or by an expected NDV.
@@ -126,7 +127,7 @@ class WriteOptions:
         problem = zone_problem(self.time_zone) if isinstance(self.time_zone, str) else "not a string"
         if problem is not None:
             raise OptionError(f"option {_label('time_zone')}={self.time_zone!r}: {problem}")
-        for name in ("validate", "widen_unsigned"):
+        for name in ("validate", "widen_unsigned", "allow_truncated_timestamps"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(f"option {name} must be True or False, got {getattr(self, name)!r}")
         self._check_bloom()

@@ -139,10 +139,18 @@ def _timestamp_micros(arr: pa.Array, leaf: Leaf, valid: np.ndarray | None) -> np
     return raw
 
 
+def ns_loss_advice(column: str) -> str:
+    """How to write timestamp[ns] values with sub-microsecond parts, in Arrow's and pandas' words."""
+    pandas = "" if "." in column else f" (pandas: df[{column!r}] = df[{column!r}].dt.floor('us'))"
+    return (f"pass allow_truncated_timestamps=True to truncate them to microseconds (pyarrow's keyword), or cast "
+            f"the column to timestamp[us] first{pandas}")
+
+
 def ns_loss_error(column: str) -> GpuwriteError:
     """The refusal of timestamp[ns] values that microseconds cannot hold."""
-    return GpuwriteError(f"column {column!r}: timestamp[ns] values with sub-microsecond parts cannot "
-                         "be written without loss (Spark stores microseconds); cast to timestamp[us]")
+    return GpuwriteError(f"column {column!r}: timestamp[ns] values (pandas' datetime64[ns]) with sub-microsecond "
+                         f"parts cannot be written without loss (Spark stores microseconds); "
+                         f"{ns_loss_advice(column)}")
 
 
 def micros_range_error(column: str, unit: str) -> GpuwriteError:

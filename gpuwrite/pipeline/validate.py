@@ -29,7 +29,7 @@ from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
 from ..options.model import INT_MAX, WriteOptions
 from ..schema import FileSchema, Leaf
-from .columns import widen_decimal
+from .columns import ns_loss_advice, widen_decimal
 from .rebase import LAST_SWITCH_GREGORIAN_MICROS, RebaseOptions, rebase_dates, rebase_timestamps
 from .views import is_view, validity_bits, view_words
 
@@ -277,7 +277,7 @@ def _value_checks(leaf: Leaf, opts: CheckOptions) -> list[tuple[Finder, Describe
         checks.append((_first_bad_utf8, describe_bad_utf8))
     if pa.types.is_timestamp(t):
         if t.unit == "ns":
-            checks.append((_first_sub_micro, _describe_sub_micro))
+            checks.append((_first_sub_micro, _describe_sub_micro(leaf)))
         elif t.unit != "us":
             checks.append((_first_outside_micros, _describe_outside_micros))
         if t.tz is not None and opts.rebase.timestamp_mode(leaf.kind == "int96") == "EXCEPTION":
@@ -438,9 +438,13 @@ def _first_sub_micro(arr: pa.Array, start: int) -> int:
     return _first_true(pc.not_equal(pc.multiply(pc.divide(v, 1000), 1000), v), start)
 
 
-def _describe_sub_micro(arr: pa.Array, i: int) -> str:
-    return (f"timestamp[ns] value {arr.view(pa.int64())[i].as_py()} has a sub-microsecond part and cannot be written "
-            "without loss (Spark stores microseconds); cast to timestamp[us]")
+def _describe_sub_micro(leaf: Leaf) -> Describe:
+    """The refusal of a timestamp[ns] value with a sub-microsecond part, and how to write it anyway."""
+    def describe(arr: pa.Array, i: int) -> str:
+        return (f"timestamp[ns] value {arr.view(pa.int64())[i].as_py()} (pandas' datetime64[ns]) has a "
+                "sub-microsecond part and cannot be written without loss (Spark stores microseconds); "
+                f"{ns_loss_advice(leaf.dotted)}")
+    return describe
 
 
 def _first_outside_micros(arr: pa.Array, start: int) -> int:

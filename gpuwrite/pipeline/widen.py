@@ -6,9 +6,15 @@ what it was in Spark's schema in the footer (`org.apache.spark.sql.parquet.row.m
 gets `"gpuwrite.widened_from": "<the Arrow type it had>"`, on the nearest field Spark's schema has (a top-level
 field or a struct's child; for a list or map, the field holding it), so Spark shows it in `df.schema` and
 pyarrow in the file's key-value metadata.
+
+`allow_truncated_timestamps=True` (pyarrow's keyword) casts timestamp[ns] columns to timestamp[us] the same way,
+truncating sub-microsecond parts toward zero as pyarrow's writer does with it, where they are refused otherwise
+(the file is the one the microsecond values give: gpuwrite writes microseconds either way).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import pyarrow as pa
 
@@ -21,23 +27,27 @@ WIDENED_FROM = "gpuwrite.widened_from"
 _WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(), pa.uint64(): pa.decimal128(20, 0)}
 
 
+def _rebuilt(t: pa.DataType, leaf: Callable[[pa.DataType], pa.DataType],
+             child: Callable[[pa.Field], pa.Field]) -> pa.DataType:
+    """`t` with `leaf` applied to it, or (a nested type) `child` to its fields and dictionary values."""
+    if pa.types.is_dictionary(t):
+        return pa.dictionary(t.index_type, _rebuilt(t.value_type, leaf, child), t.ordered)
+    if pa.types.is_struct(t):
+        return pa.struct([child(t.field(i)) for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(child(t.key_field), child(t.item_field), t.keys_sorted)
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(child(t.value_field), t.list_size)
+    if pa.types.is_large_list(t):
+        return pa.large_list(child(t.value_field))
+    if pa.types.is_list(t):
+        return pa.list_(child(t.value_field))
+    return leaf(t)
+
+
 def widen_type(t: pa.DataType) -> pa.DataType:
     """`t` with every unsigned integer type in it (nested too, dictionary values too) widened."""
-    if t in _WIDER:
-        return _WIDER[t]
-    if pa.types.is_dictionary(t):
-        return pa.dictionary(t.index_type, widen_type(t.value_type), t.ordered)
-    if pa.types.is_struct(t):
-        return pa.struct([widen_field(t.field(i)) for i in range(t.num_fields)])
-    if pa.types.is_map(t):
-        return pa.map_(widen_field(t.key_field), widen_field(t.item_field), t.keys_sorted)
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(widen_field(t.value_field), t.list_size)
-    if pa.types.is_large_list(t):
-        return pa.large_list(widen_field(t.value_field))
-    if pa.types.is_list(t):
-        return pa.list_(widen_field(t.value_field))
-    return t
+    return _rebuilt(t, lambda x: _WIDER.get(x, x), widen_field)
 
 
 def widen_field(f: pa.Field) -> pa.Field:
@@ -52,17 +62,34 @@ def widen_field(f: pa.Field) -> pa.Field:
     return widened.with_metadata({**(f.metadata or {}), WIDENED_FROM.encode(): str(f.type).encode()})
 
 
-def widen_schema(schema: pa.Schema) -> pa.Schema:
-    """The schema written for `schema` with widen_unsigned (the same object when nothing is unsigned)."""
-    fields = [widen_field(f) for f in schema]
-    if all(a is b for a, b in zip(fields, schema, strict=True)):
+def _micros(t: pa.DataType) -> pa.DataType:
+    """timestamp[us] for timestamp[ns] (same zone); other types as they are."""
+    return pa.timestamp("us", t.tz) if pa.types.is_timestamp(t) and t.unit == "ns" else t
+
+
+def truncate_field(f: pa.Field) -> pa.Field:
+    """The field with every timestamp[ns] in its type (nested too) as timestamp[us]."""
+    t = _rebuilt(f.type, _micros, truncate_field)
+    return f if t == f.type else pa.field(f.name, t, f.nullable, f.metadata)
+
+
+def widen_schema(schema: pa.Schema, widen: bool = True, truncate: bool = False) -> pa.Schema:
+    """The schema written for `schema`: unsigned integers widened (`widen`: widen_unsigned), nanosecond
+    timestamps as microseconds (`truncate`: allow_truncated_timestamps); the same object when nothing changes."""
+    fields = list(schema)
+    if widen:
+        fields = [widen_field(f) for f in fields]
+    if truncate:
+        fields = [truncate_field(f) for f in fields]
+    if all(a.equals(b, check_metadata=True) for a, b in zip(fields, schema, strict=True)):
         return schema
     return pa.schema(fields, schema.metadata)
 
 
-def widen_piece(piece: ArrowPiece, given: pa.Schema, written: pa.Schema) -> ArrowPiece:
-    """A batch of the writer's input schema `given`, cast to the widened schema `written` (lossless). A batch
-    of other columns or types is refused here: a cast would hide the difference."""
+def widen_piece(piece: ArrowPiece, given: pa.Schema, written: pa.Schema, truncate: bool = False) -> ArrowPiece:
+    """A batch of the writer's input schema `given`, cast to the written schema `written` (lossless, but for
+    sub-microsecond parts when `truncate`). A batch of other columns or types is refused here: a cast would
+    hide the difference."""
     if piece.schema.names != given.names:
         raise SchemaMismatchError(f"batch columns {piece.schema.names} differ from the writer's schema {given.names}")
     for f_given, f_got in zip(given, piece.schema, strict=True):
@@ -71,10 +98,11 @@ def widen_piece(piece: ArrowPiece, given: pa.Schema, written: pa.Schema) -> Arro
                                       f"has {f_given.type}")
     if isinstance(piece, DeviceTable):  # unsigned device columns: cast on the host (not yet on the device)
         piece = piece.to_host()
+    # SPEC: pyarrow's allow_truncated_timestamps: Arrow's unsafe cast, which truncates toward zero
     # cast with every field nullable, then read as `written`: Arrow's cast refuses a non-nullable field with a
     # null anywhere, even where no value is (under a null struct row); the batch checks judge the nulls next
     loose = pa.schema([pa.field(f.name, loose_type(f.type), True, f.metadata) for f in written], written.metadata)
-    return conform(piece.cast(loose), written)
+    return conform(piece.cast(loose, safe=not truncate), written)
 
 
 def spark_field_metadata(f: pa.Field) -> dict[str, str]:

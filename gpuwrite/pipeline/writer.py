@@ -126,6 +126,18 @@ class FileWriter:
             self._fail(exc)
             raise
 
+    def end_row_group(self) -> None:
+        """End the open row group after the rows written so far (the rows are encoded now); the next rows start
+        a new one. A failure while encoding aborts the file, as in write()."""
+        self._check_open()
+        try:
+            with collector_paused():
+                self._drive(final=True)
+            self._deferred = []  # every row written is converted, and so checked
+        except BaseException as exc:
+            self._fail(exc)
+            raise
+
     def _piece(self, data: Any) -> ArrowPiece:
         """`data` as the one Arrow (or device) piece the pipeline takes: the only place a batch is normalised
         (a writer that changes batches, as ParquetWriter's widening does, extends this)."""

@@ -19,6 +19,7 @@ from .._version import __version__
 from ..api import ParquetWriter
 from ..backends import kernel_cache
 from ..errors import GpuwriteError, OptionError
+from ..filesystems import user_path
 from ..inspection.dataset import format_dataset, preview
 from ..inspection.file import inspect
 from ..inspection.text import format_inspect, format_page_index, format_summary
@@ -33,6 +34,8 @@ from .schema_text import parse_schema_text
 __all__ = ["CSV_BLOCK_BYTES", "Source", "input_kind", "main", "open_source"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+_PATH_ARGS = ("input", "output", "file", "path", "out")  # the subcommands' path arguments
+PARQUET_EXTENSIONS = (".parquet", ".parq", ".pq")  # and none
 HANDLED_ERRORS = (GpuwriteError, TypeError, ValueError, OSError, pa.ArrowException)
 
 
@@ -52,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    for name in _PATH_ARGS:  # `~` as the shell expands it, for quoted paths and --out=~/x
+        if isinstance(getattr(args, name, None), str):
+            setattr(args, name, user_path(getattr(args, name)))
     try:
         status: int = args.run(args)
         return status
@@ -116,6 +122,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="encode on the GPU or the CPU (default auto: the GPU when there is one)")
     w.add_argument("--timestamp-type", metavar="T", type=str.upper,
                    help=f"timestamp physical type: {', '.join(TIMESTAMP_TYPES)} (default INT96, as Spark)")
+    w.add_argument("--any-extension", action="store_true",
+                   help=f"write OUT even when its extension is not Parquet's ({', '.join(PARQUET_EXTENSIONS)} "
+                        "or none)")
     w.add_argument("--quiet", action="store_true", help="print nothing on success")
     w.add_argument("--progress", action="store_true", help="show the progress bar even when stderr is not a TTY")
     c = w.add_argument_group("CSV input")
@@ -252,6 +261,8 @@ def _csv_settings(args: argparse.Namespace, options: WriteOptions) -> CsvSetting
 
 def _cmd_write(args: argparse.Namespace) -> int:
     """`gpuwrite write IN OUT`: stream IN through ParquetWriter into OUT and print a one-line summary."""
+    if not args.any_extension:
+        _check_output_name(args.output)
     options = _write_options(args)
     settings = _csv_settings(args, options)
     start = time.perf_counter()
@@ -286,6 +297,16 @@ def _cmd_write(args: argparse.Namespace) -> int:
               f"{result.size:,} bytes in {seconds:.2f} s ({arrow_bytes / 1e6 / seconds:.1f} MB/s of Arrow input, "
               f"{result.size / 1e6 / seconds:.1f} MB/s written)")
     return EXIT_OK
+
+
+def _check_output_name(output: str) -> None:
+    """Refuse an OUT whose extension says another format (`out.csv`): the file would be Parquet all the same."""
+    name = output.rstrip("/").rsplit("/", 1)[-1]
+    ext = os.path.splitext(name)[1]
+    if ext and ext.lower() not in PARQUET_EXTENSIONS:
+        raise CliError(f"OUT {output} ends in {ext}, but gpuwrite writes Parquet: name it {name[:-len(ext)]}.parquet "
+                       f"(gpuwrite write IN OUT reads IN and writes OUT), or pass --any-extension to write Parquet "
+                       f"there anyway")
 
 
 # -- inspect ------------------------------------------------------------------------------------------------

@@ -46,3 +46,31 @@ def test_auto_and_cpu(monkeypatch):
 def test_unknown_device_is_an_option_error():
     with pytest.raises(gpuwrite.OptionError, match="device"):
         gpuwrite.WriteOptions(device="tpu")
+
+
+def test_no_driver_is_said_plainly_with_cupys_error_as_the_cause(tmp_path, monkeypatch):
+    """With CuPy installed but no GPU driver, device='gpu' said "cudaErrorInsufficientDriver"; it says no CUDA
+    device/driver was found and what device='gpu' needs, with CuPy's error kept as the cause."""
+    import sys
+    import types
+
+    class CUDARuntimeError(RuntimeError):
+        pass
+
+    failure = CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA "
+                               "runtime version")
+
+    def device_count():
+        raise failure
+
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=device_count))
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setattr(ops, "simulated", lambda: False)
+    with pytest.raises(gpuwrite.GpuwriteError) as err:
+        gpuwrite.write_table(pa.table({"a": [1]}), tmp_path / "x.parquet", device="gpu")
+    assert str(err.value).startswith("no CUDA device/driver found: device='gpu' needs an NVIDIA GPU with a CUDA "
+                                     "driver; use device='cpu'")
+    assert err.value.__cause__ is failure
+    assert not list(tmp_path.iterdir())
+    assert resolve_device("auto") == "cpu"

@@ -78,14 +78,20 @@ def test_summary_statistics_in_logical_types(typed: Path) -> None:
     assert f"-> {size_text(compressed)}" in text
 
 
-def test_summary_is_short_and_explains_the_format_version(typed: Path) -> None:
-    """The default view is a few dozen lines (not one per page) and says what version 1 with v2 pages means;
-    Spark's schema JSON is shown by its length only."""
+def test_summary_is_short_and_says_the_format_in_one_line(typed: Path) -> None:
+    """The default view is a few dozen lines (not one per page) and says the format in one short line (the
+    paragraph on what version 1 with v2 pages means is --pages' alone); Spark's schema JSON is shown by its
+    length only."""
     info = gpuwrite.inspect(typed)
     text = format_summary(info)
     pages = sum(len(c["pages"]) for rg in info["row_groups"] for c in rg["columns"])
     assert pages > 20 and len(text.splitlines()) < 30
-    assert "format version 1" in text and "CURRENT_VERSION" in text and "DATA_PAGE_V2" in text
+    format_lines = [line for line in text.splitlines() if "format" in line]
+    assert format_lines == ["format: DATA_PAGE_V2 pages (Parquet v2), footer version 1 (parquet-java's for every "
+                            "file)"]
+    assert "CURRENT_VERSION" not in text
+    explained = format_inspect(info)
+    assert "format version 1" in explained and "CURRENT_VERSION" in explained and "DATA_PAGE_V2" in explained
     assert "Spark's schema as JSON" in text and '"fields"' not in text
 
 
@@ -93,8 +99,10 @@ def test_format_version_of_a_pyarrow_v1_page_file(tmp_path: Path) -> None:
     """A pyarrow file with format 2.6 and v1 pages: version 2, DATA_PAGE pages."""
     path = tmp_path / "pa.parquet"
     pq.write_table(pa.table({"a": list(range(100))}), path, version="2.6", data_page_version="1.0")
-    text = format_summary(gpuwrite.inspect(path))
-    assert "format version 2" in text and "Arrow C++" in text and "DATA_PAGE (v1 pages" in text
+    info = gpuwrite.inspect(path)
+    assert "format: DATA_PAGE pages (v1), footer version 2 (Arrow C++'s for format 2.x)" in format_summary(info)
+    explained = format_inspect(info)
+    assert "format version 2" in explained and "Arrow C++" in explained and "DATA_PAGE (v1 pages" in explained
 
 
 def test_column_filter(typed: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -110,3 +110,31 @@ def test_map_with_null_typed_keys_is_refused_whatever_duckdb_exports(tmp_path):
 def test_unknown_input_is_a_gpuwrite_error(tmp_path):
     with pytest.raises(UnsupportedTypeError, match="cannot write dict"):
         gpuwrite.write_table({"a": [1]}, tmp_path / "x.parquet")
+
+
+def test_iterator_of_batches_is_written_as_a_stream(tmp_path):
+    """A generator of batches (pyarrow, pandas or polars) is read as a RecordBatchReader would be: the first
+    batch's schema is the file's, each later batch must have it; write_dataset takes one too."""
+    def batches():
+        yield pa.record_batch({"a": pa.array([1, 2], pa.int64())})
+        yield pd.DataFrame({"a": [3]}, index=[7])  # an index the schema lacks is not a column
+        yield pl.DataFrame({"a": [4]})
+
+    result = gpuwrite.write_table(batches(), tmp_path / "g.parquet")
+    assert result.num_rows == 4 and pq.read_table(tmp_path / "g.parquet").column("a").to_pylist() == [1, 2, 3, 4]
+    gpuwrite.write_dataset(iter([pa.table({"k": ["x", "y"], "v": [1, 2]})]), tmp_path / "ds", partition_by="k")
+    assert sorted(p.name for p in (tmp_path / "ds").iterdir()) == ["_SUCCESS", "k=x", "k=y"]
+
+
+def test_iterator_mistakes_are_refused_clearly(tmp_path):
+    """An empty iterator has no schema (use RecordBatchReader.from_batches); a batch of other columns is the
+    writer's usual mismatch; ParquetWriter.write takes one batch, not an iterator. Nothing is left behind."""
+    with pytest.raises(UnsupportedTypeError, match=r"empty iterator.*RecordBatchReader\.from_batches"):
+        gpuwrite.write_table(iter([]), tmp_path / "e.parquet")
+    mixed = iter([pa.table({"a": [1]}), pa.table({"b": [2]})])
+    with pytest.raises(gpuwrite.SchemaMismatchError, match=r"batch columns \['b'\] differ .* \['a'\]"):
+        gpuwrite.write_table(mixed, tmp_path / "m.parquet")
+    with gpuwrite.ParquetWriter(tmp_path / "w.parquet", pa.schema([("a", pa.int64())])) as writer:
+        with pytest.raises(UnsupportedTypeError, match="write each of its batches"):
+            writer.write(iter([pa.table({"a": [1]})]))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.parquet"]

@@ -373,3 +373,25 @@ def test_view_value_over_a_page_is_refused_from_its_view(tmp_path):
     with pytest.raises(ValueCheckError, match=r"column 'b', row 2 of the batch.*2,147,483,584 bytes"):
         gpuwrite.write_table(pa.table({"b": arr}), tmp_path / "big.parquet")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_nanosecond_loss_is_said_in_pandas_words_with_the_way_out(tmp_path):
+    """A datetime64[ns] column from pandas with sub-microsecond parts: the refusal names pandas' type, the
+    keyword that allows it (allow_truncated_timestamps) and the pandas call that fixes the column."""
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"at": pd.to_datetime([1_700_000_000_123_456_789], unit="ns")})
+    with pytest.raises(gpuwrite.GpuwriteError) as err:
+        gpuwrite.write_table(frame, tmp_path / "at.parquet")
+    message = str(err.value)
+    assert "column 'at'" in message and "datetime64[ns]" in message
+    assert "allow_truncated_timestamps=True" in message and "df['at'].dt.floor('us')" in message
+    assert not (tmp_path / "at.parquet").exists()
+    from gpuwrite.pipeline.columns import ns_loss_error  # the conversion's (and the device's) form of it
+
+    assert str(ns_loss_error("at")) == ("column 'at': timestamp[ns] values (pandas' datetime64[ns]) with "
+                                        "sub-microsecond parts cannot be written without loss (Spark stores "
+                                        "microseconds); pass allow_truncated_timestamps=True to truncate them to "
+                                        "microseconds (pyarrow's keyword), or cast the column to timestamp[us] first "
+                                        "(pandas: df['at'] = df['at'].dt.floor('us'))")
+    nested = str(ns_loss_error("s.at"))  # a struct's field: no pandas column to floor
+    assert "allow_truncated_timestamps=True" in nested and "pandas:" not in nested

@@ -276,3 +276,39 @@ def test_device_flag(tmp_path: Path, table: pa.Table, capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert "device='gpu'" in err and "GPU backend cannot run here" in err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("out", ["out.csv", "out.parquet.json", "s3://bucket/out.txt"])
+def test_output_extension_that_is_not_parquet_is_refused(tmp_path: Path, table: pa.Table, out: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpuwrite write a.parquet out.csv` wrote Parquet into out.csv without a word: it exits 2 naming OUT and
+    the flag that writes it anyway, before reading anything; nothing is written."""
+    src = tmp_path / "a.parquet"
+    pq.write_table(table, src)
+    target = out if "://" in out else str(tmp_path / out)
+    assert main(["write", str(src), target]) == 2
+    err = capsys.readouterr().err
+    assert f"OUT {target} ends in " in err and "gpuwrite writes Parquet" in err and "--any-extension" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.parquet"]
+
+
+@pytest.mark.parametrize("out", ["out.parquet", "out.PARQ", "out.pq", "out"])
+def test_parquet_extensions_and_the_override(tmp_path: Path, table: pa.Table, out: str) -> None:
+    """.parquet, .parq, .pq (any case) and no extension are written; --any-extension writes any name."""
+    src = tmp_path / "a.parquet"
+    pq.write_table(table, src)
+    assert main(["write", str(src), str(tmp_path / out), "--quiet"]) == 0
+    assert pq.read_table(tmp_path / out).num_rows == table.num_rows
+    assert main(["write", str(src), str(tmp_path / "out.csv"), "--any-extension", "--quiet"]) == 0
+    assert pq.read_table(tmp_path / "out.csv").num_rows == table.num_rows
+
+
+def test_tilde_paths(tmp_path: Path, table: pa.Table, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quoted `~/...` (which the shell leaves alone) is the home directory for write and inspect."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    pq.write_table(table, tmp_path / "a.parquet")
+    assert main(["write", "~/a.parquet", "~/b.parquet", "--quiet"]) == 0
+    assert pq.read_table(tmp_path / "b.parquet").num_rows == table.num_rows
+    assert main(["inspect", "~/b.parquet"]) == 0
+    assert not (tmp_path / "~").exists()

@@ -54,9 +54,20 @@ def standin_active() -> bool:
     return _STANDIN["on"]
 
 
+NO_DEVICE = "no CUDA device/driver found"
+
+
 def gpu_problem() -> str | None:
     """Why the GPU backend cannot run here, or None when it can (a CUDA device, the simulator or the
     stand-in device)."""
+    found = gpu_check()
+    return None if found is None else found[0]
+
+
+def gpu_check() -> tuple[str, BaseException | None] | None:
+    """Why the GPU backend cannot run here and the error that told (None if none did), or None when it can.
+    A missing GPU or driver is NO_DEVICE; CuPy's own error (cudaErrorInsufficientDriver,
+    cudaErrorNoDevice...) is the second item."""
     if standin_active() or simulated():
         return None
     from .cuda_packages import driver_cuda_version, install_hint, installed, package_problem
@@ -64,22 +75,22 @@ def gpu_problem() -> str | None:
     driver = driver_cuda_version()
     mismatch = package_problem(driver, installed())
     if mismatch:
-        return mismatch
+        return mismatch, None
     try:
         import cupy
     except ImportError:
-        return f"CuPy is not installed ({install_hint(driver)})"
+        return f"CuPy is not installed ({install_hint(driver)})", None
     try:
         if cupy.cuda.runtime.getDeviceCount() < 1:
-            return "CuPy sees no CUDA device"
+            return f"{NO_DEVICE} (CuPy sees no CUDA device)", None
     except Exception as exc:  # CuPy raises its own CUDARuntimeError types when there is no driver
-        return f"CuPy cannot reach a CUDA device ({type(exc).__name__}: {exc})"
+        return f"{NO_DEVICE} (CuPy: {type(exc).__name__}: {exc})", exc
     try:
         from numba import cuda
     except ImportError:
-        return f"numba.cuda is not available ({install_hint(driver)})"
+        return f"numba.cuda is not available ({install_hint(driver)})", None
     if not cuda.is_available():
-        return "numba.cuda sees no CUDA device"
+        return f"{NO_DEVICE} (numba.cuda sees no CUDA device)", None
     return None
 
 

@@ -57,7 +57,9 @@ def _hash_input(col: pa.Array, name: str) -> tuple[str, tuple]:
         return "long", (_row_values(col, "<i8"),)
     if pa.types.is_timestamp(t):
         raw = _row_values(col, "<i8")
-        return "timestamp", (raw // 1000 if t.unit == "ns" else raw * _UNIT_TO_MICROS[t.unit], t.tz is not None)
+        # ns: toward zero, as the values are written with allow_truncated_timestamps (else they are whole micros)
+        micros = (raw - np.fmod(raw, 1000)) // 1000 if t.unit == "ns" else raw * _UNIT_TO_MICROS[t.unit]
+        return "timestamp", (micros, t.tz is not None)
     if pa.types.is_float32(t):
         v = _row_values(col, "<f4")
         bits = np.where(np.isnan(v), np.int32(0x7FC00000), v.view(np.int32))

@@ -74,3 +74,11 @@ def test_random_keys_match_spark(spark):
                       "s": pa.array([rng.bytes(int(k)).hex()[: int(k)] for k in rng.integers(0, 20, n)])})
     rows = spark.createDataFrame(table).selectExpr("pmod(hash(i, l, s), 16) AS b").collect()
     assert bucket_ids(table, ["i", "l", "s"], 16).tolist() == [r["b"] for r in rows]
+
+
+def test_nanosecond_keys_hash_the_microseconds_written():
+    """timestamp[ns] keys hash as the microseconds the file holds: cut toward zero, as
+    allow_truncated_timestamps writes them (-1,999 ns is -1 us, not -2)."""
+    ns = pa.table({"t": pa.array([-1_999, 1_999, -2_000, None], pa.timestamp("ns", "UTC"))})
+    us = pa.table({"t": pa.array([-1, 1, -2, None], pa.timestamp("us", "UTC"))})
+    assert spark_hash(ns, ["t"]).tolist() == spark_hash(us, ["t"]).tolist()
