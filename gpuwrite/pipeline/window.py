@@ -30,7 +30,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from ..backends.workpool import WorkPool, wait_in_order
+from ..backends.workpool import WorkPool, grouped, wait_in_order
 from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
 from ..options.model import WriteOptions
@@ -214,15 +214,15 @@ class RowWindow:
         for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True):
             jobs.setdefault(leaf.index, []).append((buffer, leaf))
         pieces = {index: _joined([chunk for chunk in head.column(index).chunks if len(chunk)]) for index in jobs}
-        jobs = {index: leaves for index, leaves in jobs.items() if pieces[index]}
+        work = [(leaves, pieces[index]) for index, leaves in jobs.items() if pieces[index]]
+        groups = grouped([sum(chunk.nbytes for chunk in chunks) for _, chunks in work]) if self.pool else []
         futures: list[Future] = []
-        if self.pool is None or (len(jobs) < 2 and not ahead):
-            for index, leaves in jobs.items():
-                _convert_into(leaves, pieces[index], self.rebase, self.check_decimals)
-        else:  # one job per column converts its chunks and appends them (the copy off the main thread too)
+        if self.pool is None or (len(groups) < 2 and not ahead):
+            _convert_columns(work, self.rebase, self.check_decimals)
+        else:  # a job per column (small ones a group of neighbours) converts and appends (the copy off this thread)
             submit = self.pool.submit_later if ahead else self.pool.submit
-            futures = [submit(_convert_into, leaves, pieces[index], self.rebase, self.check_decimals)
-                       for index, leaves in jobs.items()]
+            futures = [submit(_convert_columns, [work[i] for i in g], self.rebase, self.check_decimals)
+                       for g in groups]
         return futures, rows
 
     def _settle(self) -> bool:
@@ -282,6 +282,13 @@ def _joined(chunks: list[pa.Array]) -> list[pa.Array]:
             or pa.types.is_dictionary(chunks[0].type):
         return chunks
     return [pa.concat_arrays(chunks)]
+
+
+def _convert_columns(work: list[tuple[list[tuple[LeafBuffer, Leaf]], list[pa.Array]]], rebase: RebaseOptions,
+                     check_decimals: bool) -> None:
+    """`_convert_into` for several columns, one after another."""
+    for leaves, chunks in work:
+        _convert_into(leaves, chunks, rebase, check_decimals)
 
 
 def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array], rebase: RebaseOptions,
