@@ -125,9 +125,11 @@ class HostSteps:
 
     def keep(self, ahead: Sequence[int]) -> None:
         """Truncate each column to the pages of the applied checks (and its last page, for `ahead`)."""
-        kept = self.blocks.kept_pages()
+        kept = self.blocks.kept_pages().tolist()
+        for c in ahead:  # every column may be ahead (at the input's end): `c in ahead` per column was quadratic
+            kept[c] += 1
         for c in range(len(self.leaves)):
-            self.encoders.truncate(c, int(kept[c]) + (1 if c in ahead else 0))
+            self.encoders.truncate(c, kept[c])
 
     def reencode(self, pages: PageSpans) -> None:
         """Encode the pages open at the cut again, ending there (the encoders restored their dictionaries)."""
