@@ -64,6 +64,9 @@ class HostSteps:
         least = max(1, self.opts.page_row_count_limit // 4)
         if self.planned_upto == 0 or self.encoded == 0:
             step = int(self.opts.block_size / _raw_bytes_per_row(self.leaves, self.window))
+            # rows so wide that the block ends within a quarter page's rows (thousands of columns): plan to the
+            # estimated end, not past it, where every column's pages would be encoded (and staged) in vain
+            least = max(1, min(least, step))
         else:
             per_row = self.encoded / self.planned_upto
             step = int(max(0.0, self.opts.block_size - self.encoded) / per_row * OVERSHOOT)
