@@ -234,6 +234,19 @@ def test_memory_bench_groups_samples_rss_and_fails_on_growth(tmp_path: Path) -> 
     assert memory.growth([[1, 100 * mb], [2, 100 * mb], [3, 200 * mb], [4, 300 * mb]])["flat"] is False
 
 
+def test_wide_bench_times_both_writers_per_column_count(tmp_path: Path) -> None:
+    """Each column count is written by gpuwrite and pyarrow: both times, the ratio and the time per column."""
+    wide = _bench("wide_bench")
+    out = tmp_path / "wide.json"
+    assert wide.main(["--columns", "30,60", "--rows", "2", "--repeats", "1", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())["results"]
+    assert [r["columns"] for r in rows] == [30, 60]
+    for row in rows:
+        assert row["gpuwrite_s"] > 0 and row["pyarrow_s"] > 0
+        assert row["ratio"] == pytest.approx(row["gpuwrite_s"] / row["pyarrow_s"], abs=0.01, rel=0.01)
+    assert wide.wide_table(3, 2).column_names == ["c0", "c1", "c2"]
+
+
 def test_memory_bench_stream_is_lazy() -> None:
     """The stream is a RecordBatchReader that generates a batch only when it is read."""
     memory = _bench("memory_bench")
