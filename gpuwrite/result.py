@@ -79,6 +79,10 @@ class FileResult:
                 f"row_groups={len(self.footer.row_groups)}, columns={self.footer.num_columns})")
 
 
+_ENCODING_NAMES = {int(e): e.name for e in Encoding}  # looked up per chunk: Encoding(e) costs 5 us a call
+_FORMATS = {INT32: "<i", INT64: "<q", FLOAT: "<f", DOUBLE: "<d", BOOLEAN: "<?"}
+
+
 def decode_stat(leaf: Leaf, raw: bytes | None) -> Any:
     """A statistics value as a Python value (ints, floats, bools; bytes for byte arrays and INT96)."""
     if raw is None:
@@ -88,7 +92,7 @@ def decode_stat(leaf: Leaf, raw: bytes | None) -> Any:
                     else int.from_bytes(raw, "big", signed=True))
         from decimal import Decimal
         return Decimal(unscaled).scaleb(-leaf.decimal_scale)
-    fmt = {INT32: "<i", INT64: "<q", FLOAT: "<f", DOUBLE: "<d", BOOLEAN: "<?"}.get(leaf.physical)
+    fmt = _FORMATS.get(leaf.physical)
     return struct.unpack(fmt, raw)[0] if fmt else raw
 
 
@@ -120,7 +124,7 @@ def summarize(meta: FileMetaData, leaves: tuple[Leaf, ...], page_counts: list[li
             st = m.statistics
             chunks.append(ChunkSummary(
                 path=".".join(m.path_in_schema), physical_type=PHYSICAL_NAMES[m.type],
-                encodings=tuple(Encoding(e).name for e in m.encodings), num_values=m.num_values,
+                encodings=tuple(_ENCODING_NAMES[e] for e in m.encodings), num_values=m.num_values,
                 null_count=st.null_count if st is not None else None, min=_stat_value(st, leaf, "min"),
                 max=_stat_value(st, leaf, "max"), compressed_size=m.total_compressed_size,
                 uncompressed_size=m.total_uncompressed_size, page_count=pages,

@@ -221,6 +221,35 @@ def test_memory_bench_streams_and_states_its_bound(tmp_path: Path) -> None:
     assert rows["pyarrow"]["row_groups"] == 3  # pyarrow's ParquetWriter: a row group per batch
 
 
+def test_memory_bench_groups_samples_rss_and_fails_on_growth(tmp_path: Path) -> None:
+    """The groups case streams small row groups and reports RSS samples, flat here; growth after the first
+    quarter of the samples is reported as not flat (and makes the run fail)."""
+    memory = _bench("memory_bench")
+    out = tmp_path / "groups.json"
+    assert memory.main(["--cases", "groups", "--tools", "gpuwrite", "--groups-rows", "400000", "--group-rows",
+                        "20000", "--batch-rows", "10000", "--groups-every", "2", "--out", str(out),
+                        "--tmp", str(tmp_path)]) == 0
+    (row,) = json.loads(out.read_text())["results"]
+    assert row["flat"] is True and row["row_groups"] == 20 and len(row["samples"]) == 10
+    assert [rows for rows, _ in row["samples"]] == list(range(40_000, 400_001, 40_000))
+    mb = 1 << 20
+    assert memory.growth([[1, 100 * mb], [2, 100 * mb], [3, 120 * mb], [4, 140 * mb]])["flat"] is True
+    assert memory.growth([[1, 100 * mb], [2, 100 * mb], [3, 200 * mb], [4, 300 * mb]])["flat"] is False
+
+
+def test_wide_bench_times_both_writers_per_column_count(tmp_path: Path) -> None:
+    """Each column count is written by gpuwrite and pyarrow: both times, the ratio and the time per column."""
+    wide = _bench("wide_bench")
+    out = tmp_path / "wide.json"
+    assert wide.main(["--columns", "30,60", "--rows", "2", "--repeats", "1", "--out", str(out)]) == 0
+    rows = json.loads(out.read_text())["results"]
+    assert [r["columns"] for r in rows] == [30, 60]
+    for row in rows:
+        assert row["gpuwrite_s"] > 0 and row["pyarrow_s"] > 0
+        assert row["ratio"] == pytest.approx(row["gpuwrite_s"] / row["pyarrow_s"], abs=0.01, rel=0.01)
+    assert wide.wide_table(3, 2).column_names == ["c0", "c1", "c2"]
+
+
 def test_memory_bench_stream_is_lazy() -> None:
     """The stream is a RecordBatchReader that generates a batch only when it is read."""
     memory = _bench("memory_bench")

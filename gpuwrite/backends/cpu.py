@@ -16,7 +16,7 @@ from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
 from .host_steps import HostSteps
 from .rowgroup import PlannedRowGroup
-from .workpool import WorkPool, wait_in_order
+from .workpool import WorkPool, grouped, wait_in_order
 
 _thread_limit: int | None = None  # cores this process may use for a file's pages (None: every core)
 
@@ -59,22 +59,36 @@ class CpuEncoders:
         stamp_headers(self.encoders[c].encode_pages(self.window[c], ranges))
 
     def encode(self, ranges: PageRanges, done: Callable[[int], None] | None = None) -> None:
-        """Each column's next pages; columns run concurrently on the pool. `done(c)` runs on this thread, in
-        schema order, once column c's pages (and those of every column before it) are encoded."""
+        """Each column's next pages; columns run concurrently on the pool (cheap ones a group of neighbours per
+        job: `workpool.grouped`). `done(c)` runs on this thread, in schema order, once column c's pages (and
+        those of every column before it) are encoded."""
         jobs = [(c, r) for c, r in enumerate(ranges) if r]
-        if self.pool is None or len(jobs) < 2:
-            for c, r in jobs:
-                self._encode_column(c, r)
-                if done is not None:
-                    done(c)
+        costs = [self._cost(c, r) for c, r in jobs] if self.pool is not None and len(jobs) > 1 else []
+        groups = grouped(costs)
+        if self.pool is None or len(groups) < 2:
+            self._encode_columns(jobs, done)
             return
-        # the costliest columns first (longest-first scheduling: a large string column started last would hold
+        # the costliest groups first (longest-first scheduling: a large string column started last would hold
         # one thread while the other idles), waited for in schema order so a failure is the first column's; the
         # last batch (`done`, whose chunks are written in schema order as they finish) in schema order, so the
         # file is written while later columns encode instead of after the costliest ones
-        order = sorted(jobs, key=lambda job: -self._cost(*job)) if done is None else jobs
-        futures = {c: self.pool.submit(self._encode_column, c, r) for c, r in order}
-        wait_in_order([futures[c] for c, _ in jobs], None if done is None else lambda i: done(jobs[i][0]))
+        order = sorted(groups, key=lambda g: -sum(costs[i] for i in g)) if done is None else groups
+        futures = {g.start: self.pool.submit(self._encode_columns, [jobs[i] for i in g]) for g in order}
+
+        def finished(k: int) -> None:
+            assert done is not None
+            for i in groups[k]:
+                done(jobs[i][0])
+
+        wait_in_order([futures[g.start] for g in groups], None if done is None else finished)
+
+    def _encode_columns(self, jobs: Sequence[tuple[int, Sequence[tuple[int, int]]]],
+                        done: Callable[[int], None] | None = None) -> None:
+        """Several columns' new pages, one after another (`done(c)` after each, when given)."""
+        for c, r in jobs:
+            self._encode_column(c, r)
+            if done is not None:
+                done(c)
 
     def _cost(self, c: int, ranges: Sequence[tuple[int, int]]) -> int:
         """A column's pages' PLAIN-equivalent bytes: what their encoding's time mostly follows."""
@@ -106,7 +120,7 @@ class CpuBackend:
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> None:
         self.leaves, self.opts = leaves, opts
-        self.chunk_options = [ChunkOptions.for_leaf(leaf, opts, compress) for leaf in leaves]
+        self.chunk_options = ChunkOptions.for_leaves(leaves, opts, compress)
         self.pool = page_pool(len(leaves))
 
     def checks_values(self, leaf: Leaf) -> bool:

@@ -64,6 +64,9 @@ class HostSteps:
         least = max(1, self.opts.page_row_count_limit // 4)
         if self.planned_upto == 0 or self.encoded == 0:
             step = int(self.opts.block_size / _raw_bytes_per_row(self.leaves, self.window))
+            # rows so wide that the block ends within a quarter page's rows (thousands of columns): plan to the
+            # estimated end, not past it, where every column's pages would be encoded (and staged) in vain
+            least = max(1, min(least, step))
         else:
             per_row = self.encoded / self.planned_upto
             step = int(max(0.0, self.opts.block_size - self.encoded) / per_row * OVERSHOOT)
@@ -125,9 +128,11 @@ class HostSteps:
 
     def keep(self, ahead: Sequence[int]) -> None:
         """Truncate each column to the pages of the applied checks (and its last page, for `ahead`)."""
-        kept = self.blocks.kept_pages()
+        kept = self.blocks.kept_pages().tolist()
+        for c in ahead:  # every column may be ahead (at the input's end): `c in ahead` per column was quadratic
+            kept[c] += 1
         for c in range(len(self.leaves)):
-            self.encoders.truncate(c, int(kept[c]) + (1 if c in ahead else 0))
+            self.encoders.truncate(c, kept[c])
 
     def reencode(self, pages: PageSpans) -> None:
         """Encode the pages open at the cut again, ending there (the encoders restored their dictionaries)."""

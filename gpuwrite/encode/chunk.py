@@ -115,9 +115,24 @@ class ChunkOptions:
     def for_leaf(cls, leaf: Leaf, opts: WriteOptions, compress: Compressor) -> ChunkOptions:
         """The leaf's settings (per-column dictionary and bloom filter overrides applied); `compress` is
         `compress.compressor` of the options' codec."""
-        return cls(opts.dictionary_enabled(leaf.dotted) and leaf.kind != "bool", opts.dictionary_page_size,
-                   compress, opts.compression == "uncompressed", opts.page_checksum, opts.bloom_filter(leaf.dotted),
-                   opts.fallback_encoding == "plain", packer_after(opts.compression))
+        return cls.for_leaves([leaf], opts, compress)[0]
+
+    @classmethod
+    def for_leaves(cls, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> list[ChunkOptions]:
+        """Each leaf's `for_leaf`, leaves with the same settings sharing one object (a wide table's columns
+        mostly do: one object per column cost more than the rest of the column's options)."""
+        pack, identity = packer_after(opts.compression), opts.compression == "uncompressed"
+        shared: dict[tuple[bool, BloomSpec | None], ChunkOptions] = {}
+        out = []
+        for leaf in leaves:
+            dotted = leaf.dotted
+            key = (opts.dictionary_enabled(dotted) and leaf.kind != "bool", opts.bloom_filter(dotted))
+            options = shared.get(key)
+            if options is None:
+                options = shared[key] = cls(key[0], opts.dictionary_page_size, compress, identity,
+                                            opts.page_checksum, key[1], opts.fallback_encoding == "plain", pack)
+            out.append(options)
+        return out
 
 
 def _rle_levels(levels: Array, ea: int, eb: int, width: int) -> bytes:

@@ -9,9 +9,12 @@ Two windows, one per kind of backend (`Backend.converts_on_host`):
   files on written bytes, so finished row groups reach the file while rows arrive), or at the end of the input. Each step converts about `convert_bytes` (all
   of it when less than twice that is pending), chunk by chunk, and appends the result to the open row group's
   `LeafBuffer`s, so the Arrow rows are released as soon as they are converted and nothing is copied twice.
-  When a row group ends inside the converted rows, the rows past the cut stay converted and start the next
-  row group's window. Memory is about the open row group's converted rows, plus up to twice `convert_bytes`
-  of Arrow rows waiting, plus one step's temporaries, plus the open row group's encoded pages.
+  Where the options cap a row group's rows (`block_row_count_limit`), a step also starts once that many rows
+  wait and converts about that many. When a row group ends inside the converted rows, the rows past the cut
+  stay converted and start the next row group's window, and every row group they hold is cut before the next
+  step. Memory is about the open row group's converted rows and one step's, plus up to twice `convert_bytes`
+  of Arrow rows waiting, plus one step's temporaries, plus the open row group's encoded pages: however many
+  rows the stream writes.
 - `ArrowWindow` (the GPU backend, which converts Arrow buffers on the device): the window is a slice of the
   pending Arrow rows, never converted on the host; it starts at the open row group's first row with about
   `lookahead` row groups' worth of Arrow data (a bit more than the last row group's rows after the first) and
@@ -27,7 +30,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from ..backends.workpool import WorkPool, wait_in_order
+from ..backends.workpool import WorkPool, grouped, wait_in_order
 from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
 from ..options.model import WriteOptions
@@ -50,6 +53,10 @@ STREAM_CONVERT_BYTES = 8 << 20
 STREAM_CONVERT_ROWS = 32768
 JOIN_CHUNK_ROWS = 16384  # a step's chunks shorter than this on average are joined before conversion
 HINT_GROWTH = 16  # the first row group's buffers reserve at most this many times the block-size estimate
+# A step converts at most about a row group's rows when the options cap its rows (block_row_count_limit), and
+# starts once that many rows wait: row groups of 1M narrow rows are a few MB, a step of 128 MiB held 16 of them.
+# Never fewer rows than this, so each step's calls per leaf stay small beside its rows' work.
+MIN_STEP_ROWS = 65536
 
 
 class Window(Protocol):
@@ -117,6 +124,7 @@ class RowWindow:
         else:
             self.convert_bytes = STREAM_CONVERT_BYTES if streaming else max(opts.block_size, MIN_CONVERT_BYTES)
         self.convert_rows = STREAM_CONVERT_ROWS if streaming else 1 << 62
+        self.step_rows = max(opts.block_row_count_limit, MIN_STEP_ROWS)  # rows a step holds at most (about)
         self.pending: list[ArrowPiece] = []  # Arrow rows not converted yet
         self.unconverted = 0
         self.unconverted_bytes = 0
@@ -128,6 +136,9 @@ class RowWindow:
         self._window: LeafWindow | None = None
         # the step being converted ahead on the pool (its jobs, its rows) while the window's pages are encoded
         self._ahead: tuple[list[Future], int] | None = None
+        # rows past the last cut, converted and not yet offered to the next row group, that may hold whole row
+        # groups (a step of many rows, row groups of few): they are cut before another step is converted
+        self._unseen = False
 
     @property
     def pending_rows(self) -> int:
@@ -151,28 +162,39 @@ class RowWindow:
             # Rows already waiting can all land in this row group (compressible data fills block_size with
             # several times its Arrow bytes): reserve for them, so the buffers are not regrown (each growth
             # copies every converted row) while untouched capacity costs no memory.
-            self.rows_hint = max(guess, min(self.pending_rows, HINT_GROWTH * guess))
+            # A row group and the step past it never hold more than twice step_rows (the row cap, when set).
+            self.rows_hint = min(max(guess, min(self.pending_rows, HINT_GROWTH * guess)), 2 * self.step_rows)
         for buffer in self.buffers:
             buffer.rows_hint = self.rows_hint
 
     def ready(self, final: bool) -> bool:
-        """Whether to convert (and check) now: a step's worth of Arrow rows is waiting, or the input ended."""
+        """Whether to extend the window now: rows converted past the last cut wait for the new row group, a
+        step's worth of Arrow rows is waiting, or the input ended."""
         if final or self._ahead is not None:
             return self.pending_rows > 0
+        return self._unseen or self._step_waiting()
+
+    def _step_waiting(self) -> bool:
+        """Whether a step's worth of Arrow rows waits to be converted."""
         return self.unconverted > 0 and (self.unconverted_bytes >= self.convert_bytes
-                                         or self.unconverted >= self.convert_rows)
+                                         or self.unconverted >= min(self.convert_rows, self.step_rows))
 
     def extend(self) -> LeafWindow:
         """Add the next step of pending rows (all of them when little is left) and return the window: the step
-        converted ahead, or converted now; then start converting the step after it in the background."""
-        if not self._settle() and self.unconverted:
+        converted ahead, or converted now; then start converting the step after it in the background. Rows
+        converted past the last cut are offered first, alone: the row groups they hold are cut before more
+        rows are converted, so the converted rows never outgrow a step and a row group (a step that held
+        several row groups used to end only one of them, and the rest piled up for the whole write)."""
+        if self._unseen:
+            self._unseen = False
+        elif not self._settle() and self.unconverted:
             futures, rows = self._convert_step(ahead=False)
             wait_in_order(futures)
             self.rows += rows
             self._window = None
         if self._window is None:  # viewed before the next step starts appending to the buffers in the background
             self._window = LeafWindow([buffer.view() for buffer in self.buffers])
-        if self.unconverted and self.pool is not None and self.ready(final=False):
+        if self.unconverted and self.pool is not None and self._ahead is None and self._step_waiting():
             self._ahead = self._convert_step(ahead=True)
         return self._window
 
@@ -183,6 +205,8 @@ class RowWindow:
         rows = self.unconverted
         if self.unconverted_bytes > 2 * self.convert_bytes:
             rows = max(1, rows * self.convert_bytes // self.unconverted_bytes)
+        if rows > 2 * self.step_rows:
+            rows = self.step_rows
         head, rest = table.slice(0, rows), table.slice(rows)
         self.pending = [rest] if rest.num_rows else []
         self.unconverted -= rows
@@ -191,15 +215,15 @@ class RowWindow:
         for leaf, buffer in zip(self.schema.leaves, self.buffers, strict=True):
             jobs.setdefault(leaf.index, []).append((buffer, leaf))
         pieces = {index: _joined([chunk for chunk in head.column(index).chunks if len(chunk)]) for index in jobs}
-        jobs = {index: leaves for index, leaves in jobs.items() if pieces[index]}
+        work = [(leaves, pieces[index]) for index, leaves in jobs.items() if pieces[index]]
+        groups = grouped([sum(chunk.nbytes for chunk in chunks) for _, chunks in work]) if self.pool else []
         futures: list[Future] = []
-        if self.pool is None or (len(jobs) < 2 and not ahead):
-            for index, leaves in jobs.items():
-                _convert_into(leaves, pieces[index], self.rebase, self.check_decimals)
-        else:  # one job per column converts its chunks and appends them (the copy off the main thread too)
+        if self.pool is None or (len(groups) < 2 and not ahead):
+            _convert_columns(work, self.rebase, self.check_decimals)
+        else:  # a job per column (small ones a group of neighbours) converts and appends (the copy off this thread)
             submit = self.pool.submit_later if ahead else self.pool.submit
-            futures = [submit(_convert_into, leaves, pieces[index], self.rebase, self.check_decimals)
-                       for index, leaves in jobs.items()]
+            futures = [submit(_convert_columns, [work[i] for i in g], self.rebase, self.check_decimals)
+                       for g in groups]
         return futures, rows
 
     def _settle(self) -> bool:
@@ -229,6 +253,9 @@ class RowWindow:
         self.buffers = [buffer.tail(rows, hint) for buffer in self.buffers]
         self.rows -= rows
         self._window = None
+        # offered alone when they likely hold a whole row group (as many rows as the one just cut); fewer go on
+        # with the next step, as they always did (one more planning pass per row group would cost every write)
+        self._unseen = self.rows >= rows
 
     def clear(self) -> None:
         """Forget everything pending (the write was abandoned); a step being converted ahead is cancelled or
@@ -244,6 +271,7 @@ class RowWindow:
         self.buffers = [LeafBuffer() for _ in self.schema.leaves]
         self.rows = 0
         self._window = None
+        self._unseen = False
 
 
 def _joined(chunks: list[pa.Array]) -> list[pa.Array]:
@@ -255,6 +283,13 @@ def _joined(chunks: list[pa.Array]) -> list[pa.Array]:
             or pa.types.is_dictionary(chunks[0].type):
         return chunks
     return [pa.concat_arrays(chunks)]
+
+
+def _convert_columns(work: list[tuple[list[tuple[LeafBuffer, Leaf]], list[pa.Array]]], rebase: RebaseOptions,
+                     check_decimals: bool) -> None:
+    """`_convert_into` for several columns, one after another."""
+    for leaves, chunks in work:
+        _convert_into(leaves, chunks, rebase, check_decimals)
 
 
 def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array], rebase: RebaseOptions,

@@ -38,7 +38,13 @@ def test_limit_caps_the_threads_of_files_opened_afterwards() -> None:
         cpu.limit_threads(0)
 
 
-def test_same_bytes_on_one_thread_and_on_several(tmp_path: Path) -> None:
+@pytest.mark.parametrize("small_job", [None, 0])
+def test_same_bytes_on_one_thread_and_on_several(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 small_job: int | None) -> None:
+    """Columns encoded side by side (grouped as the pool groups small jobs, or each its own job) give the bytes
+    one thread gives."""
+    if small_job is not None:
+        monkeypatch.setattr("gpuwrite.backends.workpool.SMALL_JOB", small_job)
     table = pa.table({f"c{i}": pa.array([(r * (i + 3)) % 97 for r in range(5000)], pa.int64()) for i in range(6)})
     one, many = tmp_path / "one.parquet", tmp_path / "many.parquet"
     cpu.limit_threads(1)

@@ -130,3 +130,18 @@ def test_a_forked_child_starts_without_the_parents_parked_threads(monkeypatch) -
     os.close(write)
     assert os.read(read, 1) == b"1"
     os.waitpid(pid, 0)
+
+
+def test_small_jobs_share_a_hand_off_and_large_ones_run_alone() -> None:
+    """grouped: consecutive indexes, every job once, in order; a job of SMALL_JOB or more alone, cheap ones
+    together up to SMALL_JOB (JOB_OVERHEAD counted for each), so 20,000 tiny jobs are a few hundred."""
+    small, over = workpool.SMALL_JOB, workpool.JOB_OVERHEAD
+    costs = [8, 8, small, 8, 2 * small, 8]
+    groups = workpool.grouped(costs)
+    assert [list(g) for g in groups] == [[0, 1], [2], [3], [4], [5]]
+    tiny = workpool.grouped([8] * 20_000)
+    assert [i for g in tiny for i in g] == list(range(20_000))
+    assert all(sum(8 + over for _ in g) <= small for g in tiny)
+    assert len(tiny) == -(-20_000 // (small // (8 + over)))
+    assert workpool.grouped([]) == []
+    assert [list(g) for g in workpool.grouped([8, 8, 8], small=0)] == [[0], [1], [2]]
