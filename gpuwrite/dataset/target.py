@@ -94,7 +94,12 @@ def make_parents(target: Target) -> list[str]:
     first, for `remove_parents`. DatasetPathError naming the path when one cannot be made."""
     missing = []
     folder = os.path.dirname(target.real)
-    while not os.path.isdir(folder) and folder != os.path.dirname(folder):
+    while folder != os.path.dirname(folder):
+        problem = unusable_directory(folder)
+        if problem is None:
+            break
+        if problem[0] != errno.ENOENT:  # there but unreachable (no search permission, a loop, a file): said so
+            raise DatasetPathError(f"cannot write {target.given!r}: {problem[1]}")
         missing.append(folder)
         folder = os.path.dirname(folder)
     created: list[str] = []
