@@ -15,6 +15,7 @@ import decimal
 import os
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -121,6 +122,7 @@ def steps(table: pa.Table, folder: str) -> list[tuple[str, Callable[[], Any]]]:
 
 def warmup(report: Callable[[int, int, str], None] | None = None) -> WarmupResult:
     """Compile or load every CPU kernel; `report(step, of, label)` is called before each step."""
+    from ..errors import BloomFilterSizeWarning
     from ..pipeline.int96_zones import held_back
 
     kernel_cache.install()
@@ -128,7 +130,8 @@ def warmup(report: Callable[[int, int, str], None] | None = None) -> WarmupResul
     hits0, misses0 = kernel_cache.cache_counts()
     with tempfile.TemporaryDirectory(prefix="gpuwrite-warmup-") as folder:
         todo = steps(sample_table(), folder)
-        with held_back():  # the sample's zoned INT96 column is ours: the user's first one is still warned of
+        with held_back(), warnings.catch_warnings():  # the sample's zoned INT96 column and tiny bloom-filtered
+            warnings.simplefilter("ignore", BloomFilterSizeWarning)  # chunks are ours: nothing to tell the user
             for i, (label, run) in enumerate(todo):
                 if report is not None:
                     report(i, len(todo), label)
