@@ -8,6 +8,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from gpuwrite.pipeline.nested_types import rebuilt_type
+
 SV, BV = pa.string_view(), pa.binary_view()
 
 
@@ -80,20 +82,14 @@ def view_cases() -> dict[str, tuple[pa.Table, pa.Table]]:
 
 def plain_type(t: pa.DataType) -> pa.DataType:
     """`t` with string_view / binary_view replaced by string / binary wherever they are in it."""
+    return rebuilt_type(t, _plain_leaf, _plain_field)
+
+
+def _plain_leaf(t: pa.DataType) -> pa.DataType:
     if pa.types.is_string_view(t):
         return pa.string()
     if pa.types.is_binary_view(t):
         return pa.binary()
-    if pa.types.is_struct(t):
-        return pa.struct([_plain_field(t.field(i)) for i in range(t.num_fields)])
-    if pa.types.is_map(t):
-        return pa.map_(_plain_field(t.key_field), _plain_field(t.item_field), t.keys_sorted)
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(_plain_field(t.value_field), t.list_size)
-    if pa.types.is_large_list(t):
-        return pa.large_list(_plain_field(t.value_field))
-    if pa.types.is_list(t):
-        return pa.list_(_plain_field(t.value_field))
     return t
 
 

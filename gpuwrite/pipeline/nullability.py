@@ -14,25 +14,13 @@ import pyarrow as pa
 
 from ..integrations.arrow import ArrowPiece, relabel
 from ..integrations.device_data import DeviceTable
+from .nested_types import rebuilt_type
 
 
 def loose_type(t: pa.DataType) -> pa.DataType:
     """`t` with every field in it nullable and without metadata (map keys stay non-nullable, as Arrow has
     them): the type two types differing only in nullability have in common."""
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, loose_type(f.type)) for f in (t.field(i) for i in range(t.num_fields))])
-    if pa.types.is_map(t):
-        return pa.map_(pa.field(t.key_field.name, loose_type(t.key_type), False),
-                       pa.field(t.item_field.name, loose_type(t.item_type)), t.keys_sorted)
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(pa.field(t.value_field.name, loose_type(t.value_type)), t.list_size)
-    if pa.types.is_large_list(t):
-        return pa.large_list(pa.field(t.value_field.name, loose_type(t.value_type)))
-    if pa.types.is_list(t):
-        return pa.list_(pa.field(t.value_field.name, loose_type(t.value_type)))
-    if pa.types.is_dictionary(t):
-        return pa.dictionary(t.index_type, loose_type(t.value_type), t.ordered)
-    return t
+    return rebuilt_type(t, lambda x: x, lambda f: pa.field(f.name, loose_type(f.type)))
 
 
 def conform(piece: ArrowPiece, schema: pa.Schema) -> ArrowPiece:

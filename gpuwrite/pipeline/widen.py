@@ -14,40 +14,21 @@ truncating sub-microsecond parts toward zero as pyarrow's writer does with it, w
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import pyarrow as pa
 
 from ..errors import SchemaMismatchError
 from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
+from .nested_types import rebuilt_type
 from .nullability import conform, loose_type
 
 WIDENED_FROM = "gpuwrite.widened_from"
 _WIDER = {pa.uint8(): pa.int16(), pa.uint16(): pa.int32(), pa.uint32(): pa.int64(), pa.uint64(): pa.decimal128(20, 0)}
 
 
-def _rebuilt(t: pa.DataType, leaf: Callable[[pa.DataType], pa.DataType],
-             child: Callable[[pa.Field], pa.Field]) -> pa.DataType:
-    """`t` with `leaf` applied to it, or (a nested type) `child` to its fields and dictionary values."""
-    if pa.types.is_dictionary(t):
-        return pa.dictionary(t.index_type, _rebuilt(t.value_type, leaf, child), t.ordered)
-    if pa.types.is_struct(t):
-        return pa.struct([child(t.field(i)) for i in range(t.num_fields)])
-    if pa.types.is_map(t):
-        return pa.map_(child(t.key_field), child(t.item_field), t.keys_sorted)
-    if pa.types.is_fixed_size_list(t):
-        return pa.list_(child(t.value_field), t.list_size)
-    if pa.types.is_large_list(t):
-        return pa.large_list(child(t.value_field))
-    if pa.types.is_list(t):
-        return pa.list_(child(t.value_field))
-    return leaf(t)
-
-
 def widen_type(t: pa.DataType) -> pa.DataType:
     """`t` with every unsigned integer type in it (nested too, dictionary values too) widened."""
-    return _rebuilt(t, lambda x: _WIDER.get(x, x), widen_field)
+    return rebuilt_type(t, lambda x: _WIDER.get(x, x), widen_field)
 
 
 def widen_field(f: pa.Field) -> pa.Field:
@@ -69,7 +50,7 @@ def _micros(t: pa.DataType) -> pa.DataType:
 
 def truncate_field(f: pa.Field) -> pa.Field:
     """The field with every timestamp[ns] in its type (nested too) as timestamp[us]."""
-    t = _rebuilt(f.type, _micros, truncate_field)
+    t = rebuilt_type(f.type, _micros, truncate_field)
     return f if t == f.type else pa.field(f.name, t, f.nullable, f.metadata)
 
 
