@@ -3,7 +3,9 @@ first dataset, the rows of a second write, and a table's bytes to compare before
 
 from __future__ import annotations
 
+import errno
 import os
+from typing import Any
 
 import pyarrow as pa
 
@@ -36,3 +38,16 @@ def old_table(path: str | os.PathLike[str], partitioned: bool = True) -> None:
 def new_table() -> pa.Table:
     """Rows for the second write: partitions b (also in the old table) and d (new)."""
     return pa.table({"p": ["b", "d"] * 3, "v": pa.array(range(100, 106), pa.int64())})
+
+
+def refuse_unlink(monkeypatch: Any, marker: str) -> None:
+    """Make `os.unlink` refuse (EACCES) every path holding `marker` (an old write's job id): old files that
+    cannot be deleted, for the leftover tests (`monkeypatch.undo()` gives unlink back)."""
+    real_unlink = os.unlink
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        if marker in os.fspath(path):
+            raise PermissionError(errno.EACCES, "Permission denied", path)
+        real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)

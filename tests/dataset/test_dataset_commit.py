@@ -13,7 +13,7 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from dataset_tables import new_table, old_table, snapshot
+from dataset_tables import new_table, old_table, refuse_unlink, snapshot
 
 import gpuwrite
 from gpuwrite import GpuwriteError
@@ -333,14 +333,7 @@ def test_old_files_that_cannot_be_deleted_are_reported_and_removed_later(tmp_pat
     target = tmp_path / "t"
     old_table(target)
     old_job = next(n for n in os.listdir(target / "p=a")).split("-", 2)[2][:36]
-    real_unlink = os.unlink
-
-    def unlink(path, *args, **kwargs):
-        if old_job in os.fspath(path):
-            raise PermissionError(errno.EACCES, "Permission denied", path)
-        real_unlink(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "unlink", unlink)
+    refuse_unlink(monkeypatch, old_job)
     with pytest.warns(LeftoverWarning) as caught:
         result = gpuwrite.write_dataset(new_table(), target, mode="overwrite", partition_by=["p"])
     monkeypatch.undo()

@@ -18,7 +18,7 @@ import pyarrow.dataset as pads
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
-from dataset_tables import snapshot
+from dataset_tables import refuse_unlink, snapshot
 from staged_jobs import CTX, old_table, staged_job, state
 
 import gpuwrite
@@ -252,14 +252,7 @@ def test_old_files_a_job_cannot_delete_are_reported_and_removed_later(tmp_path, 
     old_table(root)
     second = staged_job(root, 2, parts=("k=1", "k=3"))
     old_job = next(n for n in os.listdir(root / "k=0")).split("-", 2)[2][:36]
-    real_unlink = os.unlink
-
-    def unlink(path, *args, **kwargs):
-        if old_job in os.fspath(path):
-            raise PermissionError(errno.EACCES, "Permission denied", path)
-        real_unlink(path, *args, **kwargs)
-
-    monkeypatch.setattr(os, "unlink", unlink)
+    refuse_unlink(monkeypatch, old_job)
     with pytest.warns(LeftoverWarning, match="Permission denied") as caught:
         commit.publish_job(second.fs, second.paths, second.files, "overwrite")
     second.close()
