@@ -169,8 +169,6 @@ def release_memory() -> int:
     """Give back now the memory gpuwrite keeps for the next write: the host conversion buffers (else freed
     `RETAIN_SECONDS` after the last write) and, where it ran on a GPU, the unused blocks of CuPy's pools; the
     bytes released (host and device)."""
-    import sys
-
     from .pipeline.buffers import release_memory as release_host
 
     released = release_host()
