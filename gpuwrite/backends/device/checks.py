@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from gpuwrite.kernels.convert import value_checks as K
+from gpuwrite.kernels.convert.arenas import CHUNK_ROWS
 
 from ...errors import GpuwriteError, ValueCheckError
 from ...integrations.device_data import DeviceColumn
@@ -30,7 +31,13 @@ def _cuda() -> Any:
     return page_kernel(K.check_chunk)
 
 
-CHECKS = Kernel("value_checks", cuda=_cuda, twin=K.check_chunks, geometry="thread")
+def _checks_serial(items: int, *args: Any) -> int:
+    """One thread per chunk checks its rows one after another (at most CHUNK_ROWS; a string check walks the
+    bytes, not counted)."""
+    return int(CHUNK_ROWS)
+
+
+CHECKS = Kernel("value_checks", cuda=_cuda, twin=K.check_chunks, geometry="thread", serial=_checks_serial)
 
 
 def device_checked(leaf: Leaf) -> bool:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ...encode.compress import compressor
 from ...errors import GpuwriteError
+from .cost import LaunchRecord, codec_scratch_bytes
 from .ops import Device
 
 # Parquet codec -> nvCOMP algorithm (RAW bitstream). LZ4 RAW is the LZ4 block format, Parquet's LZ4_RAW.
@@ -33,6 +34,19 @@ ALIGN = 16  # start of every codec input and output slot: nvCOMP's most restrict
 def aligned(sizes: np.ndarray) -> np.ndarray:
     """`sizes` rounded up to a multiple of `ALIGN` (slot sizes that keep the next slot aligned)."""
     return (sizes + (ALIGN - 1)) // ALIGN * ALIGN
+
+
+CODEC_THREADS = 128  # nvCOMP's Snappy kernel: one page a block of 4 warps, the first finding matches
+CODEC_LANES = 32  # input bytes its matching warp takes a step
+
+
+def codec_work(codec: str, lengths: np.ndarray, out_bytes: int) -> LaunchRecord:
+    """One batched encode as the cost model sees it (cost.py): a block per non-empty page, a page's bytes walked
+    CODEC_LANES a step, the pages read and `out_bytes` written, and nvCOMP's scratch for the batch."""
+    todo = lengths[lengths > 0]
+    longest = int(todo.max()) if len(todo) else 0
+    return LaunchRecord("compress", max(1, len(todo)), CODEC_THREADS, max(1, -(-longest // CODEC_LANES)),
+                        int(todo.sum()), int(out_bytes), codec_scratch_bytes(codec, len(todo), longest))
 
 
 def starts(sizes: np.ndarray) -> np.ndarray:
@@ -64,6 +78,7 @@ class HostCodec:
 
     def __init__(self, codec: str, level: int | None) -> None:
         self.compress_one = compressor(codec, level)
+        self.codec_name = codec
 
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
                  always: bool = False) -> tuple[Any, np.ndarray, Any]:
@@ -86,7 +101,7 @@ class HostCodec:
                 if always or 0 < len(packed) < n:
                     dst[o:o + len(packed)] = np.frombuffer(packed, dtype=np.uint8)
                     sizes[p] = len(packed)
-        device.host_step("compress", run)
+        device.host_step("compress", run, work=codec_work(self.codec_name, np.asarray(lengths), total))
         device.wait("compressed sizes")
         return out, out_off, device.upload(sizes)
 
@@ -152,7 +167,8 @@ class NvcompCodec:
             try:
                 srcs = nv.as_arrays(src, offsets[todo].tolist(), lengths[todo].tolist())
                 outs = nv.as_arrays(out, out_off[todo].tolist(), cap[todo].tolist())
-                done = device.host_step("nvcomp", self.codec.encode, srcs, outs)
+                done = device.host_step("nvcomp", self.codec.encode, srcs, outs,
+                                        work=codec_work(self.codec_name, lengths, int(cap.sum())))
                 got = np.asarray(device.wait("compressed sizes", lambda: done.buffer_sizes), dtype=np.int64)
             except Exception as exc:
                 raise GpuwriteError(f"nvCOMP failed to compress a batch of {len(todo)} pages with "

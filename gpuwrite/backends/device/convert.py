@@ -62,7 +62,7 @@ from ...pipeline.columns import leaf_data, micros_range_error, ns_loss_error
 from ...pipeline.leafdata import LeafData
 from ...pipeline.rebase import RebaseOptions, date_switch_error, timestamp_switch_error, unknown_zone_error
 from ...schema import Leaf
-from .ops import Device, Kernel
+from .ops import THREADS, Device, Kernel
 from .sources import Sources, conversion, device_readable, flat_chunks, prepare_device, source_type
 
 ARENAS = ("lev", "idx", "v8", "v32", "v64", "dat")
@@ -77,10 +77,35 @@ def _convert_cuda() -> Any:
     return convert_cuda
 
 
-COUNT = Kernel("convert_count", cuda=lambda: _convert_cuda().count_chunks, twin=K.count_chunks)
+def _count_serial(items: int, *args: Any) -> int:
+    """Each thread counts its share of a chunk's rows (at most CHUNK_ROWS), then thread 0 folds the T shares."""
+    return -(-K.CHUNK_ROWS // THREADS) + THREADS
+
+
+COUNT = Kernel("convert_count", cuda=lambda: _convert_cuda().count_chunks, twin=K.count_chunks,
+               serial=_count_serial)
+
+
+def _scan_serial(items: int, ranges: Any, chunks: Any, *args: Any) -> int:
+    """One thread per column walks its chunks (the even share of the chunk table: flat columns have the same
+    rows)."""
+    return max(1, -(-int(chunks.shape[0]) // items))
+
+
 SCAN = Kernel("convert_scan", cuda=lambda: _convert_cuda().scan_columns(), twin=K.scan_columns,
-              geometry="thread")
-WRITE = Kernel("convert_write", cuda=lambda: _convert_cuda().write_chunks, twin=K.write_chunks)
+              geometry="thread", serial=_scan_serial)
+
+
+def _write_serial(items: int, *args: Any) -> int:
+    """A block walks its chunk in tiles of T rows, a block scan each (log2 T), then copies the tile's string
+    bytes (the even share of `dat` per chunk, T bytes a step)."""
+    tiles = -(-K.CHUNK_ROWS // THREADS)
+    dat = args[-1]
+    return tiles * (2 + max(0, THREADS - 1).bit_length()) + -(-int(dat.nbytes) // max(1, items) // THREADS)
+
+
+WRITE = Kernel("convert_write", cuda=lambda: _convert_cuda().write_chunks, twin=K.write_chunks,
+               serial=_write_serial)
 
 
 @dataclass

@@ -8,7 +8,9 @@
   (`Counters.standin_s`), so the rest of a write's wall time is the host work no GPU can remove.
 
 Every device operation of the GPU backend goes through `Device` (`launch`, `upload`, `download`, `sync`), and
-the counters are incremented there and nowhere else, so the cost model cannot miss one.
+the counters are incremented there and nowhere else, so the cost model cannot miss one. Each launch also leaves a
+`cost.LaunchRecord` (geometry as on CUDA, the longest serial loop of one thread, bytes read and written) in
+`Counters.records`, from which `cost` models its H200 time.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+
+from .cost import LaunchRecord, array_bytes, max_serial, modeled_device_s
 
 Mode = Literal["cuda", "sim", "standin"]
 Geometry = Literal["block", "thread"]
@@ -101,12 +105,15 @@ class Kernel:
     `geometry` "block": one thread block per item (page, column, chunk), `kernel[items, threads](*args)`.
     `geometry` "thread": one thread per item, `kernel[blocks, threads](items, *args)` (the kernel checks the
     bound). The twin is `twin(items, *args)` for both: a compiled loop doing what the whole grid does.
+    `serial(items, *args)`: the longest sequential loop any one thread runs in that launch, from the arguments'
+    host-side sizes (never a device read); the cost model's (`Device.launch` refuses a Kernel without it).
     """
 
     name: str
     cuda: Callable[[], Any]
     twin: Callable[..., Any]
     geometry: Geometry = "block"
+    serial: Callable[..., int] | None = None
 
 
 @dataclass
@@ -126,14 +133,20 @@ class Counters:
     standin_cpu_s: float = 0.0  # stand-in mode: CPU seconds of this process inside twins and copies
     by_kernel: dict[str, int] = field(default_factory=dict)
     waits: dict[str, int] = field(default_factory=dict)  # syncs that read no array, by what they wait for
+    records: list[LaunchRecord] = field(default_factory=list)  # one per launch, in launch order (cost.py)
+    device_peak_bytes: int = 0  # device memory high-water mark: arrays held, codec scratch, CuPy's pool
 
     def as_dict(self) -> dict[str, Any]:
-        """The counters as plain numbers."""
+        """The counters as plain numbers, with the cost model's summary of the launches (cost.py)."""
+        steps, where = max_serial(self.records)
+        total, by_step = modeled_device_s(self.records)
         return {"launches": self.launches, "syncs": self.syncs, "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "h2d_copies": self.h2d_copies, "d2h_copies": self.d2h_copies,
                 "d2d_bytes": self.d2d_bytes, "d2d_copies": self.d2d_copies, "event_waits": self.event_waits,
                 "standin_s": self.standin_s, "standin_cpu_s": self.standin_cpu_s, "by_kernel": dict(self.by_kernel),
-                "waits": dict(self.waits)}
+                "waits": dict(self.waits), "max_serial_steps": steps, "serial_step_kernel": where,
+                "device_peak_bytes": self.device_peak_bytes, "modeled_device_s": total,
+                "modeled_device_s_by_step": by_step}
 
     def absorb(self, other: Counters) -> None:
         """Add `other`'s counts to these and zero them (work done for this write on another Device object)."""
@@ -145,6 +158,10 @@ class Counters:
             for name, n in theirs.items():
                 mine[name] = mine.get(name, 0) + n
             theirs.clear()
+        self.records.extend(other.records)
+        other.records.clear()
+        self.device_peak_bytes = max(self.device_peak_bytes, other.device_peak_bytes)
+        other.device_peak_bytes = 0
 
 
 def _clock() -> tuple[float, float]:
@@ -210,8 +227,15 @@ class Device:
         n = int(arr.nbytes)
         self.live_bytes += n
         self.peak_bytes = max(self.peak_bytes, self.live_bytes)
+        self._held(0)
         weakref.finalize(arr, self._release, n)
         return arr
+
+    def _held(self, scratch: int) -> None:
+        """Raise `counters.device_peak_bytes` to what is held now: the arrays, `scratch` bytes a launch needs
+        beside them (nvCOMP's temporary space) and, on CUDA, CuPy's pool (which holds the arrays and more)."""
+        c = self.counters
+        c.device_peak_bytes = max(c.device_peak_bytes, self.live_bytes + scratch, self.pool_peak_bytes + scratch)
 
     def _release(self, n: int) -> None:
         self.live_bytes -= n
@@ -237,6 +261,7 @@ class Device:
         self._count_launch("fill")
         t = _clock()
         out = self._track(self.xp.full(int(n), value, dtype=dtype))
+        self._record("fill", int(n), 1, 0, int(out.nbytes))
         if self.mode == "standin":
             _add_standin(self.counters, t)
         return out
@@ -244,6 +269,7 @@ class Device:
     def fill_range(self, dev: Any, start: int, n: int, value: int) -> None:
         """dev[start:start + n] = value (a fill launch on the device)."""
         self._count_launch("fill")
+        self._record("fill", int(n), 1, 0, int(n) * int(dev.itemsize))
         t = _clock()
         dev[start:start + n] = value
         if self.mode == "standin":
@@ -255,6 +281,7 @@ class Device:
         t = _clock()
         out = self._track(self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype))
         out[:len(dev)] = dev
+        self._record("copy", int(out.size), 1, int(dev.nbytes), int(out.nbytes))
         if self.mode == "standin":
             _add_standin(self.counters, t)
         return out
@@ -384,6 +411,9 @@ class Device:
     def valid_counts(self, bitmaps: list[tuple[Any, int, int]]) -> Any:
         """Set bits of each (device bitmap, first bit, bits), as a device int64 array (one launch)."""
         self._count_launch("count_valid")
+        longest = max((n for _, _, n in bitmaps), default=1)  # a block reduction over each bitmap's words
+        self._record("count_valid", len(bitmaps) * THREADS, _ceil_div(longest, 64 * THREADS) + _log2(THREADS),
+                     sum((n + 7) // 8 for _, _, n in bitmaps), 8 * max(1, len(bitmaps)), blocks=len(bitmaps))
         t = _clock()
         xp = self.xp
         out = xp.empty(max(1, len(bitmaps)), dtype=np.int64)
@@ -397,6 +427,7 @@ class Device:
     def pack_mask(self, mask: Any) -> Any:
         """A byte mask (nonzero: valid) as an Arrow validity bitmap on the device (one launch)."""
         self._count_launch("pack_mask")
+        self._record("pack_mask", (int(mask.size) + 7) // 8, 8, int(mask.nbytes), (int(mask.size) + 7) // 8)
         t = _clock()
         out = self.xp.packbits(mask.astype(bool), bitorder="little")
         if self.mode == "standin":
@@ -410,11 +441,26 @@ class Device:
         c.launches += 1
         c.by_kernel[name] = c.by_kernel.get(name, 0) + 1
 
+    def _record(self, step: str, threads_total: int, serial: int, read: int, written: int, *, blocks: int = -1,
+                threads: int = THREADS, scratch: int = 0) -> None:
+        """Record a launch (cost.LaunchRecord): `threads_total` threads in blocks of `threads` (as on CUDA) unless
+        `blocks` says, its longest serial loop, bytes read and written, and the scratch it needs while it runs."""
+        if blocks < 0:
+            blocks = max(1, _ceil_div(threads_total, threads))
+        self.counters.records.append(LaunchRecord(step, blocks, threads, int(serial), int(read), int(written),
+                                                  int(scratch)))
+        self._held(scratch)
+
     def launch(self, kernel: Kernel, items: int, *args: Any) -> None:
         """Run `kernel` over `items` (pages, columns, chunks or values, by its geometry)."""
         if items <= 0:
             return
+        if kernel.serial is None:
+            raise TypeError(f"Kernel {kernel.name!r} has no `serial`: the cost model cannot see inside its launches")
         self._count_launch(kernel.name)
+        moved = array_bytes(args)  # every array counted as read and as written: an upper bound (cost.py)
+        self._record(kernel.name, items, kernel.serial(items, *args), moved, moved,
+                     blocks=items if kernel.geometry == "block" else -1)
         if self.mode == "standin":
             t = _clock()
             kernel.twin(items, *args)
@@ -427,10 +473,12 @@ class Device:
             compiled[(items + self.threads - 1) // self.threads, self.threads](items, *args)
         self._gauge()
 
-    def host_step(self, name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    def host_step(self, name: str, fn: Callable[..., Any], *args: Any, work: LaunchRecord) -> Any:
         """A step that is device work on a GPU but runs as host code in the stand-in / simulator modes (the
-        page codec): counted as a launch, timed as stand-in work."""
+        page codec): counted as a launch (`work`: its record as the caller models it), timed as stand-in work."""
         self._count_launch(name)
+        self._record(name, 0, work.serial, work.bytes_read, work.bytes_written, blocks=work.blocks,
+                     threads=work.threads, scratch=work.scratch_bytes)
         t = _clock()
         out = fn(*args)
         if self.mode == "standin":
@@ -442,3 +490,14 @@ class Device:
         if self.mode == "cuda":
             used = int(self.xp.get_default_memory_pool().total_bytes())
             self.pool_peak_bytes = max(self.pool_peak_bytes, used)
+            self._held(0)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    """ceil(a / b) for non-negative a, positive b."""
+    return -(-int(a) // int(b))
+
+
+def _log2(n: int) -> int:
+    """ceil(log2(n)) for n >= 1: the steps of a tree reduction or scan over n threads."""
+    return max(0, int(n) - 1).bit_length()

@@ -1,4 +1,14 @@
-"""Every device step of the GPU backend: its CUDA kernel (imported when first launched) and CPU twin."""
+"""Every device step of the GPU backend: its CUDA kernel (imported when first launched), CPU twin and `serial`.
+
+`serial(items, *args)` (the cost model's, `ops.Kernel`): the longest sequential loop one thread runs in the launch,
+derived from the work a thread owns in today's CUDA kernel (kernels/**/_cuda.py), from the arguments' sizes only
+(never a device read), with THREADS threads a block as on a GPU. Where the per-item work is only known on the
+device (a page's values, a chunk's), the bound the write's defaults put on it is used: a page holds at most
+PAGE_VALUES values and PAGE_BYTES bytes (parquet-java's 20,000-row and 1 MiB defaults; nested pages can hold
+more values), a dictionary chunk CHUNK values, a conversion chunk CHUNK_ROWS rows, a dictionary DICT_ENTRIES
+entries (1 MiB of 4-byte entries); a column's share of a table of chunks is the even share (flat columns have
+the same rows). Each derivation is a small named function next to its Kernel.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +17,28 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuwrite.kernels.dictionary import row_group as D
+from gpuwrite.kernels.dictionary.row_group import CHUNK
 from gpuwrite.kernels.encode import delta as DT
 from gpuwrite.kernels.encode import pages as PT
 from gpuwrite.kernels.encode import rle as RT
+from gpuwrite.kernels.encode.delta import BLOCK as DELTA_BLOCK
+from gpuwrite.kernels.encode.delta import MINIBLOCKS
 from gpuwrite.kernels.hashing import bloom as B
 from gpuwrite.kernels.plan import page_layout as L
 from gpuwrite.kernels.plan import planner as P
+from gpuwrite.options.model import (
+    DEFAULT_DICTIONARY_PAGE_SIZE,
+    DEFAULT_PAGE_ROW_COUNT_LIMIT,
+    DEFAULT_PAGE_SIZE,
+)
 
-from .ops import Kernel
+from .ops import THREADS, Kernel
+
+T = THREADS
+PAGE_VALUES = DEFAULT_PAGE_ROW_COUNT_LIMIT  # values of a flat page, at most (default options)
+PAGE_BYTES = DEFAULT_PAGE_SIZE  # bytes of a page's values or body (default options; the check lets it exceed a bit)
+DICT_ENTRIES = DEFAULT_DICTIONARY_PAGE_SIZE // 4  # entries of a dictionary, at most (4-byte entries, 1 MiB)
+HEADER_STEPS = 16  # a page header's Thrift fields, written one after another
 
 
 def _cuda(module: str, name: str) -> Callable[[], Any]:
@@ -28,48 +52,329 @@ def _cuda(module: str, name: str) -> Callable[[], Any]:
     return get
 
 
+def _div(a: int, b: int) -> int:
+    """ceil(a / b)."""
+    return -(-int(a) // int(b))
+
+
+def _log2(n: int) -> int:
+    """ceil(log2(n)): the steps of a tree reduction / Hillis-Steele scan over n threads (or a binary search)."""
+    return max(0, int(n) - 1).bit_length()
+
+
+def _size(a: Any) -> int:
+    """Elements of array `a` (its first dimension's rows for a table)."""
+    return int(a.shape[0]) if getattr(a, "ndim", 1) > 1 else int(a.size)
+
+
+def _page_values(*arrays: Any) -> int:
+    """Values of one page, at most: PAGE_VALUES, or fewer when the arrays holding them are smaller."""
+    return max(1, min(PAGE_VALUES, max(int(a.size) for a in arrays)))
+
+
+def _page_bytes(*arrays: Any) -> int:
+    """Bytes of one page's values or body, at most: PAGE_BYTES, or fewer when the buffers are smaller."""
+    return max(1, min(PAGE_BYTES, max(int(a.nbytes) for a in arrays)))
+
+
+def _strided(n: int) -> int:
+    """A block's threads striding over n items: ceil(n / T) steps each."""
+    return _div(n, T)
+
+
 # dictionary (kernels/dictionary/row_group.py)
-DICT_KEYS = Kernel("dict_keys", _cuda("dictionary.row_group_cuda", "dict_keys_block"), D.dict_keys)
-DICT_INSERT = Kernel("dict_insert", _cuda("dictionary.row_group_cuda", "dict_insert_block"), D.dict_insert)
-DICT_FIRST = Kernel("dict_first", _cuda("dictionary.row_group_cuda", "dict_first_block"), D.dict_first)
-DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases_thread"), D.dict_bases, "thread")
-DICT_NUMBER = Kernel("dict_number", _cuda("dictionary.row_group_cuda", "dict_number_block"), D.dict_number)
-DICT_IDS = Kernel("dict_ids", _cuda("dictionary.row_group_cuda", "dict_ids_block"), D.dict_ids)
+def _dict_keys_serial(items: int, *args: Any) -> int:
+    """Each thread keys its share of the chunk."""
+    return _strided(CHUNK)
+
+
+DICT_KEYS = Kernel("dict_keys", _cuda("dictionary.row_group_cuda", "dict_keys_block"), D.dict_keys,
+                   serial=_dict_keys_serial)
+
+
+def _dict_insert_serial(items: int, *args: Any) -> int:
+    """Each value probes the table (2x the values: at most half full; ~2.5 probes expected for a miss)."""
+    return _strided(CHUNK) * 3
+
+
+DICT_INSERT = Kernel("dict_insert", _cuda("dictionary.row_group_cuda", "dict_insert_block"), D.dict_insert,
+                     serial=_dict_insert_serial)
+
+
+def _dict_first_serial(items: int, *args: Any) -> int:
+    """Each thread reads its share's first occurrences, then one shared atomic add."""
+    return _strided(CHUNK) + 1
+
+
+DICT_FIRST = Kernel("dict_first", _cuda("dictionary.row_group_cuda", "dict_first_block"), D.dict_first,
+                    serial=_dict_first_serial)
+
+
+def _dict_bases_serial(items: int, col_chunks: Any, totals: Any, bases: Any) -> int:
+    """One thread per column sums its chunks (the even share of the chunk table)."""
+    return _div(_size(totals), items)
+
+
+DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases_thread"), D.dict_bases, "thread",
+                    serial=_dict_bases_serial)
+
+
+def _dict_number_serial(items: int, *args: Any) -> int:
+    """Each thread owns a contiguous run (CHUNK / T), walked twice around a block scan."""
+    return 2 * _strided(CHUNK) + 2 * _log2(T)
+
+
+DICT_NUMBER = Kernel("dict_number", _cuda("dictionary.row_group_cuda", "dict_number_block"), D.dict_number,
+                     serial=_dict_number_serial)
+
+
+def _dict_ids_serial(items: int, *args: Any) -> int:
+    """Each thread writes its share's ids."""
+    return _strided(CHUNK)
+
+
+DICT_IDS = Kernel("dict_ids", _cuda("dictionary.row_group_cuda", "dict_ids_block"), D.dict_ids,
+                  serial=_dict_ids_serial)
+
 
 # page encoders (kernels/encode/rle_cuda.py, delta_cuda.py, pages_cuda.py; twins in rle.py, delta.py, pages.py)
-RLE = Kernel("rle", _cuda("encode.rle_cuda", "rle_encode_block"), RT.rle_pages)
-DELTA = Kernel("delta", _cuda("encode.delta_cuda", "delta_pages"), DT.delta_pages)
-DELTA_BYTES = Kernel("delta_bytes", _cuda("encode.delta_cuda", "delta_bytes_pages"), DT.delta_bytes_pages)
-PLAIN_FIXED = Kernel("plain_fixed", _cuda("encode.pages_cuda", "block_plain_fixed"), PT.plain_fixed_pages)
-PLAIN_BOOL = Kernel("plain_bool", _cuda("encode.pages_cuda", "block_plain_bool"), PT.plain_bool_pages)
-COPY_BYTES = Kernel("copy_bytes", _cuda("encode.pages_cuda", "block_copy_bytes"), PT.copy_bytes_pages)
+def _rle_serial(items: int, values: Any, *args: Any) -> int:
+    """Each thread finds the runs of its segment (n / T values) and writes its items, around ~3 block scans."""
+    return 2 * _strided(_page_values(values)) + 3 * _log2(T)
+
+
+RLE = Kernel("rle", _cuda("encode.rle_cuda", "rle_encode_block"), RT.rle_pages, serial=_rle_serial)
+
+
+def _delta_blocks(n: int) -> int:
+    """A block walks the page's DELTA blocks in turn: per block its deltas, the miniblock ORs and packing."""
+    return _div(n, DELTA_BLOCK) * (2 * _strided(DELTA_BLOCK) + MINIBLOCKS + 2)
+
+
+def _delta_serial(items: int, values: Any, *args: Any) -> int:
+    """DELTA_BINARY_PACKED of the page's values."""
+    return _delta_blocks(_page_values(values))
+
+
+DELTA = Kernel("delta", _cuda("encode.delta_cuda", "delta_pages"), DT.delta_pages, serial=_delta_serial)
+
+
+def _delta_bytes_serial(items: int, offsets: Any, data: Any, *args: Any) -> int:
+    """Prefix lengths (one value per thread a step), two DELTA encodings of the lengths, the suffix bytes."""
+    n = _page_values(offsets)
+    return _strided(n) + 2 * _delta_blocks(n) + _strided(_page_bytes(data))
+
+
+DELTA_BYTES = Kernel("delta_bytes", _cuda("encode.delta_cuda", "delta_bytes_pages"), DT.delta_bytes_pages,
+                     serial=_delta_bytes_serial)
+
+
+def _plain_fixed_serial(items: int, values: Any, *args: Any) -> int:
+    """Each thread writes its share of the values."""
+    return _strided(_page_values(values))
+
+
+PLAIN_FIXED = Kernel("plain_fixed", _cuda("encode.pages_cuda", "block_plain_fixed"), PT.plain_fixed_pages,
+                     serial=_plain_fixed_serial)
+
+
+def _plain_bool_serial(items: int, values: Any, *args: Any) -> int:
+    """Each thread writes its share of the output bytes, 8 values each."""
+    return _strided(_div(_page_values(values), 8)) * 8
+
+
+PLAIN_BOOL = Kernel("plain_bool", _cuda("encode.pages_cuda", "block_plain_bool"), PT.plain_bool_pages,
+                    serial=_plain_bool_serial)
+
+
+def _copy_bytes_serial(items: int, offsets: Any, data: Any, *args: Any) -> int:
+    """Each thread copies its share of the page's bytes."""
+    return _strided(_page_bytes(data))
+
+
+COPY_BYTES = Kernel("copy_bytes", _cuda("encode.pages_cuda", "block_copy_bytes"), PT.copy_bytes_pages,
+                    serial=_copy_bytes_serial)
+
+
+def _plain_byte_array_serial(items: int, offsets: Any, data: Any, *args: Any) -> int:
+    """T values a step (lengths, a block scan of their sizes), then their bytes by the block."""
+    return _strided(_page_values(offsets)) * (2 + 2 * _log2(T)) + _strided(_page_bytes(data))
+
+
 PLAIN_BYTE_ARRAY = Kernel("plain_byte_array", _cuda("encode.pages_cuda", "block_plain_byte_array"),
-                          PT.plain_byte_array_pages)
-GATHER = Kernel("gather", _cuda("encode.pages_cuda", "block_gather"), PT.gather_pages)
-INT_MINMAX = Kernel("int_minmax", _cuda("encode.pages_cuda", "block_int_minmax"), PT.int_minmax_pages)
-FLOAT_MINMAX = Kernel("float_minmax", _cuda("encode.pages_cuda", "block_float_minmax"), PT.float_minmax_pages)
-BYTES_MINMAX = Kernel("bytes_minmax", _cuda("encode.pages_cuda", "block_bytes_minmax"), PT.bytes_minmax_pages)
-CRC32 = Kernel("crc32", _cuda("encode.pages_cuda", "block_crc32"), PT.crc32_pages)
+                          PT.plain_byte_array_pages, serial=_plain_byte_array_serial)
+
+
+def _gather_serial(items: int, *args: Any) -> int:
+    """Each thread copies its share of the page body (levels and values)."""
+    return _strided(_page_bytes(args[-2]))
+
+
+GATHER = Kernel("gather", _cuda("encode.pages_cuda", "block_gather"), PT.gather_pages, serial=_gather_serial)
+
+
+def _minmax_serial(items: int, values: Any, *args: Any) -> int:
+    """Each thread's candidates over its share, then a block reduction."""
+    return _strided(_page_values(values)) + _log2(T)
+
+
+INT_MINMAX = Kernel("int_minmax", _cuda("encode.pages_cuda", "block_int_minmax"), PT.int_minmax_pages,
+                    serial=_minmax_serial)
+FLOAT_MINMAX = Kernel("float_minmax", _cuda("encode.pages_cuda", "block_float_minmax"), PT.float_minmax_pages,
+                      serial=_minmax_serial)
+
+
+def _bytes_minmax_serial(items: int, offsets: Any, *args: Any) -> int:
+    """Each thread's candidates over its share, then a block reduction (comparisons' lengths not counted)."""
+    return _strided(_page_values(offsets)) + _log2(T)
+
+
+BYTES_MINMAX = Kernel("bytes_minmax", _cuda("encode.pages_cuda", "block_bytes_minmax"), PT.bytes_minmax_pages,
+                      serial=_bytes_minmax_serial)
+
+
+def _crc32_serial(items: int, buf: Any, *args: Any) -> int:
+    """The table (256 / T), each thread's contiguous share of the bytes, then a combine tree (32-bit GF(2)
+    products a level)."""
+    return _strided(256) + _strided(_page_bytes(buf)) + 32 * _log2(T)
+
+
+CRC32 = Kernel("crc32", _cuda("encode.pages_cuda", "block_crc32"), PT.crc32_pages, serial=_crc32_serial)
+
 
 # per-page bookkeeping (kernels/plan/page_layout.py)
-PAGE_INFO = Kernel("page_info", _cuda("plan.page_layout_cuda", "pages_info_thread"), L.pages_info, "thread")
-STORED = Kernel("stored", _cuda("plan.page_layout_cuda", "stored_choices_thread"), L.stored_choices, "thread")
-EXTREMES = Kernel("extremes", _cuda("plan.page_layout_cuda", "pages_extremes_thread"), L.pages_extremes, "thread")
-PAGE_HEADERS = Kernel("page_headers", _cuda("plan.page_layout_cuda", "page_headers_thread"), L.page_headers, "thread")
+def _page_info_serial(items: int, *args: Any) -> int:
+    """A chunk's first page sizes its ids sequentially (rle_size over the page's values)."""
+    return _page_values(args[6])
+
+
+PAGE_INFO = Kernel("page_info", _cuda("plan.page_layout_cuda", "pages_info_thread"), L.pages_info, "thread",
+                   serial=_page_info_serial)
+
+
+def _stored_serial(items: int, *args: Any) -> int:
+    """A few fields of one page."""
+    return 1
+
+
+STORED = Kernel("stored", _cuda("plan.page_layout_cuda", "stored_choices_thread"), L.stored_choices, "thread",
+                serial=_stored_serial)
+
+
+def _extremes_serial(items: int, *args: Any) -> int:
+    """Float pages: a sequential pass over the page's values (NaN count, largest non-NaN; args 5, 6: v32, v64)."""
+    return _page_values(args[5], args[6])
+
+
+EXTREMES = Kernel("extremes", _cuda("plan.page_layout_cuda", "pages_extremes_thread"), L.pages_extremes, "thread",
+                  serial=_extremes_serial)
+
+
+def _header_serial(items: int, *args: Any) -> int:
+    """One page (or dictionary page) header, field after field."""
+    return HEADER_STEPS
+
+
+PAGE_HEADERS = Kernel("page_headers", _cuda("plan.page_layout_cuda", "page_headers_thread"), L.page_headers, "thread",
+                      serial=_header_serial)
 DICT_HEADERS = Kernel("dict_headers", _cuda("plan.page_layout_cuda", "dictionary_headers_thread"),
-                      L.dictionary_headers, "thread")
-DICT_PAGES = Kernel("dict_pages", _cuda("plan.page_layout_cuda", "dictionary_pages_block"), L.dictionary_pages)
-SCAN = Kernel("scan", _cuda("plan.page_layout_cuda", "exclusive_scan_block"), L.exclusive_scan)
+                      L.dictionary_headers, "thread", serial=_header_serial)
+
+
+def _dict_pages_serial(items: int, dcol: Any, count: Any, cols: Any, efirst: Any, *args: Any) -> int:
+    """Threads stride over a dictionary's entries."""
+    return _strided(min(DICT_ENTRIES, max(1, int(efirst.size))))
+
+
+DICT_PAGES = Kernel("dict_pages", _cuda("plan.page_layout_cuda", "dictionary_pages_block"), L.dictionary_pages,
+                    serial=_dict_pages_serial)
+
+
+def _scan_serial(items: int, values: Any, n: int, out: Any) -> int:
+    """One block scans n values a tile of T at a time: a Hillis-Steele scan (log2 T) and the carry per tile."""
+    return _div(max(1, int(n)), T) * (_log2(T) + 2)
+
+
+SCAN = Kernel("scan", _cuda("plan.page_layout_cuda", "exclusive_scan_block"), L.exclusive_scan,
+              serial=_scan_serial)
+
 
 # the planner on the device (kernels/plan/planner.py)
-PACK_LEVELS = Kernel("pack_levels", _cuda("plan.planner_cuda", "pack_levels_block"), P.pack_levels)
-PLAN = Kernel("plan", _cuda("plan.planner_cuda", "plan_thread"), P.plan_step, "thread")
-REPLAY = Kernel("replay", _cuda("plan.planner_cuda", "replay_thread"), P.replay_step, "thread")
-SPANS = Kernel("spans", _cuda("plan.planner_cuda", "page_spans_thread"), P.page_spans, "thread")
-FLUSH_SIZES = Kernel("flush_sizes", _cuda("plan.page_layout_cuda", "flush_sizes_thread"), L.flush_sizes, "thread")
+def _pack_levels_serial(items: int, streams: Any, lev: Any, bits: Any) -> int:
+    """A block per 1-bit level stream (the even share of the level bytes), threads over its words, 64 levels
+    each."""
+    return _strided(_div(_div(int(lev.size), items), 64)) * 64
+
+
+PACK_LEVELS = Kernel("pack_levels", _cuda("plan.planner_cuda", "pack_levels_block"), P.pack_levels,
+                     serial=_pack_levels_serial)
+
+
+def _walk_steps(levels: Any, bits: Any, ev_lev: Any) -> int:
+    """What the one planner thread walks: one step per column per check (ev_lev's capacity), the packed 1-bit
+    streams word by word twice (value counts and level meters), and the wider levels 8 a word (the level bytes
+    not in the 1-bit streams)."""
+    bit_words = int(bits.size)
+    wide = max(0, int(levels.size) - 64 * bit_words)
+    return int(ev_lev.size) + 2 * bit_words + _div(wide, 8)
+
+
+def _plan_serial(items: int, *args: Any) -> int:
+    """Today's plan: one thread runs every page check of the row group (`_walk_steps`; args: desc, levels,
+    words, bits, index, params, horizon, sched, cursor, ev_row, ev_end, ev_lev, ...)."""
+    return _walk_steps(args[1], args[3], args[11])
+
+
+PLAN = Kernel("plan", _cuda("plan.planner_cuda", "plan_thread"), P.plan_step, "thread", serial=_plan_serial)
+
+
+def _replay_serial(items: int, *args: Any) -> int:
+    """Today's replay: one thread walks the checks again (`_walk_steps`) and every planned page (args: desc,
+    levels, words, bits, index, params, limits, sched, ev_row, ev_end, ev_lev, fl_col, ...)."""
+    return _walk_steps(args[1], args[3], args[10]) + int(args[11].size)
+
+
+REPLAY = Kernel("replay", _cuda("plan.planner_cuda", "replay_thread"), P.replay_step, "thread",
+                serial=_replay_serial)
+
+
+def _spans_serial(items: int, *args: Any) -> int:
+    """One page's entry and value bounds."""
+    return 1
+
+
+SPANS = Kernel("spans", _cuda("plan.planner_cuda", "page_spans_thread"), P.page_spans, "thread",
+               serial=_spans_serial)
+
+
+def _flush_sizes_serial(items: int, *args: Any) -> int:
+    """One planned page's stored size."""
+    return 1
+
+
+FLUSH_SIZES = Kernel("flush_sizes", _cuda("plan.page_layout_cuda", "flush_sizes_thread"), L.flush_sizes, "thread",
+                     serial=_flush_sizes_serial)
+
 
 # bloom filters (kernels/hashing/bloom.py, kernels/hashing/bloom_cuda.py)
-BLOOM_HASH = Kernel("bloom_hash", _cuda("hashing.bloom_cuda", "bloom_hash_thread"), B.hash_segments, "thread")
-BLOOM_INSERT = Kernel("bloom_insert", _cuda("hashing.bloom_cuda", "bloom_insert_thread"), B.insert_jobs, "thread")
-BLOOM_FIRST = Kernel("bloom_first", _cuda("hashing.bloom_cuda", "bloom_first_thread"), B.first_setters, "thread")
-BLOOM_COUNT = Kernel("bloom_count", _cuda("hashing.bloom_cuda", "bloom_count_thread"), B.count_fresh, "thread")
+def _bloom_hash_serial(items: int, segs: Any, *args: Any) -> int:
+    """A binary search of the segment table, then XXH64 of one value (fixed widths; byte values' lengths not
+    counted)."""
+    return _log2(_size(segs)) + 8
+
+
+BLOOM_HASH = Kernel("bloom_hash", _cuda("hashing.bloom_cuda", "bloom_hash_thread"), B.hash_segments, "thread",
+                    serial=_bloom_hash_serial)
+
+
+def _bloom_job_serial(items: int, jobs: Any, *args: Any) -> int:
+    """A binary search of the job table, then 8 atomics (one per bit)."""
+    return _log2(_size(jobs)) + 8
+
+
+BLOOM_INSERT = Kernel("bloom_insert", _cuda("hashing.bloom_cuda", "bloom_insert_thread"), B.insert_jobs, "thread",
+                      serial=_bloom_job_serial)
+BLOOM_FIRST = Kernel("bloom_first", _cuda("hashing.bloom_cuda", "bloom_first_thread"), B.first_setters, "thread",
+                     serial=_bloom_job_serial)
+BLOOM_COUNT = Kernel("bloom_count", _cuda("hashing.bloom_cuda", "bloom_count_thread"), B.count_fresh, "thread",
+                     serial=_bloom_job_serial)
