@@ -13,6 +13,16 @@ launches, syncs (host waits on the device), h2d_bytes, d2h_bytes, per row group 
 OUT is byte-identical to `write_table(..., device="cpu")` with the same codec (the stand-in codec is the host
 codec). The counters are incremented in `gpuwrite/backends/device/ops.Device`, the one place that launches,
 copies and syncs, so the model cannot miss one.
+
+It also looks inside the launches (`gpuwrite/backends/device/cost.py`: every launch's geometry as on CUDA,
+longest serial loop of one thread, bytes read and written): max_serial_steps and serial_step_kernel (the longest
+sequential loop any thread runs, and the step it is in), device_peak_bytes (the high-water mark of device memory:
+arrays held, the codec's scratch, CuPy's pool on CUDA; device_arrays_peak_bytes the arrays alone), and
+modeled_device_s, an H200 estimate in total and per step (modeled_device_s_by_step):
+
+    t(launch) = (bytes read + written) / (4.8 TB/s x 0.8 achievable) + serial steps x 300 ns + 4 us
+
+(the constants and their reasons are in cost.py and docs/gpu.md). Host-device copies are not in it.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import gpuwrite
+from gpuwrite.backends.device import cost
 from gpuwrite.backends.device.ops import standin
 
 
@@ -61,6 +72,7 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
     device = writer._backend.device  # type: ignore[attr-defined]
     counters = device.counters
     groups = len(result.footer.row_groups)
+    summary = counters.as_dict()
     report = {"rows": result.num_rows, "row_groups": groups, "input_bytes": table.nbytes,
               "output_bytes": result.size, "wall_s": wall, "host_s": wall - counters.standin_s,
               "host_cpu_s": cpu - counters.standin_cpu_s, "standin_cpu_s": counters.standin_cpu_s,
@@ -71,8 +83,14 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
               "syncs_per_row_group": counters.syncs / max(1, groups),
               "h2d_over_input": counters.h2d_bytes / max(1, table.nbytes),
               "d2h_over_output": counters.d2h_bytes / max(1, result.size),
-              "device_peak_bytes": device.peak_bytes, "by_kernel": counters.by_kernel,
-              "host_rss_after": rss_bytes()}
+              "device_peak_bytes": counters.device_peak_bytes, "device_arrays_peak_bytes": device.peak_bytes,
+              "device_peak_over_input": counters.device_peak_bytes / max(1, table.nbytes),
+              "max_serial_steps": summary["max_serial_steps"], "serial_step_kernel": summary["serial_step_kernel"],
+              "modeled_device_s": summary["modeled_device_s"],
+              "modeled_device_s_by_step": summary["modeled_device_s_by_step"],
+              "model": {"hbm_bytes_per_s": cost.HBM_BYTES_PER_S, "hbm_efficiency": cost.HBM_EFFICIENCY,
+                        "step_s": cost.STEP_S, "launch_s": cost.LAUNCH_S},
+              "by_kernel": counters.by_kernel, "host_rss_after": rss_bytes()}
     return report
 
 
@@ -107,12 +125,16 @@ def format_report(r: dict[str, Any]) -> str:
              f"{'D2H bytes':24s} {r['d2h_bytes']:,} ({r['d2h_over_output']:.3f}x the file)",
              f"{'D2D bytes (input)':24s} {r.get('d2d_bytes', 0):,} ({r.get('d2d_copies', 0)} copies)",
              f"{'device memory peak':24s} {r['device_peak_bytes']:,} ({r['device_peak_bytes'] / max(1, r['input_bytes']):.2f}x the input)",
+             f"{'max serial steps':24s} {r['max_serial_steps']:,} (in {r['serial_step_kernel']})",
+             f"{'modeled H200 device (s)':24s} {r['modeled_device_s']:.4f}",
              f"{'identical to CPU path':24s} {r.get('identical_to_cpu')}"]
     if r.get("host_rss_after_writes"):
         rss = ", ".join(f"{b / 2**20:,.0f}" for b in r["host_rss_after_writes"])
         lines.append(f"{'host RSS after writes':24s} {rss} MiB (in write order)")
     kernels = ", ".join(f"{k} {v}" for k, v in sorted(r["by_kernel"].items(), key=lambda kv: -kv[1]))
-    return "\n".join(lines + [f"{'launches by step':24s} {kernels}"])
+    modeled = ", ".join(f"{k} {v * 1e3:.2f}" for k, v in sorted(r["modeled_device_s_by_step"].items(),
+                                                                key=lambda kv: -kv[1]))
+    return "\n".join(lines + [f"{'launches by step':24s} {kernels}", f"{'modeled ms by step':24s} {modeled}"])
 
 
 def main(argv: list[str] | None = None) -> int:
