@@ -56,7 +56,8 @@ class BuildPyWithKernels(build_py):
         if os.environ.get(SKIP_ENV) == "1":
             return
         if not getattr(self, "editable_mode", False):
-            compile_kernels(self.build_lib, os.path.join(self.build_lib, "gpuwrite", "kernels", "_cache"))
+            tree = os.path.abspath(self.build_lib)
+            compile_kernels(tree, os.path.join(tree, "gpuwrite", "kernels", "_cache"))
             return
         # An editable install imports kernels/ from the source tree as gpuwrite.kernels: warm up a copy laid out
         # as installed, and keep its cache beside the sources (numba keys entries by content, not by path).
