@@ -129,16 +129,23 @@ class KernelCache(FunctionCache):  # type: ignore[misc]
         return self._writable
 
     @property
-    def _impl(self) -> CompileResultCacheImpl:
-        return self._writable_cache()[0]
+    def cache_path(self) -> str:
+        """Where this kernel's new compiles are saved (numba's location; the shipped folder is only read)."""
+        return str(self._writable_cache()[1]._cache_path)
 
-    @property
-    def _cache_file(self) -> IndexDataCacheFile:
-        return self._writable_cache()[1]
+    def flush(self) -> None:
+        """Empty the writable index (numba's `Cache.flush`); the shipped folder is never written."""
+        self._writable_cache()[1].flush()
 
-    @property
-    def _cache_path(self) -> str:
-        return str(self._cache_file._cache_path)
+    def _save_overload(self, sig: Any, data: Any) -> None:
+        """numba's `Cache._save_overload`, into the writable cache."""
+        if not self._enabled:
+            return
+        impl, index = self._writable_cache()
+        if not impl.check_cachable(data):
+            return
+        impl.locator.ensure_cache_path()
+        index.save(self._index_key(sig, data.codegen), impl.reduce(data))
 
     def load_overload(self, sig: Any, target_context: Any) -> Any:
         """The cached compile result for `sig`, shipped first, else None.
@@ -155,7 +162,7 @@ class KernelCache(FunctionCache):  # type: ignore[misc]
         key = self._index_key(sig, target_context.codegen())
         data = self._shipped.load(key) if self._shipped is not None else None
         if data is None:
-            data = self._cache_file.load(key)
+            data = self._writable_cache()[1].load(key)
         if data is None:
             return None
         return compiler.CompileResult._rebuild(target_context, *data)  # numba's CompileResultCacheImpl.rebuild
