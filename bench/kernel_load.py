@@ -14,6 +14,7 @@ import json
 import statistics
 import subprocess
 import sys
+import tempfile
 
 _CHILD = """
 import json, sys, time
@@ -43,7 +44,11 @@ print(json.dumps({"total": t2 - t0, "numba": t1 - t0, "loading": spent[0], "load
 
 def run_once(out: str) -> dict[str, float]:
     """One fresh process's figures (seconds, and signatures loaded and compiled)."""
-    done = subprocess.run([sys.executable, "-c", _CHILD, out], capture_output=True, text=True, check=True)
+    # from the temp directory: `python -c` imports from its working directory first, and a checkout has gpuwrite/
+    done = subprocess.run([sys.executable, "-c", _CHILD, out], capture_output=True, text=True,
+                          cwd=tempfile.gettempdir())
+    if done.returncode != 0:
+        raise SystemExit(done.stderr)
     return dict(json.loads(done.stdout.splitlines()[-1]))
 
 

@@ -75,6 +75,17 @@ def _filename_base(py_func: Callable[..., Any]) -> str:
     return f"{name}-{py_func.__code__.co_firstlineno}.py{v[0]}{v[1]}{getattr(sys, 'abiflags', '')}"
 
 
+def _needs_runtime(library: Any) -> bool:
+    """Whether a cached library may call numba's runtime (NRT), whose initialisation compiles a few functions
+    (~0.03 s): object code that names no `NRT_` symbol does not (the kernels are compiled without reference
+    counting, see `_jit`); anything else is assumed to."""
+    try:
+        _name, kind, (code, _bitcode) = library
+        return kind != "object" or b"NRT_" in code
+    except (TypeError, ValueError):
+        return True
+
+
 class _ShippedIndex(IndexDataCacheFile):  # type: ignore[misc]
     """A shipped kernel's index and data files, only read: the index once per process."""
 
@@ -151,20 +162,21 @@ class KernelCache(FunctionCache):  # type: ignore[misc]
         """The cached compile result for `sig`, shipped first, else None.
 
         numba refreshes the whole target context (importing and registering every implementation it has, a
-        fixed ~0.15 s) before each load; a cached kernel needs only numba's runtime, and a compile refreshes the
-        context itself.
+        fixed ~0.15 s) before each load; a cached kernel needs at most numba's runtime, and a compile refreshes
+        the context itself.
         """
         if not self._enabled:
             return None
-        from numba.core.runtime import rtsys
-
-        rtsys.initialize(target_context)
         key = self._index_key(sig, target_context.codegen())
         data = self._shipped.load(key) if self._shipped is not None else None
         if data is None:
             data = self._writable_cache()[1].load(key)
         if data is None:
             return None
+        if _needs_runtime(data[0]):
+            from numba.core.runtime import rtsys
+
+            rtsys.initialize(target_context)  # NRT's symbols, for the linker
         return compiler.CompileResult._rebuild(target_context, *data)  # numba's CompileResultCacheImpl.rebuild
 
     def _index_key(self, sig: Any, codegen: Any) -> tuple[Any, ...]:
