@@ -58,4 +58,4 @@ gpu-wheels: $(STAMP)
 	$(PY) bench/gpu_wheels.py --dest .whl
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info kernels/_cache

@@ -9,9 +9,7 @@ same logic.
 
 from __future__ import annotations
 
-import functools
 import os
-import sys
 import tempfile
 import types
 from collections.abc import Callable
@@ -19,7 +17,11 @@ from typing import Any, TypeVar
 
 from numba import njit
 from numba.core import config
-from numba.core.caching import FunctionCache
+
+from ._disk_cache import KernelCache, fallback_cache_dir, sources_digest, use_fallback_cache_dir
+
+__all__ = ["cuda_kernel", "device", "fallback_cache_dir", "jit", "jit_alloc", "jit_inline", "page_kernel", "source",
+           "sources_digest", "use_fallback_cache_dir"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -36,10 +38,11 @@ _OPTIONS: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}
 def jit(fn: F) -> F:
     """Compile `fn` for the CPU with numba (cached on disk); `device(fn)` gives its CUDA form.
 
-    numba caches beside the source (`kernels/__pycache__`) when that is writable, else under the user's cache
-    directory; `NUMBA_CACHE_DIR` overrides both. When none is writable (a read-only install on a host with a
-    read-only home, as on some Spark executors) numba refuses to cache at all; the kernels then cache in a
-    per-user temporary directory instead of failing to import.
+    A kernel loads from the cache shipped in the package (compiled when it was built, see `_disk_cache`); a
+    signature missing there is compiled and cached beside the source (`kernels/__pycache__`) when that is
+    writable, else under the user's cache directory; `NUMBA_CACHE_DIR` overrides both. When none is writable (a
+    read-only install on a host with a read-only home, as on some Spark executors) the kernels cache in a
+    per-user temporary directory instead.
     """
     return _compile(fn, _OPTIONS)
 
@@ -49,53 +52,16 @@ def jit_alloc(fn: F) -> F:
     return _compile(fn, {**_OPTIONS, "_nrt": True})
 
 
-class _KernelCache(FunctionCache):  # type: ignore[misc]
-    """numba's on-disk cache with the compile options in its index key: numba keys a cached kernel by
-    signature, machine and bytecode only, so a kernel cached under other options (an older gpuwrite's) would
-    load as it was compiled then."""
-
-    def __init__(self, py_func: Callable[..., Any], options: str) -> None:
-        self._options = options
-        super().__init__(py_func)
-
-    def _index_key(self, sig: Any, codegen: Any) -> tuple[Any, ...]:
-        return (*super()._index_key(sig, codegen), self._options, sources_digest())
-
-
-@functools.cache
-def sources_digest() -> str:
-    """A digest of every kernel module's source. numba keys a cached kernel by its own file only, so a kernel
-    that inlines a helper from another module would keep the helper's old code after that module changed."""
-    import hashlib
-
-    folder = os.path.dirname(os.path.abspath(__file__))
-    digest = hashlib.sha256()
-    names = sorted(os.path.relpath(os.path.join(d, n), folder) for d, _subs, files in os.walk(folder)
-                   for n in files if n.endswith(".py") and "__pycache__" not in d)  # the job subfolders too
-    for name in names:
-        with open(os.path.join(folder, name), "rb") as f:
-            digest.update(name.encode() + b"\0" + f.read())
-    return digest.hexdigest()[:16]
-
-
 def _compile(fn: F, options: dict[str, Any]) -> F:
-    """The CPU dispatcher of `fn` (cached on disk, see `jit`), registered for `device`."""
-    try:
-        dispatcher = njit(**options)(fn)
-    except RuntimeError as exc:
-        if "no locator available" not in str(exc):
-            raise
-        use_fallback_cache_dir()
-        dispatcher = njit(**options)(fn)
-    if isinstance(getattr(dispatcher, "_cache", None), FunctionCache):
-        dispatcher._cache = _KernelCache(fn, ",".join(f"{k}={v}" for k, v in sorted(options.items())))
+    """The CPU dispatcher of `fn` (cached on disk, see `jit`), registered for `device`.
+
+    numba's own cache (`cache=True`) resolves its locator, stamps and probes the folder for every kernel when
+    its module is imported; `KernelCache` does that on a kernel's first call only (see `_disk_cache`)."""
+    dispatcher = njit(**{**options, "cache": False})(fn)
+    if options.get("cache"):
+        dispatcher._cache = KernelCache(fn, ",".join(f"{k}={v}" for k, v in sorted(options.items())))
     _KERNELS[id(dispatcher)] = fn
     return dispatcher  # type: ignore[return-value]
-
-
-def fallback_cache_dir() -> str:
-    """A writable cache directory for numba when neither the install nor the user's cache dir is writable."""
-    return os.path.join(tempfile.gettempdir(), f"gpuwrite-numba-cache-{os.getuid() if hasattr(os, 'getuid') else 0}")
 
 
 def source(kernel: Callable[..., Any]) -> Callable[..., Any]:
@@ -218,15 +184,6 @@ def cuda_kernel(fn: F) -> F:
             raise
         use_fallback_cache_dir()  # numba-cuda's setting included: numba.cuda is loaded
         return cuda.jit(cache=True)(fn)  # type: ignore[no-any-return]
-
-
-def use_fallback_cache_dir() -> None:
-    """Point numba's cache, and numba-cuda's (its own copy of the setting) once numba.cuda is loaded, at
-    `fallback_cache_dir()`."""
-    config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
-    cuda_config = sys.modules.get("numba.cuda.core.config")
-    if cuda_config is not None:
-        cuda_config.CACHE_DIR = fallback_cache_dir()  # type: ignore[attr-defined]
 
 
 def jit_inline(fn: F) -> F:

@@ -1,6 +1,7 @@
 """Where numba caches gpuwrite's compiled CPU kernels, and a notice when a process has to compile them.
 
-Kernels are compiled on first use and cached on disk by numba (`NUMBA_CACHE_DIR` if set, else
+Kernels are compiled when the package is built and loaded from the cache shipped in it (`kernels/_disk_cache`);
+a signature missing there is compiled on first use and cached on disk by numba (`NUMBA_CACHE_DIR` if set, else
 `kernels/__pycache__` inside the installed package when writable, else the user's cache directory, e.g.
 `~/.cache/numba`). A compile is seen through numba's own event stream (`numba:compile` fires only when a
 signature is really compiled, never on a cache load), so the notice costs nothing on a warm cache.

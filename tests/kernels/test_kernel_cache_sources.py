@@ -33,7 +33,7 @@ def _encode(root: Path) -> str:
 def test_editing_an_inlined_helper_recompiles_its_callers(tmp_path: Path) -> None:
     root = tmp_path / "copy"
     shutil.copytree(Path(kernels.__file__).parent, root / "kernels",
-                    ignore=shutil.ignore_patterns("__pycache__", "*_cuda.py"))
+                    ignore=shutil.ignore_patterns("__pycache__", "_cache", "*_cuda.py"))
     first = _encode(root)
     assert any((root / "kernels" / "encode" / "__pycache__").glob("delta.delta_encode*.nbi"))  # cached beside the copy
     assert _encode(root) == first  # loaded from the cache: same bytes

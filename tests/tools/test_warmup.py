@@ -37,7 +37,7 @@ print("compiled", kernel_cache.cache_counts()[1], "loaded", kernel_cache.cache_c
 
 def _run(args: list[str], cache: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """Run a command with NUMBA_CACHE_DIR=cache; fail with its output if it fails."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "GPUWRITE_SHIPPED_KERNEL_CACHE": "0"}  # not the package's
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -87,6 +87,7 @@ print(_jit.fallback_cache_dir())
     env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "NUMBA_ENABLE_CUDASIM")}
     # numba may look only where NUMBA_CACHE_DIR points, and it is unset: no location, as on a read-only host.
     env["NUMBA_CACHE_LOCATOR_CLASSES"] = "UserProvidedCacheLocator"
+    env["GPUWRITE_SHIPPED_KERNEL_CACHE"] = "0"
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
