@@ -329,7 +329,7 @@ class Device:
     def download_many(self, devs: list[Any], name: str = "read") -> list[np.ndarray]:
         """Host copies of several device arrays: async copies into one host block (pinned on a GPU) on the
         writer's stream, then one wait (one sync, counted under `name`)."""
-        hosts = self._d2h(devs, self.stream)
+        hosts = self._d2h(devs, self.stream, name)
         self._host_wait(name)
         return hosts
 
@@ -341,11 +341,11 @@ class Device:
         if self.mode == "cuda":
             event = self.stream.record()
             self.copy_stream.wait_event(event)
-        hosts = self._d2h(devs, self.copy_stream)
+        hosts = self._d2h(devs, self.copy_stream, name)
         done = self.copy_stream.record() if self.mode == "cuda" else None
         return PendingDownload(lambda: self._host_wait(name, done), hosts, list(devs))
 
-    def _d2h(self, devs: list[Any], stream: Any) -> list[np.ndarray]:
+    def _d2h(self, devs: list[Any], stream: Any, name: str) -> list[np.ndarray]:
         """Queue a copy of each of `devs` into one new host block (pinned on a GPU) on `stream`; the host
         arrays, complete once the host waited for that stream."""
         c = self.counters
@@ -354,7 +354,7 @@ class Device:
         for dev, host in zip(devs, hosts, strict=True):
             c.d2h_copies += 1
             c.d2h_bytes += int(dev.nbytes)
-            self.record("d2h")
+            self.record("d2h", name)
             if self.mode == "cuda":
                 with stream:
                     src = dev if dev.flags.c_contiguous else self.xp.ascontiguousarray(dev)
