@@ -222,5 +222,6 @@ class DeviceBackend:
         """Drop the last row group's device arrays (and a pending write: after an abort, nothing more is written)
         and give CuPy's pooled memory back to the driver."""
         self.device.deferred.clear()
+        self.device.staging.release()
         self._last = None
         self.device.release_pool()

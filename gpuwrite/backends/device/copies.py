@@ -74,6 +74,11 @@ class Staging:
         np.copyto(view, host)
         return view
 
+    def release(self) -> None:
+        """Let the buffer go (the write is over: on a GPU, its pinned memory goes back to CuPy's pinned pool)."""
+        self.buf = np.zeros(0, dtype=np.uint8)
+        self.reset()
+
     def reset(self) -> None:
         """The host waited for the writer's stream: every staged copy is done; the buffer is free again."""
         self.used = 0

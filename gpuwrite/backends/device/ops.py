@@ -207,6 +207,7 @@ class Device:
         else:
             self.xp = np
             self.threads = SIM_THREADS if mode == "sim" else THREADS
+        self._nb_stream: Any = None  # the writer's stream for numba.cuda launches (`_numba_stream`)
         self.staging = Staging(self._host_block)  # every upload passes through it (pinned on a GPU)
         self.deferred: list[Callable[[], None]] = []  # host work run before the next host wait (`defer`)
         self.trace = trace_log()  # the order of copies, launches, waits and writes (`copies.trace_events`)
@@ -313,8 +314,8 @@ class Device:
         self.record("h2d")
         if host.nbytes == 0:
             return
+        staged = self.staging.stage(host)  # host work on a GPU too: a memcpy into the pinned buffer
         t = _clock()
-        staged = self.staging.stage(host)
         if self.mode == "cuda":
             dst.set(staged, stream=self.stream)  # from pinned memory: cudaMemcpyAsync, the host goes on
         else:
@@ -337,45 +338,47 @@ class Device:
         """Host copies of `devs` queued on the copy stream after the work queued so far on the writer's stream
         (a device-side wait on an event); the host goes on, and the writer's next kernels run while they copy.
         `result()` is one host wait (a sync counted under `name`)."""
-        event = None
+        done = None
         if self.mode == "cuda":
-            event = self.stream.record()
-            self.copy_stream.wait_event(event)
+            self.copy_stream.wait_event(self.stream.record())
         hosts = self._d2h(devs, self.copy_stream, name)
-        done = self.copy_stream.record() if self.mode == "cuda" else None
-        return PendingDownload(lambda: self._host_wait(name, done), hosts, list(devs))
+        if self.mode == "cuda":
+            done = self.copy_stream.record()
+        return PendingDownload(lambda: self._host_wait(name, done, writer=False), hosts, list(devs))
 
     def _d2h(self, devs: list[Any], stream: Any, name: str) -> list[np.ndarray]:
         """Queue a copy of each of `devs` into one new host block (pinned on a GPU) on `stream`; the host
         arrays, complete once the host waited for that stream."""
         c = self.counters
-        t = _clock()
         hosts = host_views(self._host_block(download_bytes(devs)), devs)
+        t = _clock()
         for dev, host in zip(devs, hosts, strict=True):
             c.d2h_copies += 1
             c.d2h_bytes += int(dev.nbytes)
             self.record("d2h", name)
             if self.mode == "cuda":
-                with stream:
-                    src = dev if dev.flags.c_contiguous else self.xp.ascontiguousarray(dev)
-                    src.get(stream=stream, out=host, blocking=False)
+                if dev.nbytes:
+                    with stream:
+                        src = dev if dev.flags.c_contiguous else self.xp.ascontiguousarray(dev)
+                        src.get(stream=stream, out=host, blocking=False)  # into pinned memory: async
             else:
                 np.copyto(host, dev)
         if self.mode == "standin":
             _add_standin(c, t)
         return hosts
 
-    def _host_wait(self, name: str, event: Any = None) -> None:
-        """The host waits for the writer's stream (or `event`): one sync, counted under `name`. Host work
-        deferred until now (the last row group's write) runs first, while the queued kernels run."""
+    def _host_wait(self, name: str, event: Any = None, writer: bool = True) -> None:
+        """The host waits for the writer's stream (or, not `writer`, for `event` on the copy stream): one sync,
+        counted under `name`. Host work deferred until now (the last row group's write) runs first, while the
+        queued kernels run."""
         self.flush()
         c = self.counters
         c.syncs += 1
         c.waits[name] = c.waits.get(name, 0) + 1
         self.record("wait", name)
         if self.mode == "cuda":
-            (event if event is not None else self.stream).synchronize()
-        if event is None:
+            (self.stream if writer else event).synchronize()
+        if writer:
             self.staging.reset()  # every copy staged so far is done
 
     def defer(self, work: Callable[[], None]) -> None:
@@ -494,10 +497,9 @@ class Device:
             _add_standin(self.counters, t)
             return
         compiled = kernel.cuda()
-        if self.mode == "cuda":  # queued on the writer's stream, not the default one
-            from numba import cuda
-
-            compiled = compiled[self._grid(kernel, items), self.threads, cuda.external_stream(self.stream.ptr)]
+        if self.mode == "cuda":
+            compiled, args = self._on_writer_stream(compiled[self._grid(kernel, items), self.threads,
+                                                             self._numba_stream()], args)
         else:
             compiled = compiled[self._grid(kernel, items), self.threads]
         if kernel.geometry == "block":
@@ -505,6 +507,23 @@ class Device:
         else:
             compiled(items, *args)
         self._gauge()
+
+    def _numba_stream(self) -> Any:
+        """The writer's stream as numba.cuda sees it (made once)."""
+        if self._nb_stream is None:
+            from numba import cuda
+
+            self._nb_stream = cuda.external_stream(int(self.stream.ptr))
+        return self._nb_stream
+
+    def _on_writer_stream(self, configured: Any, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """A CUDA launch's arguments as numba device arrays taken without a host wait: numba would otherwise
+        synchronize the stream each CuPy array names in its CUDA array interface (NUMBA_CUDA_ARRAY_INTERFACE_SYNC)
+        once per argument; every launch and copy of the write is on one stream, which orders them already."""
+        from numba import cuda
+
+        nd = self.xp.ndarray
+        return configured, tuple(cuda.as_cuda_array(a, sync=False) if isinstance(a, nd) else a for a in args)
 
     def _grid(self, kernel: Kernel, items: int) -> int:
         """Blocks of a launch over `items`: one per item ("block"), or enough threads for them ("thread")."""
