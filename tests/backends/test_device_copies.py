@@ -77,6 +77,7 @@ def test_a_row_group_waits_at_most_eight_times(tmp_path: Path) -> None:
     assert len(result.footer.row_groups) == 1
     assert sum(1 for what, _ in log if what == "wait") == c.syncs == sum(c.waits.values()) <= 8
     assert c.waits["compressed sizes"] >= 1  # the codec's read of nvCOMP's sizes is a host wait too
+    assert c.waits["plan"] == c.waits["batch and replay"] == c.waits["row group bytes"] == 1
 
 
 def test_uploads_go_through_one_reused_staging_buffer(written: tuple[list[Event], Any, int]) -> None:
