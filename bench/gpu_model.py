@@ -90,7 +90,7 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
               "modeled_device_s_by_step": summary["modeled_device_s_by_step"],
               "model": {"hbm_bytes_per_s": cost.HBM_BYTES_PER_S, "hbm_efficiency": cost.HBM_EFFICIENCY,
                         "step_s": cost.STEP_S, "launch_s": cost.LAUNCH_S},
-              "by_kernel": counters.by_kernel, "host_rss_after": rss_bytes()}
+              "by_kernel": counters.by_kernel, "waits": dict(counters.waits), "host_rss_after": rss_bytes()}
     return report
 
 
@@ -121,6 +121,7 @@ def format_report(r: dict[str, Any]) -> str:
              f"{'stand-in device (s)':24s} {r['standin_s']:.3f}",
              f"{'launches':24s} {r['launches']} ({r['launches_per_row_group']:.1f} per row group)",
              f"{'syncs':24s} {r['syncs']} ({r['syncs_per_row_group']:.1f} per row group)",
+             f"{'host waits by name':24s} {', '.join(f'{k} {v}' for k, v in r.get('waits', {}).items())}",
              f"{'H2D bytes':24s} {r['h2d_bytes']:,} ({r['h2d_over_input']:.3f}x the input)",
              f"{'D2H bytes':24s} {r['d2h_bytes']:,} ({r['d2h_over_output']:.3f}x the file)",
              f"{'D2D bytes (input)':24s} {r.get('d2d_bytes', 0):,} ({r.get('d2d_copies', 0)} copies)",

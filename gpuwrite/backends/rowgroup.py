@@ -13,6 +13,7 @@ groups, pages and bytes of parquet-java's record-at-a-time writer.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Generic
 
@@ -76,6 +77,15 @@ class PlannedRowGroup(Generic[BatchT, SizesT]):
     def finish(self) -> list[EncodedChunk]:
         """The finished chunks of this row group, in schema order."""
         return self.steps.finish()
+
+    def finish_later(self, write: Callable[[list[EncodedChunk]], None]) -> None:
+        """Hand the finished chunks to `write`: now, or later when the steps read them back asynchronously (their
+        own `finish_later`: the device's, which writes them while the next row group's kernels run)."""
+        later = getattr(self.steps, "finish_later", None)
+        if later is None:
+            write(self.finish())
+        else:
+            later(write)
 
 
 def _open_pages(starts: np.ndarray, cut: int, ahead: AbstractSet[int]) -> list[tuple[int, int, int]]:

@@ -84,6 +84,7 @@ class FileWriter:
                                                  if self._backend.converts_on_host
                                                  else ArrowWindow(schema, options, lookahead or 8))
         self._builder: RowGroupBuilder | None = None
+        self._last_rows: int | None = None  # the last row group's rows (the next one's size hint)
         self._rows_in = 0  # rows accepted so far
         # batches written with more=False whose decimal precision is checked where they are converted, with the
         # rows written before each (see write): checked again in full if the conversion finds a wide decimal
@@ -174,15 +175,20 @@ class FileWriter:
     # -- row groups --------------------------------------------------------------------------------
 
     def _drive(self, final: bool) -> None:
-        """Encode and write every row group that is complete (all of them when `final`)."""
+        """Encode and write every row group that is complete (all of them when `final`); every row group is in
+        the file when it returns (`_settle`)."""
+        self._drive_row_groups(final)
+        self._settle()
+
+    def _drive_row_groups(self, final: bool) -> None:
+        """Encode every row group that is complete, each written in order (`_finish_row_group`)."""
         window = self._window
         while window.pending_rows > 0:
             if self._builder is None:
                 self._builder = self._backend.row_group()
                 if self._sink.can_rewind:  # the last row group's chunks are written as they are done
                     self._builder.stage = self._assembler.stage
-                rgs = self._assembler.row_groups
-                window.start_row_group(rgs[-1].num_rows if rgs else None)
+                window.start_row_group(self._last_rows)
             if not window.ready(final):
                 return
             cut = self._builder.advance(window.extend(), window.rows, final and window.at_end)
@@ -191,9 +197,28 @@ class FileWriter:
                     return
                 window.grow()
                 continue
-            self._assembler.write_row_group(self._builder.finish(), cut)
+            self._finish_row_group(cut)
             window.drop(cut)
             self._builder = None
+
+    def _finish_row_group(self, cut: int) -> None:
+        """Write the ended row group's chunks: now, or, when its builder reads them back asynchronously
+        (`finish_later`: the GPU backend), once the next row group's device work is queued (the backend runs
+        the write before it next waits for the device, or at `_settle`). Row groups are written in order."""
+        assert self._builder is not None
+        self._last_rows = cut
+        later = getattr(self._builder, "finish_later", None)
+        if later is None:
+            self._assembler.write_row_group(self._builder.finish(), cut)
+            return
+        assembler = self._assembler
+        later(lambda chunks: assembler.write_row_group(chunks, cut))
+
+    def _settle(self) -> None:
+        """Write the row group whose write the backend still holds (`_finish_row_group`)."""
+        flush = getattr(self._backend, "flush", None)
+        if flush is not None:
+            flush()
 
     @property
     def rows_written(self) -> int:

@@ -157,17 +157,18 @@ def test_level_is_refused_on_the_gpu() -> None:
 
 
 def test_nvcomp_runs_on_the_writers_stream(monkeypatch: pytest.MonkeyPatch) -> None:
-    """page_codec hands nvCOMP the writer's stream (CuPy's current one): nvCOMP's own default stream would not
-    wait for the kernels that wrote the pages."""
+    """page_codec hands nvCOMP the writer's own stream (`Device.stream`, not CuPy's current one): nvCOMP's own
+    default stream would not wait for the kernels that wrote the pages."""
     import sys
 
     from gpuwrite.backends.device import codecs as device_codecs
 
     nv = FakeNvcomp()
-    stream = SimpleNamespace(ptr=0x5EED)
-    cupy = SimpleNamespace(cuda=SimpleNamespace(get_current_stream=lambda: stream))
+    current = SimpleNamespace(ptr=0x1)
+    cupy = SimpleNamespace(cuda=SimpleNamespace(get_current_stream=lambda: current))
     device = Device("standin")
     device.mode, device.xp = "cuda", cupy  # type: ignore[assignment]
+    device.stream = SimpleNamespace(ptr=0x5EED)
     monkeypatch.setitem(sys.modules, "nvidia", SimpleNamespace(nvcomp=nv))
     monkeypatch.setitem(sys.modules, "nvidia.nvcomp", nv)
     codec = device_codecs.page_codec("snappy", None, device)

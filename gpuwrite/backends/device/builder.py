@@ -12,7 +12,7 @@ decisions are the driver's, so the files are the CPU path's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from ..base import PageSpans, RowGroupBuilder, Stage
 from ..rowgroup import PlannedRowGroup
 from . import steps
 from .checks import check_error, check_table, device_checked, launch_checks
-from .chunks import KeptPages, assemble_chunks
+from .chunks import KeptPages, queue_chunks
 from .codecs import PageCodec, page_codec
 from .dictionary import DeviceDictionary, build_dictionary
 from .encode import BatchSetup, EncodedBatch, PageTable, encode_planned, spans_and_info
@@ -45,6 +45,7 @@ class DeviceSteps:
                  first_row: int = 0) -> None:
         self.leaves, self.opts, self.device, self.codec = list(leaves), opts, device, codec
         self.first_row = first_row  # the row group's first row in the file (error messages)
+        self.index = 0  # the row group's index in the file (the traced event order)
         self.checks = check_table(self.leaves, opts.validate)
         self.arrow: Any = None
         self.win: DeviceWindow | None = None
@@ -67,6 +68,7 @@ class DeviceSteps:
         """Start over on this window: its columns converted on the device, checked, their dictionaries built."""
         d, opts = self.device, self.opts
         self.batches, self.kept = [], []
+        d.record("load", str(self.index))
         self.arrow = window.arrow()
         self.win = window_on_device(d, self.arrow, self.leaves, opts)
         self.win.bad = launch_checks(d, self.win.converted, self.checks)
@@ -154,10 +156,27 @@ class DeviceSteps:
 
     def finish(self) -> list[EncodedChunk]:
         """The finished chunks: bytes and bloom filters made on the device, read back in one copy."""
+        return self._queue()()
+
+    def finish_later(self, write: Callable[[list[EncodedChunk]], None]) -> None:
+        """Queue the chunks' read back on the copy stream and defer waiting for it and `write`: the device runs
+        them before the host next waits for it (the next row group's first kernels are queued by then), or at
+        `DeviceBackend.flush`."""
+        finished, d, index = self._queue(), self.device, self.index
+
+        def work() -> None:
+            chunks = finished()
+            d.record("write", str(index))
+            write(chunks)
+
+        d.defer(work)
+
+    def _queue(self) -> Callable[[], list[EncodedChunk]]:
+        """The chunks' bytes gathered on the device, their read back queued (`chunks.queue_chunks`)."""
         assert self.win is not None and self.dic is not None
-        return assemble_chunks(self.device, (self.win, self.dic), self.leaves, self.batches,
-                               KeptPages.of(self.kept), (self.codec, self.opts.page_checksum),
-                               blooms=[self.opts.bloom_filter(leaf.dotted) for leaf in self.leaves])
+        return queue_chunks(self.device, (self.win, self.dic), self.leaves, self.batches,
+                            KeptPages.of(self.kept), (self.codec, self.opts.page_checksum),
+                            blooms=[self.opts.bloom_filter(leaf.dotted) for leaf in self.leaves])
 
 
 def _pages(rows: Sequence[tuple[int, int, int]]) -> PageTable:
@@ -178,6 +197,7 @@ class DeviceBackend:
         self.device = Device()
         self.codec = page_codec(opts.compression, opts.compression_level, self.device)
         self.rows_done = 0  # rows of the row groups before the open one
+        self.groups = 0  # row groups started
         self._last: PlannedRowGroup[PageTable, Any] | None = None
 
     def checks_values(self, leaf: Leaf) -> bool:
@@ -189,10 +209,19 @@ class DeviceBackend:
         if self._last is not None:
             self.rows_done += self._last.rows_kept
         row_steps = DeviceSteps(self.leaves, self.opts, self.device, self.codec, self.rows_done)
+        row_steps.index = self.groups
+        self.groups += 1
         self._last = PlannedRowGroup(row_steps, self.opts)
         return self._last
 
+    def flush(self) -> None:
+        """Write the row group whose read back is still pending (`DeviceSteps.finish_later`)."""
+        self.device.flush()
+
     def close(self) -> None:
-        """Drop the last row group's device arrays and give CuPy's pooled memory back to the driver."""
+        """Drop the last row group's device arrays (and a pending write: after an abort, nothing more is written)
+        and give CuPy's pooled memory back to the driver."""
+        self.device.deferred.clear()
+        self.device.staging.release()
         self._last = None
         self.device.release_pool()

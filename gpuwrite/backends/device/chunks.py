@@ -3,7 +3,7 @@ gathered in file order on the device and read back in one copy, and the per-page
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ from ...schema import BYTE_ARRAY, Leaf
 from . import steps
 from .bloom import build_blooms
 from .codecs import PageCodec, aligned, starts
+from .copies import PendingDownload
 from .dictionary import DeviceDictionary
 from .encode import EncodedBatch, PageTable
 from .ops import Device
@@ -163,16 +164,27 @@ def assemble_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary]
                     batches: Sequence[EncodedBatch], kept: KeptPages,
                     chunk: tuple[PageCodec | None, bool], *,
                     blooms: Sequence[BloomSpec | None]) -> list[EncodedChunk]:
+    """The row group's chunks (`queue_chunks`, waited for now)."""
+    return queue_chunks(device, state, leaves, batches, kept, chunk, blooms=blooms)()
+
+
+def queue_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], leaves: Sequence[Leaf],
+                 batches: Sequence[EncodedBatch], kept: KeptPages,
+                 chunk: tuple[PageCodec | None, bool], *,
+                 blooms: Sequence[BloomSpec | None]) -> Callable[[], list[EncodedChunk]]:
     """The row group's chunks: dictionary pages, then every kept page's header and body, gathered in file order
-    into one buffer on the device and read back (with the byte-kind statistics and the bloom filters, built on
-    the device from `blooms`, each column's filter settings) in one copy."""
+    into one buffer on the device, its read back (with the byte-kind statistics and the bloom filters, built on
+    the device from `blooms`, each column's filter settings) queued as one download on the copy stream. The
+    function returned waits for it (one sync) and makes the chunks: until it is called, the host and the
+    writer's stream go on (the next row group's kernels)."""
     win, dic = state
     hosts = [b.fetch(device) for b in batches]
     flat = _Flat.of(batches, hosts, kept.in_file_order())
     filters = build_blooms(device, win, leaves, blooms, (flat.col, flat.table.va, flat.table.vb, flat.encoding))
     counts = dictionary_counts(win.cols, flat)
     dp = _dictionary_pages(device, win, dic, chunk, counts) if counts else None
-    dict_sizes = device.download_many([dp.header_len, dp.body_len, dp.crc]) if dp is not None else None
+    dict_sizes = device.download_many([dp.header_len, dp.body_len, dp.crc], "dictionary sizes") \
+        if dp is not None else None
     sources: list[Any] = []
     for b in batches:
         sources += [b.headers, b.bodies]
@@ -183,15 +195,20 @@ def assemble_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary]
     bounds = flat.ext[byte_kind]
     extra = (bounds[:, [0, 2]].reshape(-1), bounds[:, [1, 3]].reshape(-1))  # min then max of each page
     more = [] if filters is None else [filters.words, filters.counts]
-    blob, stats, got = _gather(device, sources, segments, (win.arenas.dat, extra), more)
+    total, pending = _gather(device, sources, segments, (win.arenas.dat, extra), more)
     stats_at = np.zeros(len(flat.col) + 1, dtype=np.int64)
     np.cumsum(np.where(byte_kind, flat.ext[:, 1] + flat.ext[:, 3], 0), out=stats_at[1:])
-    chunks = _chunks(leaves, (win, flat, page_at), (dp, dict_sizes), (memoryview(blob.data), stats, stats_at),
-                     chunk[1])
-    if filters is not None:
-        for c, bitset in filters.bitsets(got[0], got[1]).items():
-            chunks[c].bloom_filter = bitset
-    return chunks
+
+    def finished() -> list[EncodedChunk]:
+        blob, stats, *got = pending.result()
+        chunks = _chunks(leaves, (win, flat, page_at), (dp, dict_sizes),
+                         (memoryview(blob[:total].data), stats, stats_at), chunk[1])
+        if filters is not None:
+            for c, bitset in filters.bitsets(got[0], got[1]).items():
+                chunks[c].bloom_filter = bitset
+        return chunks
+
+    return finished
 
 
 def _segments(flat: _Flat, columns: int, dicts: tuple[int, _DictPages | None, list[np.ndarray] | None]
@@ -225,11 +242,10 @@ def _segments(flat: _Flat, columns: int, dicts: tuple[int, _DictPages | None, li
 
 
 def _gather(device: Device, sources: list[Any], segments: tuple[np.ndarray, np.ndarray, np.ndarray],
-            extra: tuple[Any, tuple[np.ndarray, np.ndarray]], more: list[Any]
-            ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+            extra: tuple[Any, tuple[np.ndarray, np.ndarray]], more: list[Any]) -> tuple[int, PendingDownload]:
     """Copy every segment to its place in one buffer (one launch per source buffer), and the `extra` runs
-    (offsets, lengths) of another buffer to a second one; read both back, with the device arrays `more`, in one
-    copy."""
+    (offsets, lengths) of another buffer to a second one; queue their read back, with the device arrays `more`,
+    on the copy stream (waited for once): the segments' bytes and the download."""
     src_ids, offs, lengths = segments
     out_off = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1], out=out_off[1:])
@@ -244,8 +260,7 @@ def _gather(device: Device, sources: list[Any], segments: tuple[np.ndarray, np.n
     stats = device.empty(int(e_len.sum()) + 8, np.uint8)
     if len(e_len):
         _copy(device, dat, (e_off, e_len), stats, e_out)
-    host_blob, host_stats, *host_more = device.download_many([blob, stats, *more])
-    return host_blob[:total], host_stats, host_more
+    return total, device.download_later([blob, stats, *more], "row group bytes")
 
 
 def _copy(device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray], out: Any, out_off: np.ndarray) -> None:

@@ -116,7 +116,7 @@ class EncodedBatch:
     def fetch_with(self, device: Device, extra: list[Any]) -> list[np.ndarray]:
         """Read the per-page results and `extra` device arrays in one sync; the extra arrays' host copies."""
         names = ("fields", "body_off", "body_len", "header_len", "crc", "ext", "same")
-        got = device.download_many([getattr(self, n) for n in names] + extra)
+        got = device.download_many([getattr(self, n) for n in names] + extra, "batch and replay")
         self.host = dict(zip(names, got[:len(names)], strict=True))
         return got[len(names):]
 
@@ -124,7 +124,7 @@ class EncodedBatch:
         """Read the per-page results (one sync)."""
         if self.host is None:
             names = ("fields", "body_off", "body_len", "header_len", "crc", "ext", "same")
-            got = device.download_many([getattr(self, n) for n in names])
+            got = device.download_many([getattr(self, n) for n in names], "batch")
             self.host = dict(zip(names, got, strict=True))
         return self.host
 
@@ -209,7 +209,7 @@ def spans_and_info(device: Device, win: DeviceWindow, dic: DeviceDictionary, pag
     info = device.empty(n_pages * I_COUNT, np.int64).reshape(n_pages, I_COUNT)
     device.launch(steps.PAGE_INFO, n_pages, table[0], table[1], spans[2], spans[3], win.dev_cols, win.arenas.idx,
                   dic.ids, dic.ecum, dic.bcum, dic.overflow, info)
-    got, info_host = device.download_many([spans, info])
+    got, info_host = device.download_many([spans, info], "page spans")
     return PageTable(pages.col, pages.a, pages.b, *(row for row in got)), info_host
 
 
@@ -382,7 +382,7 @@ def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args,
     if setup.codec is None:
         device.launch(steps.STORED, n_pages, val_len, val_len, True, fields_dev, stored_len, copy_len, body_len)
         return vals, stored_len, body_len, args["val_off"]
-    lengths = device.download(val_len)
+    lengths = device.download(val_len, "values lengths")
     val_off = args.host[args.names.index("val_off")]
     comp, comp_off, comp_len = setup.codec.compress(device, vals, (val_off, lengths))
     slots = args["val_off"] if comp_off is val_off else device.upload(comp_off)

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .copies import PendingDownload, Staging, download_bytes, host_views, trace_log
 from .cost import LaunchRecord, array_bytes, max_serial, modeled_device_s
 
 Mode = Literal["cuda", "sim", "standin"]
@@ -208,6 +209,8 @@ class Device:
         self.peak_bytes = 0  # most bytes of device arrays held at once (`_track`)
         self.live_bytes = 0
         self.pool_peak_bytes = 0  # CuPy's memory pool high-water mark (cuda mode)
+        self.stream: Any = None  # the writer's stream: every launch, copy and codec call (CUDA only)
+        self.copy_stream: Any = None  # where a row group's bytes are read back while the next one's kernels run
         if mode == "cuda":
             import cupy
 
@@ -215,9 +218,15 @@ class Device:
             _CUDA_IN_USE = True
             self.xp: Any = cupy
             self.threads = THREADS
+            self.stream = cupy.cuda.Stream(non_blocking=True)
+            self.copy_stream = cupy.cuda.Stream(non_blocking=True)
         else:
             self.xp = np
             self.threads = SIM_THREADS if mode == "sim" else THREADS
+        self._nb_stream: Any = None  # the writer's stream for numba.cuda launches (`_numba_stream`)
+        self.staging = Staging(self._host_block)  # every upload passes through it (pinned on a GPU)
+        self.deferred: list[Callable[[], None]] = []  # host work run before the next host wait (`defer`)
+        self.trace = trace_log()  # the order of copies, launches, waits and writes (`copies.trace_events`)
 
     # -- memory --------------------------------------------------------------------------------------
 
@@ -241,9 +250,27 @@ class Device:
         self.live_bytes -= n
 
     def stream_ptr(self) -> int:
-        """The writer's CUDA stream (`cudaStream_t` as an int: CuPy's current stream) that every launch, copy and
-        codec call is queued on; 0 off CUDA."""
-        return int(self.xp.cuda.get_current_stream().ptr) if self.mode == "cuda" else 0
+        """The writer's CUDA stream (`cudaStream_t` as an int) that every launch, copy and codec call is queued on;
+        0 off CUDA."""
+        return int(self.stream.ptr) if self.mode == "cuda" else 0
+
+    def on_stream(self) -> contextlib.AbstractContextManager[Any]:
+        """Within the block, CuPy's operations are queued on the writer's stream (CUDA only; a no-op elsewhere)."""
+        return self.stream if self.mode == "cuda" else contextlib.nullcontext()  # type: ignore[no-any-return]
+
+    def record(self, what: str, which: str = "") -> None:
+        """Add (what, which) to the event order when it is traced (`copies.trace_events`)."""
+        if self.trace is not None:
+            self.trace.append((what, which))
+
+    def _host_block(self, nbytes: int) -> np.ndarray:
+        """An uninitialised host uint8 buffer: pinned (page-locked, from CuPy's pinned pool) on a GPU, so the
+        copy engine reads or fills it while the host goes on; plain NumPy elsewhere."""
+        if self.mode == "cuda":
+            import cupyx
+
+            return cupyx.empty_pinned((int(nbytes),), dtype=np.uint8)  # type: ignore[no-any-return]
+        return np.empty(int(nbytes), dtype=np.uint8)
 
     def release_pool(self) -> int:
         """Give the device memory CuPy's pools keep free (after this backend's arrays are dropped) back to the
@@ -254,13 +281,15 @@ class Device:
 
     def empty(self, n: int, dtype: Any) -> Any:
         """An uninitialised device array."""
-        return self._track(self.xp.empty(int(n), dtype=dtype))
+        with self.on_stream():  # CuPy's pool is stream-ordered: memory for this stream's work
+            return self._track(self.xp.empty(int(n), dtype=dtype))
 
     def full(self, n: int, value: int, dtype: Any) -> Any:
         """A device array filled with `value` (a fill launch on the device)."""
         self._count_launch("fill")
         t = _clock()
-        out = self._track(self.xp.full(int(n), value, dtype=dtype))
+        with self.on_stream():
+            out = self._track(self.xp.full(int(n), value, dtype=dtype))
         self._record("fill", int(n), 1, 0, int(out.nbytes))
         if self.mode == "standin":
             _add_standin(self.counters, t)
@@ -271,7 +300,8 @@ class Device:
         self._count_launch("fill")
         self._record("fill", int(n), 1, 0, int(n) * int(dev.itemsize))
         t = _clock()
-        dev[start:start + n] = value
+        with self.on_stream():
+            dev[start:start + n] = value
         if self.mode == "standin":
             _add_standin(self.counters, t)
 
@@ -279,78 +309,118 @@ class Device:
         """A larger device array holding `dev`'s contents first (zeros after): one device copy."""
         self._count_launch("copy")
         t = _clock()
-        out = self._track(self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype))
-        out[:len(dev)] = dev
+        with self.on_stream():
+            out = self._track(self.xp.zeros((size, *dev.shape[1:]), dtype=dev.dtype))
+            out[:len(dev)] = dev
         self._record("copy", int(out.size), 1, int(dev.nbytes), int(out.nbytes))
         if self.mode == "standin":
             _add_standin(self.counters, t)
         return out
 
     def upload(self, host: Any) -> Any:
-        """A device copy of host array `host` (host -> device)."""
+        """A device copy of host array `host` (host -> device): staged, then an async copy on the writer's stream."""
         host = np.ascontiguousarray(host)
-        c = self.counters
-        c.h2d_bytes += host.nbytes
-        c.h2d_copies += 1
-        if self.mode == "cuda":
-            return self._track(self.xp.asarray(host))
-        t = _clock()
-        out = self._track(host.copy())
-        if self.mode == "standin":
-            _add_standin(c, t)
+        with self.on_stream():
+            out = self._track(self.xp.empty(host.shape, dtype=host.dtype))
+        self._h2d(out, host)
         return out
 
     def upload_into(self, dst: Any, offset: int, host: Any) -> None:
         """Copy host array `host` into device array `dst` at element `offset` (host -> device, same dtype):
         one copy, counted as `upload` counts."""
         host = np.ascontiguousarray(host)
-        n = host.size
+        self._h2d(dst[offset:offset + host.size], host.reshape(-1))
+
+    def _h2d(self, dst: Any, host: np.ndarray) -> None:
+        """Stage `host` in the staging buffer and queue its copy into `dst` on the writer's stream; the host goes
+        on (the staging buffer is reused once the host next waits for the stream)."""
         c = self.counters
         c.h2d_bytes += host.nbytes
         c.h2d_copies += 1
-        if self.mode == "cuda":
-            dst[offset:offset + n].set(host)
+        self.record("h2d")
+        if host.nbytes == 0:
             return
+        staged = self.staging.stage(host)  # host work on a GPU too: a memcpy into the pinned buffer
         t = _clock()
-        dst[offset:offset + n] = host
-        if self.mode == "standin":
-            _add_standin(c, t)
-
-    def download(self, dev: Any) -> np.ndarray:
-        """A host copy of device array `dev` (device -> host); the host waits for it: a sync."""
-        c = self.counters
-        c.syncs += 1
-        c.d2h_copies += 1
-        c.d2h_bytes += int(dev.nbytes)
         if self.mode == "cuda":
-            return dev.get()  # type: ignore[no-any-return]
-        t = _clock()
-        out = np.array(dev, copy=True)
+            dst.set(staged, stream=self.stream)  # from pinned memory: cudaMemcpyAsync, the host goes on
+        else:
+            dst[...] = staged
         if self.mode == "standin":
             _add_standin(c, t)
-        return out
 
-    def download_many(self, devs: list[Any]) -> list[np.ndarray]:
-        """Host copies of several device arrays after one wait (one sync)."""
+    def download(self, dev: Any, name: str = "read") -> np.ndarray:
+        """A host copy of device array `dev` (device -> host); the host waits for it: a sync."""
+        return self.download_many([dev], name)[0]
+
+    def download_many(self, devs: list[Any], name: str = "read") -> list[np.ndarray]:
+        """Host copies of several device arrays: async copies into one host block (pinned on a GPU) on the
+        writer's stream, then one wait (one sync, counted under `name`)."""
+        hosts = self._d2h(devs, self.stream, name)
+        self._host_wait(name)
+        return hosts
+
+    def download_later(self, devs: list[Any], name: str) -> PendingDownload:
+        """Host copies of `devs` queued on the copy stream after the work queued so far on the writer's stream
+        (a device-side wait on an event); the host goes on, and the writer's next kernels run while they copy.
+        `result()` is one host wait (a sync counted under `name`)."""
+        done = None
+        if self.mode == "cuda":
+            self.copy_stream.wait_event(self.stream.record())
+        hosts = self._d2h(devs, self.copy_stream, name)
+        if self.mode == "cuda":
+            done = self.copy_stream.record()
+        return PendingDownload(lambda: self._host_wait(name, done, writer=False), hosts, list(devs))
+
+    def _d2h(self, devs: list[Any], stream: Any, name: str) -> list[np.ndarray]:
+        """Queue a copy of each of `devs` into one new host block (pinned on a GPU) on `stream`; the host
+        arrays, complete once the host waited for that stream."""
         c = self.counters
-        c.syncs += 1
-        out = []
+        hosts = host_views(self._host_block(download_bytes(devs)), devs)
         t = _clock()
-        for dev in devs:
+        for dev, host in zip(devs, hosts, strict=True):
             c.d2h_copies += 1
             c.d2h_bytes += int(dev.nbytes)
-            out.append(dev.get() if self.mode == "cuda" else np.array(dev, copy=True))
+            self.record("d2h", name)
+            if self.mode == "cuda":
+                if dev.nbytes:
+                    with stream:
+                        src = dev if dev.flags.c_contiguous else self.xp.ascontiguousarray(dev)
+                        src.get(stream=stream, out=host, blocking=False)  # into pinned memory: async
+            else:
+                np.copyto(host, dev)
         if self.mode == "standin":
             _add_standin(c, t)
-        return out
+        return hosts
+
+    def _host_wait(self, name: str, event: Any = None, writer: bool = True) -> None:
+        """The host waits for the writer's stream (or, not `writer`, for `event` on the copy stream): one sync,
+        counted under `name`. Host work deferred until now (the last row group's write) runs first, while the
+        queued kernels run."""
+        self.flush()
+        c = self.counters
+        c.syncs += 1
+        c.waits[name] = c.waits.get(name, 0) + 1
+        self.record("wait", name)
+        if self.mode == "cuda":
+            (self.stream if writer else event).synchronize()
+        if writer:
+            self.staging.reset()  # every copy staged so far is done
+
+    def defer(self, work: Callable[[], None]) -> None:
+        """Run `work` (host work that waits for a download queued with `download_later`) just before the host
+        next waits for the device, or at `flush`: the device work queued by then overlaps it."""
+        self.deferred.append(work)
+
+    def flush(self) -> None:
+        """Run the deferred host work now, in the order it was deferred."""
+        while self.deferred:
+            self.deferred.pop(0)()
 
     def wait(self, name: str, read: Callable[[], Any] | None = None) -> Any:
         """The host waits for the device's work so far (a sync), then `read()`s what it produced (a library's
         result that lives on the host, such as nvCOMP's compressed sizes). `name` says what is waited for."""
-        self.counters.syncs += 1
-        self.counters.waits[name] = self.counters.waits.get(name, 0) + 1
-        if self.mode == "cuda":
-            self.xp.cuda.get_current_stream().synchronize()
+        self._host_wait(name)
         return read() if read is not None else None
 
     # -- data that is already on the device (device input) ---------------------------------------------
@@ -384,7 +454,7 @@ class Device:
             import ctypes
 
             event = ctypes.c_void_p.from_address(int(event_ptr)).value or 0
-            self.xp.cuda.runtime.streamWaitEvent(self.xp.cuda.get_current_stream().ptr, event)
+            self.xp.cuda.runtime.streamWaitEvent(self.stream.ptr, event, 0)
 
     def wait_stream(self, stream: int) -> None:
         """Make the writer's stream wait for work queued on the producer's stream (`__cuda_array_interface__`
@@ -394,7 +464,7 @@ class Device:
             cp = self.xp
             event = cp.cuda.Event(disable_timing=True)
             event.record(cp.cuda.ExternalStream(int(stream)))
-            cp.cuda.get_current_stream().wait_event(event)
+            self.stream.wait_event(event)
 
     def copy_into(self, dst: Any, offset: int, src: Any) -> None:
         """Copy device array `src` (uint8) into device array `dst` at element `offset`: a device-to-device copy,
@@ -404,7 +474,9 @@ class Device:
         c.d2d_bytes += int(src.nbytes)
         c.d2d_copies += 1
         t = _clock()
-        dst[offset:offset + n] = src
+        self.record("d2d")
+        with self.on_stream():
+            dst[offset:offset + n] = src
         if self.mode == "standin":
             _add_standin(c, t)
 
@@ -416,10 +488,11 @@ class Device:
                      sum((n + 7) // 8 for _, _, n in bitmaps), 8 * max(1, len(bitmaps)), blocks=len(bitmaps))
         t = _clock()
         xp = self.xp
-        out = xp.empty(max(1, len(bitmaps)), dtype=np.int64)
-        for j, (bits, first, n) in enumerate(bitmaps):
-            out[j] = xp.unpackbits(bits[first >> 3:(first + n + 7) >> 3], bitorder="little")[
-                first & 7:(first & 7) + n].sum()
+        with self.on_stream():
+            out = xp.empty(max(1, len(bitmaps)), dtype=np.int64)
+            for j, (bits, first, n) in enumerate(bitmaps):
+                out[j] = xp.unpackbits(bits[first >> 3:(first + n + 7) >> 3], bitorder="little")[
+                    first & 7:(first & 7) + n].sum()
         if self.mode == "standin":
             _add_standin(self.counters, t)
         return out
@@ -429,7 +502,8 @@ class Device:
         self._count_launch("pack_mask")
         self._record("pack_mask", (int(mask.size) + 7) // 8, 8, int(mask.nbytes), (int(mask.size) + 7) // 8)
         t = _clock()
-        out = self.xp.packbits(mask.astype(bool), bitorder="little")
+        with self.on_stream():
+            out = self.xp.packbits(mask.astype(bool), bitorder="little")
         if self.mode == "standin":
             _add_standin(self.counters, t)
         return out
@@ -437,6 +511,7 @@ class Device:
     # -- launches ------------------------------------------------------------------------------------
 
     def _count_launch(self, name: str) -> None:
+        self.record("launch", name)
         c = self.counters
         c.launches += 1
         c.by_kernel[name] = c.by_kernel.get(name, 0) + 1
@@ -467,11 +542,37 @@ class Device:
             _add_standin(self.counters, t)
             return
         compiled = kernel.cuda()
-        if kernel.geometry == "block":
-            compiled[items, self.threads](*args)
+        if self.mode == "cuda":
+            compiled, args = self._on_writer_stream(compiled[self._grid(kernel, items), self.threads,
+                                                             self._numba_stream()], args)
         else:
-            compiled[(items + self.threads - 1) // self.threads, self.threads](items, *args)
+            compiled = compiled[self._grid(kernel, items), self.threads]
+        if kernel.geometry == "block":
+            compiled(*args)
+        else:
+            compiled(items, *args)
         self._gauge()
+
+    def _numba_stream(self) -> Any:
+        """The writer's stream as numba.cuda sees it (made once)."""
+        if self._nb_stream is None:
+            from numba import cuda
+
+            self._nb_stream = cuda.external_stream(int(self.stream.ptr))
+        return self._nb_stream
+
+    def _on_writer_stream(self, configured: Any, args: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """A CUDA launch's arguments as numba device arrays taken without a host wait: numba would otherwise
+        synchronize the stream each CuPy array names in its CUDA array interface (NUMBA_CUDA_ARRAY_INTERFACE_SYNC)
+        once per argument; every launch and copy of the write is on one stream, which orders them already."""
+        from numba import cuda
+
+        nd = self.xp.ndarray
+        return configured, tuple(cuda.as_cuda_array(a, sync=False) if isinstance(a, nd) else a for a in args)
+
+    def _grid(self, kernel: Kernel, items: int) -> int:
+        """Blocks of a launch over `items`: one per item ("block"), or enough threads for them ("thread")."""
+        return items if kernel.geometry == "block" else (items + self.threads - 1) // self.threads
 
     def host_step(self, name: str, fn: Callable[..., Any], *args: Any, work: LaunchRecord) -> Any:
         """A step that is device work on a GPU but runs as host code in the stand-in / simulator modes (the

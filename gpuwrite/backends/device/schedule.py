@@ -134,7 +134,8 @@ class DeviceSchedule:
             got = d.download_many([self.sched, self.status, self.cursor[:, k.S_START], self._errs(),
                                    self.fl_col[first_flush:], self.fl_start[first_flush:],
                                    self.ev_row[first_event:], self.ev_end[first_event:],
-                                   *([self.win.bad] if self.win.bad is not None and self.bad is None else [])])
+                                   *([self.win.bad] if self.win.bad is not None and self.bad is None else [])],
+                                  "plan")
             sched, status, cursor, errs = got[:4]
             if len(got) > 8:
                 self.bad = got[8]  # the value checks' results (checks.py), read with the same sync

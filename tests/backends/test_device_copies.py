@@ -1,0 +1,139 @@
+"""The device's copies (backends/device/copies.py and Device's copy and wait methods), on the stand-in device:
+uploads through one reused staging buffer, downloads with one wait, every host wait counted by name, and a
+row group's bytes read back and written while the next row group's device work is queued."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import gpuwrite
+from gpuwrite.backends.device.copies import Event, trace_events
+from gpuwrite.backends.device.ops import Device, standin
+from gpuwrite.tools.demo_data import store_sales_table
+
+SETTINGS: dict[str, Any] = {"block_size": 256 << 10, "page_size": 8 << 10}
+
+
+def _write(path: Path, rows: int) -> tuple[list[Event], Any, int]:
+    """A multi-row-group write on the stand-in device: its event order, device and row groups."""
+    table = store_sales_table(rows)
+    with standin(), trace_events() as log:
+        writer = gpuwrite.ParquetWriter(path, table.schema, device="gpu", **SETTINGS)
+        writer.write(table)
+        result = writer.close()
+    gpuwrite.write_table(table, path.with_suffix(".cpu"), device="cpu", **SETTINGS)
+    assert path.read_bytes() == path.with_suffix(".cpu").read_bytes()
+    return log, writer._backend.device, len(result.footer.row_groups)  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Event], Any, int]:
+    return _write(tmp_path_factory.mktemp("copies") / "gpu.parquet", 30_000)
+
+
+def test_next_row_groups_launches_are_queued_before_the_bytes_are_written(
+        written: tuple[list[Event], Any, int]) -> None:
+    log, _, groups = written
+    assert groups >= 3
+    where = {event: i for i, event in reversed(list(enumerate(log)))}  # first occurrence
+    writes = [i for i, (what, _) in enumerate(log) if what == "write"]
+    assert [log[i][1] for i in writes] == [str(n) for n in range(groups)]  # file order unchanged
+    # within one write() call; at its end the last row group is written (the caller sees the file so far)
+    overlapped = [n for n in range(groups - 1) if where[("load", str(n + 1))] < writes[n]]
+    assert len(overlapped) >= groups - 2
+    for n in overlapped:
+        between = log[where[("load", str(n + 1))]:writes[n]]
+        assert sum(1 for what, _ in between if what == "launch") >= 10  # conversion, checks, dictionary, plan
+        assert ("launch", "plan") in between
+        # the host waits for nothing of the next row group before writing this one's bytes
+        assert [e for e in between if e[0] == "wait"] == [("wait", "row group bytes")]
+    for n in range(groups):
+        start = writes[n - 1] if n else 0
+        queued = [i for i in range(start, writes[n]) if log[i] == ("d2h", "row group bytes")]
+        waits = [i for i in range(queued[0], writes[n]) if log[i][0] == "wait"]
+        # the row group's bytes queued in one download, one host wait for all of them, right before the write
+        assert queued and waits[-1] == writes[n] - 1 and log[waits[-1]] == ("wait", "row group bytes")
+        assert sum(1 for i in waits if log[i] == ("wait", "row group bytes")) == 1
+
+
+def test_every_host_wait_is_a_named_sync(written: tuple[list[Event], Any, int]) -> None:
+    log, device, groups = written
+    c = device.counters
+    assert c.syncs == sum(c.waits.values()) == sum(1 for what, _ in log if what == "wait")
+    assert c.waits["row group bytes"] == groups and c.waits["dictionary sizes"] == groups
+
+
+def test_a_row_group_waits_at_most_eight_times(tmp_path: Path) -> None:
+    table = store_sales_table(20_000)
+    with standin(), trace_events() as log:
+        writer = gpuwrite.ParquetWriter(tmp_path / "one.parquet", table.schema, device="gpu", compression="snappy")
+        writer.write(table)
+        result = writer.close()
+    c = writer._backend.device.counters  # type: ignore[attr-defined]
+    assert len(result.footer.row_groups) == 1
+    assert sum(1 for what, _ in log if what == "wait") == c.syncs == sum(c.waits.values()) <= 8
+    assert c.waits["compressed sizes"] >= 1  # the codec's read of nvCOMP's sizes is a host wait too
+    assert c.waits["plan"] == c.waits["batch and replay"] == c.waits["row group bytes"] == 1
+
+
+def test_uploads_go_through_one_reused_staging_buffer(written: tuple[list[Event], Any, int]) -> None:
+    log, device, groups = written
+    uploads = sum(1 for what, _ in log if what == "h2d")
+    assert uploads == device.counters.h2d_copies > 20 * groups
+    assert 1 <= device.staging.allocations <= 4  # grown a few times, then reused by every row group
+    assert device.staging.used == 0 and not device.staging.retired  # free again after the last wait
+
+
+def test_staging_is_reused_after_a_wait_and_grown_when_full() -> None:
+    device = Device("standin")
+    a = device.upload(np.arange(1000, dtype=np.int64))
+    first = device.staging.buf
+    b = device.upload(np.arange(10, dtype=np.int32).reshape(2, 5))
+    assert device.staging.buf is first and device.staging.allocations == 1
+    device.download(a)
+    assert device.staging.used == 0
+    big = np.ones(3 << 20, dtype=np.uint8)
+    c = device.upload(big)
+    assert device.staging.allocations == 2 and device.staging.buf is not first
+    assert device.staging.retired == []  # nothing was staged since the wait: the old buffer is not kept
+    device.upload(big)
+    assert device.staging.allocations == 3 and len(device.staging.retired) == 1  # its copy may be in flight
+    got = device.download_many([a, b, c], "check")
+    assert device.staging.retired == [] and device.staging.used == 0
+    assert np.array_equal(got[0], np.arange(1000)) and got[1].shape == (2, 5) and got[1][1, 4] == 9
+    assert np.array_equal(got[2], big)
+    dst = device.empty(20, np.int64)
+    device.upload_into(dst, 5, np.arange(3, dtype=np.int64))
+    assert device.download(dst)[5:8].tolist() == [0, 1, 2]
+
+
+def test_downloads_are_one_sync_and_later_ones_wait_only_when_read() -> None:
+    device = Device("standin")
+    arrays = [device.upload(np.arange(n, dtype=np.int64)) for n in (3, 5, 7)]
+    with trace_events() as log:
+        device.trace = log
+        got = device.download_many(arrays, "sizes")
+        pending = device.download_later(arrays[:2], "bytes")
+        ran: list[str] = []
+        device.defer(lambda: ran.append(str(len(pending.result()))))
+        assert device.counters.syncs == 1 and device.counters.waits == {"sizes": 1}
+        device.download(arrays[2], "next")  # the deferred work runs first: its wait, then this one
+    assert [len(g) for g in got] == [3, 5, 7] and ran == ["2"]
+    assert device.counters.syncs == 3 and device.counters.waits == {"sizes": 1, "bytes": 1, "next": 1}
+    assert [e for e in log if e[0] == "wait"] == [("wait", "sizes"), ("wait", "bytes"), ("wait", "next")]
+    assert pending.result()[1].tolist() == [0, 1, 2, 3, 4] and device.counters.syncs == 3  # read once
+
+
+def test_an_aborted_write_drops_the_pending_row_group(tmp_path: Path) -> None:
+    table = store_sales_table(3_000)
+    with standin():
+        writer = gpuwrite.ParquetWriter(tmp_path / "x.parquet", table.schema, device="gpu", **SETTINGS)
+        writer.write(table)
+        device = writer._backend.device  # type: ignore[attr-defined]
+        device.defer(lambda: (_ for _ in ()).throw(AssertionError("written after abort")))
+        writer.abort()
+    assert device.deferred == [] and not (tmp_path / "x.parquet").exists()
