@@ -10,7 +10,7 @@ a row count, so a quick run can use a small one. Sizes at scale 1:
   a random walk with 5% nulls), and 16 int64 counters (running totals of small random increments);
 - `nested`: 300,000 orders, a list of 0..5 structs (sku long, price double, name string) and a
   string -> long map of 0..3 entries;
-- `timeseries`: 2,000,000 readings of 1,000 sensors in time order: a microsecond timestamp, the sensor id
+- `timeseries`: 2,000,000 readings of 1,000 sensors in time order: a zone-less microsecond timestamp, the sensor id
   (int32), a float32 reading (a random walk per sensor) and a status string (mostly "ok").
 """
 
@@ -149,7 +149,8 @@ def wide(rows: int, seed: int, columns: int = WIDE_COLUMNS, counters: int = WIDE
 
 
 def timeseries(rows: int, seed: int, sensors: int = SENSORS) -> pa.Table:
-    """Sensor readings in time order: timestamp (us, UTC), sensor id, a float32 random walk per sensor, status."""
+    """Sensor readings in time order: a local timestamp (us, no zone), sensor id, a float32 random walk per
+    sensor, a status."""
     rng = np.random.default_rng(seed)
     start = np.datetime64("2026-01-01T00:00:00", "us").astype(np.int64)
     # one reading per sensor per second, each a few ms late: time order, nearly regular steps
@@ -162,7 +163,7 @@ def timeseries(rows: int, seed: int, sensors: int = SENSORS) -> pa.Table:
     status = np.array(["ok", "warn", "fail", "offline"])[
         np.searchsorted(np.array([0.97, 0.99, 0.997]), rng.random(rows))]
     return pa.table({
-        "ts": pa.array(start + ticks, type=pa.timestamp("us", tz="UTC")),
+        "ts": pa.array(start + ticks, type=pa.timestamp("us")),
         "sensor_id": pa.array(sensor),
         "value": pa.array(level),
         "status": pa.array(status),
