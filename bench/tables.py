@@ -1,4 +1,4 @@
-"""The tables bench/write_bench.py writes: store_sales (TPC-DS), string-heavy, wide doubles, nested.
+"""The tables bench/write_bench.py writes: store_sales (TPC-DS), string-heavy, wide, nested, timeseries.
 
 Each builder is vectorised (NumPy and Arrow compute, no per-row Python), deterministic for a seed, and takes
 a row count, so a quick run can use a small one. Sizes at scale 1:
@@ -6,10 +6,12 @@ a row count, so a quick run can use a small one. Sizes at scale 1:
   DuckDB's dsdgen (`duckdb-extension-tpcds`) with the identifier columns cast to INT as in the TPC-DS spec;
 - `strings`: 1,000,000 rows of a URL, a name from 5,000, free text of 3..12 words, a 4-value code
   (low cardinality), a 16-hex-digit SKU (high cardinality) and a double;
-- `wide`: 300,000 rows x 100 doubles, four kinds of column in turn: random, cents, 100 distinct values,
-  a random walk with 5% nulls;
+- `wide`: 200,000 rows x 64 doubles, four kinds of column in turn (random, cents, 100 distinct values,
+  a random walk with 5% nulls), and 16 int64 counters (running totals of small random increments);
 - `nested`: 300,000 orders, a list of 0..5 structs (sku long, price double, name string) and a
-  string -> long map of 0..3 entries.
+  string -> long map of 0..3 entries;
+- `timeseries`: 2,000,000 readings of 1,000 sensors in time order: a zone-less microsecond timestamp, the sensor id
+  (int32), a float32 reading (a random walk per sensor) and a status string (mostly "ok").
 """
 
 from __future__ import annotations
@@ -28,10 +30,13 @@ import pyarrow.compute as pc
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-ROWS = {"store_sales": 2_880_404, "strings": 1_000_000, "wide": 300_000, "nested": 300_000}
+ROWS = {"store_sales": 2_880_404, "strings": 1_000_000, "wide": 200_000, "nested": 300_000,
+        "timeseries": 2_000_000}
 """Rows of each table at scale 1."""
 
-WIDE_COLUMNS = 100
+WIDE_COLUMNS = 64
+WIDE_COUNTERS = 16
+SENSORS = 1_000
 NAMES = 5_000
 VOCABULARY = 2_000
 
@@ -118,8 +123,9 @@ def strings(rows: int, seed: int) -> pa.Table:
     })
 
 
-def wide(rows: int, seed: int, columns: int = WIDE_COLUMNS) -> pa.Table:
-    """`columns` doubles of four kinds in turn: random, cents, 100 distinct values, a random walk with nulls."""
+def wide(rows: int, seed: int, columns: int = WIDE_COLUMNS, counters: int = WIDE_COUNTERS) -> pa.Table:
+    """`columns` doubles of four kinds in turn (random, cents, 100 distinct values, a random walk with nulls),
+    then `counters` int64 running totals of small random increments."""
     rng = np.random.default_rng(seed)
     out: dict[str, pa.Array] = {}
     for i in range(columns):
@@ -137,7 +143,31 @@ def wide(rows: int, seed: int, columns: int = WIDE_COLUMNS) -> pa.Table:
             values = np.cumsum(rng.standard_normal(rows))
             mask = rng.random(rows) < 0.05
         out[f"d{i:03d}"] = pa.array(values, mask=mask)
+    for i in range(counters):
+        out[f"n{i:02d}"] = pa.array(np.cumsum(rng.integers(0, 1 << (2 + i % 8), size=rows, dtype=np.int64)))
     return pa.table(out)
+
+
+def timeseries(rows: int, seed: int, sensors: int = SENSORS) -> pa.Table:
+    """Sensor readings in time order: a local timestamp (us, no zone), sensor id, a float32 random walk per
+    sensor, a status."""
+    rng = np.random.default_rng(seed)
+    start = np.datetime64("2026-01-01T00:00:00", "us").astype(np.int64)
+    # one reading per sensor per second, each a few ms late: time order, nearly regular steps
+    ticks = np.arange(rows, dtype=np.int64) // sensors * 1_000_000 + rng.integers(0, 5_000, size=rows)
+    sensor = (np.arange(rows) % sensors).astype(np.int32)
+    steps = rng.standard_normal(rows).astype(np.float32).reshape(-1)
+    level = np.zeros(rows, dtype=np.float32)
+    for s in range(min(sensors, rows)):
+        level[s::sensors] = np.cumsum(steps[s::sensors]) + np.float32(20 + s % 50)
+    status = np.array(["ok", "warn", "fail", "offline"])[
+        np.searchsorted(np.array([0.97, 0.99, 0.997]), rng.random(rows))]
+    return pa.table({
+        "ts": pa.array(start + ticks, type=pa.timestamp("us")),
+        "sensor_id": pa.array(sensor),
+        "value": pa.array(level),
+        "status": pa.array(status),
+    })
 
 
 def nested(rows: int, seed: int) -> pa.Table:
@@ -184,4 +214,5 @@ BUILDERS: dict[str, Callable[[int, int], pa.Table]] = {
     "strings": strings,
     "wide": wide,
     "nested": nested,
+    "timeseries": timeseries,
 }

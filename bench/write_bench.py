@@ -1,15 +1,17 @@
-"""Time Parquet writes of four tables through gpuwrite, pyarrow, polars, DuckDB and Spark, interleaved.
+"""Time Parquet writes of five tables through gpuwrite, pyarrow, polars, DuckDB and Spark, interleaved.
 
-The tables (bench/tables.py): TPC-DS store_sales, a string-heavy table, a wide table of doubles and a nested
-table (lists of structs, a map). Each writer gets a table in its own in-memory format before any timing (a
+The tables (bench/tables.py): TPC-DS store_sales, a string-heavy table, a wide table (doubles and int64
+counters), a nested table (lists of structs, a map) and a sensor timeseries. Each writer gets a table in its own in-memory format before any timing (a
 polars DataFrame, a native DuckDB table, a cached Spark DataFrame); only the write to a file is timed. For
 each table the writers alternate within every round, in an order that rotates from round to round (after one
 untimed warm-up round), so drift in a shared machine's state hits every writer alike; the report gives the
-median of the timed rounds, GB/s of Arrow input, the file size, and speed and size as ratios to each peer.
+median of the timed rounds with their spread (min, max, and max over median: how steady a writer is), GB/s
+of Arrow input, the file size, and speed and size as ratios to each peer.
 The JSON (every sample) goes to --out, and a bar chart (bench/report.py) to the same name with .png.
 
     .venv/bin/python bench/write_bench.py                                   # scale 1, 3 rounds, snappy
-    .venv/bin/python bench/write_bench.py --scale 0.1 --tables strings,nested --writers gpuwrite,pyarrow
+    .venv/bin/python bench/write_bench.py --scale 0.1 --shapes strings,nested --writers gpuwrite,pyarrow
+    .venv/bin/python bench/write_bench.py --writers gpuwrite,pyarrow,polars --repeats 7     # a few minutes
 """
 
 from __future__ import annotations
@@ -244,6 +246,9 @@ def summarise(writers: list[Writer], input_bytes: int) -> list[dict]:
             rows.append({
                 "writer": writer.name,
                 "median_s": median,
+                "min_s": min(writer.samples),
+                "max_s": max(writer.samples),
+                "spread": max(writer.samples) / median,
                 "gb_per_s": input_bytes / median / 1e9,
                 "size_bytes": writer.sizes[-1],
                 "samples_s": writer.samples,
@@ -269,7 +274,8 @@ def summarise(writers: list[Writer], input_bytes: int) -> list[dict]:
 
 def format_table(rows: list[dict]) -> str:
     """Render the summary as an aligned text table, errors in place of numbers, gpuwrite against each peer."""
-    header = ["writer", "median s", "CPU s", "GB/s", "size MB", "speed/pa", "size/pa", "samples s"]
+    header = ["writer", "median s", "min s", "max s", "max/med", "CPU s", "GB/s", "size MB", "speed/pa", "size/pa",
+              "samples s"]
     lines = [header]
     for row in rows:
         if "median_s" not in row:
@@ -278,6 +284,9 @@ def format_table(rows: list[dict]) -> str:
         lines.append([
             row["writer"],
             f"{row['median_s']:.3f}",
+            f"{row['min_s']:.3f}",
+            f"{row['max_s']:.3f}",
+            f"{row['spread']:.2f}",
             f"{row['median_cpu_s']:.3f}",
             f"{row['gb_per_s']:.3f}",
             f"{row['size_bytes'] / 1e6:.1f}",
@@ -333,12 +342,13 @@ def machine_info() -> dict:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Read the command line."""
     parser = argparse.ArgumentParser(description="Time Parquet writes through gpuwrite, pyarrow, polars, "
-                                                 "DuckDB and Spark on four tables.")
+                                                 "DuckDB and Spark on five tables.")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="fraction of each table's rows at scale 1 (" + ", ".join(
                             f"{k} {v:,}" for k, v in tables.ROWS.items()) + ")")
     parser.add_argument("--rows", type=int, default=None, help="rows of every table (overrides --scale)")
-    parser.add_argument("--tables", default=",".join(tables.BUILDERS), help="comma-separated tables to write")
+    parser.add_argument("--tables", "--shapes", dest="tables", default=",".join(tables.BUILDERS),
+                        help="comma-separated tables (shapes) to write")
     parser.add_argument("--writers", default=",".join(WRITERS),
                         help="comma-separated writers (spark runs only where Java and pyspark are present)")
     parser.add_argument("--store-sales", choices=("generator", "dsdgen"), default="generator",

@@ -135,8 +135,8 @@ def _bench(name: str) -> ModuleType:
 
 
 def test_bench_tables_have_their_shapes() -> None:
-    """The four tables: store_sales' schema, 5,000 names and 3..12-word texts, 100 doubles, lists of 0..5
-    structs and maps of distinct keys; the same seed gives the same table."""
+    """The five tables: store_sales' schema, 5,000 names and 3..12-word texts, 64 doubles and 16 int64
+    counters, lists of 0..5 structs and maps of distinct keys, sensor readings; the same seed, the same table."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -152,8 +152,14 @@ def test_bench_tables_have_their_shapes() -> None:
     assert pc.min(words).as_py() == 3 and pc.max(words).as_py() == 12
     assert s.equals(tables.strings(20_000, 3)) and not s.equals(tables.strings(20_000, 4))
     w = tables.wide(1_000, 3)
-    assert w.num_columns == tables.WIDE_COLUMNS and all(t == pa.float64() for t in w.schema.types)
+    assert w.num_columns == tables.WIDE_COLUMNS + tables.WIDE_COUNTERS
+    assert w.schema.types == [pa.float64()] * tables.WIDE_COLUMNS + [pa.int64()] * tables.WIDE_COUNTERS
     assert w["d003"].null_count > 0 and len(pc.unique(w["d002"])) <= 100
+    assert all(pc.all(pc.greater_equal(pc.pairwise_diff(w[f"n{i:02d}"].combine_chunks()).slice(1), 0)).as_py() for i in range(16))
+    t = tables.timeseries(10_000, 3)
+    assert t.column_names == ["ts", "sensor_id", "value", "status"] and t.equals(tables.timeseries(10_000, 3))
+    assert t.schema.types == [pa.timestamp("us"), pa.int32(), pa.float32(), pa.string()]
+    assert len(pc.unique(t["sensor_id"])) == tables.SENSORS and pc.count_distinct(t["status"]).as_py() == 4
     n = tables.nested(5_000, 3)
     lengths = pc.list_value_length(n["items"])
     assert pc.min(lengths).as_py() == 0 and pc.max(lengths).as_py() == 5
@@ -169,7 +175,7 @@ def test_write_bench_runs_every_table_and_charts_it(tmp_path: Path) -> None:
     assert bench.main(["--rows", "400", "--repeats", "2", "--writers", "gpuwrite,pyarrow,polars,duckdb",
                        "--out", str(out)]) == 0
     data = json.loads(out.read_text())
-    assert [r["dataset"] for r in data["runs"]] == ["store_sales", "strings", "wide", "nested"]
+    assert [r["dataset"] for r in data["runs"]] == ["store_sales", "strings", "wide", "nested", "timeseries"]
     for run in data["runs"]:
         assert run["rows"] == 400 and run["input_bytes"] > 0
         by_name = {r["writer"]: r for r in run["results"]}
@@ -178,6 +184,8 @@ def test_write_bench_runs_every_table_and_charts_it(tmp_path: Path) -> None:
             assert "median_s" in row, row
             assert len(row["samples_s"]) == len(row["cpu_samples_s"]) == 2 and row["size_bytes"] > 0
             assert row["median_cpu_s"] >= 0
+            assert row["min_s"] == min(row["samples_s"]) and row["max_s"] == max(row["samples_s"])
+            assert row["spread"] == pytest.approx(row["max_s"] / row["median_s"]) and row["spread"] >= 1
             assert set(row["vs"]) == set(by_name) - {name}
             peer = by_name["polars"] if name != "polars" else by_name["duckdb"]
             other = "polars" if name != "polars" else "duckdb"

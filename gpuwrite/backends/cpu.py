@@ -11,6 +11,7 @@ from ..encode.chunk import ChunkEncoder, ChunkOptions
 from ..encode.rules import raw_value_bytes
 from ..options.model import WriteOptions
 from ..page_model import Compressor, EncodedChunk, EncodedPage
+from ..pipeline import heap
 from ..pipeline.leafdata import LeafData
 from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
@@ -122,6 +123,7 @@ class CpuBackend:
         self.leaves, self.opts = leaves, opts
         self.chunk_options = ChunkOptions.for_leaves(leaves, opts, compress)
         self.pool = page_pool(len(leaves))
+        heap.enable()  # a write's freed temporaries kept for the next one, not page-faulted in afresh
 
     def checks_values(self, leaf: Leaf) -> bool:
         """No: the writer checks every batch's values before the CPU path converts them."""

@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from . import heap
+
 MIN_BYTES = 1 << 20  # smaller arrays come from the allocator as usual
 RETAIN_SECONDS = 10.0  # free slabs are released this long after the last request
 RETAIN_BYTES = 4 << 30  # free slabs beyond this are released at once
@@ -112,7 +114,8 @@ class _Slabs:
             with self.lock:
                 wait = self.last_request + RETAIN_SECONDS - time.monotonic()
                 if wait <= 0:
-                    self._trim(0)
+                    if self._trim(0):
+                        heap.trim()  # slabs under heap.MMAP_THRESHOLD were freed into the heap
                     if not self.slabs:
                         self.reaper = None
                         return
@@ -147,8 +150,10 @@ def release_memory() -> int:
     """Give the host memory gpuwrite keeps for reuse (free conversion buffers) back now; the bytes released.
 
     It is released anyway `RETAIN_SECONDS` after the last write asked for some; buffers of a write still open
-    are kept."""
-    return _SLABS.release()
+    are kept. The C heap's free memory (`heap.trim`) goes back too."""
+    released = _SLABS.release()
+    heap.trim()
+    return released
 
 
 def kept_bytes() -> int:

@@ -96,9 +96,33 @@ def expand_all(pos: np.ndarray, rep: np.ndarray, dfn: np.ndarray, offsets: np.nd
 def level_counts(levels: np.ndarray, start: int, end: int, counts: np.ndarray) -> None:
     """counts[v] += number of levels[start:end] equal to v (a page's level histogram; counts is zeroed by the
     caller and has one slot per level up to the maximum). Sequential, CPU: one pass over uint8 levels where
-    np.bincount would first widen them to intp."""
+    np.bincount would first widen them to intp. Levels up to 3 (most columns') are counted from their power
+    sums, three running totals with no store per level (a histogram's increments of one slot wait on each
+    other): about twice as fast."""
+    n = counts.shape[0]
+    if n > 4:
+        for i in range(start, end):
+            counts[levels[i]] += 1
+        return
+    s1 = 0
+    s2 = 0
+    s3 = 0
     for i in range(start, end):
-        counts[levels[i]] += 1
+        v = np.int64(levels[i])
+        s1 += v
+        s2 += v * v
+        s3 += v * v * v
+    # s_k = c1 + 2^k c2 + 3^k c3, solved for the counts of 3, 2 and 1
+    c3 = (s3 - 3 * s2 + 2 * s1) // 6
+    c2 = (s2 - s1 - 6 * c3) // 2
+    c1 = s1 - 2 * c2 - 3 * c3
+    counts[0] += (end - start) - c1 - c2 - c3
+    if n > 1:
+        counts[1] += c1
+    if n > 2:
+        counts[2] += c2
+    if n > 3:
+        counts[3] += c3
 
 
 @jit

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit, jit_inline
-from ..encode.byteops import copy_bytes, same_bytes
+from ..encode.byteops import copy_bytes, load_u64, same_bytes
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -30,6 +30,27 @@ def hash_bytes(data: np.ndarray, start: int, end: int) -> np.uint64:
     for i in range(np.uint64(start), np.uint64(end)):  # unsigned: no wrap-around select per byte (byteops)
         h = (h ^ np.uint64(data[i])) * np.uint64(0x100000001B3)
     return hash_u64(h ^ np.uint64(end - start))
+
+
+@jit_inline
+def hash_words(data: np.ndarray, start: int, end: int) -> np.uint64:
+    """A hash of data[start:end] a word at a time (bytes_insert's own: one multiply per 8 bytes where hash_bytes'
+    FNV-1a chains one per byte), finalised with hash_u64 over the length. Only this module's tables use it
+    (ids follow first occurrence, so the hash never shows in a file); row_group.py keeps hash_bytes."""
+    h = np.uint64(0xCBF29CE484222325)
+    i = np.uint64(start)
+    ue = np.uint64(end)
+    while i + np.uint64(8) <= ue:
+        h = (h ^ load_u64(data, i)) * _GOLDEN
+        h ^= h >> np.uint64(29)
+        i += np.uint64(8)
+    tail = np.uint64(0)
+    shift = np.uint64(0)
+    while i < ue:
+        tail |= np.uint64(data[i]) << shift
+        shift += np.uint64(8)
+        i += np.uint64(1)
+    return hash_u64((h ^ tail) * _GOLDEN ^ (ue - np.uint64(start)))
 
 
 @jit
@@ -126,7 +147,7 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
         i = base + j
         s = offsets[i]
         t = offsets[i + np.uint64(1)]
-        h = hash_bytes(data, s, t)
+        h = hash_words(data, s, t)
         slot = h & mask
         while True:
             e = table[slot]

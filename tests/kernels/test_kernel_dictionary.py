@@ -6,7 +6,13 @@ import math
 from collections.abc import Hashable, Sequence
 
 import numpy as np
-from gpuwrite.kernels.dictionary.by_page import bytes_insert, bytes_rehash, fixed_insert, fixed_rehash
+from gpuwrite.kernels.dictionary.by_page import (
+    bytes_insert,
+    bytes_rehash,
+    fixed_insert,
+    fixed_rehash,
+    hash_words,
+)
 from gpuwrite.kernels.encode.plain import canonical_float_bits32, canonical_float_bits64
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -208,3 +214,17 @@ def test_overflow_is_strictly_greater() -> None:
     ids = np.zeros(5, dtype=np.int32)
     assert fixed_insert(keys, 0, 5, table, entry_keys, 0, 4, 0, 12, ids) == (4, 16, 4)
     assert ids.tolist() == [0, 1, 0, 2, 3]
+
+
+@SETTINGS
+@given(st.lists(st.binary(max_size=40), min_size=1, max_size=30, unique=True), st.integers(0, 9))
+def test_hash_words_sees_every_byte_and_only_the_range(values: list[bytes], shift: int) -> None:
+    """bytes_insert's word-at-a-time hash: the same bytes hash alike wherever they lie (any alignment), and
+    the distinct values here (a byte changed anywhere, in a full word or in the tail, or the length) hash
+    apart."""
+    data = np.frombuffer(b"\xff" * shift + b"".join(values) + b"\xee" * 8, dtype=np.uint8)
+    ends = np.cumsum([shift] + [len(v) for v in values])
+    hashes = [int(hash_words(data, int(a), int(b))) for a, b in zip(ends[:-1], ends[1:], strict=True)]
+    alone = [int(hash_words(np.frombuffer(v + b"\x00", dtype=np.uint8), 0, len(v))) for v in values]
+    assert hashes == alone
+    assert len(set(hashes)) == len(values)

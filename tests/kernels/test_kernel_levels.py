@@ -142,3 +142,22 @@ def test_bit_block_counts_equal_the_flag_counts(blocks: int, density: float, see
     bit_block_counts(words, 64, got)
     assert got.tolist() == expected.tolist()
     assert [popcount64(np.uint64(v)) for v in (0, 1, 2**63, 2**64 - 1, 0xF0F0)] == [0, 1, 1, 64, 8]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 3).flatmap(lambda top: st.tuples(st.just(top), st.lists(st.integers(0, top), max_size=300))),
+       st.lists(st.integers(0, 1000), min_size=4, max_size=4), st.data())
+def test_level_counts_of_levels_up_to_3_add_to_the_counts(case: tuple[int, list[int]], before: list[int],
+                                                          data: st.DataObject) -> None:
+    """Levels 0..3 counted from their power sums: one slot per level up to the maximum, added to what the
+    counts held (a chunk's pages accumulate), as np.bincount gives them."""
+    import numpy as np
+    from gpuwrite.kernels.convert.levels import level_counts
+
+    top, levels = case
+    arr = np.array(levels, dtype=np.uint8)
+    a = data.draw(st.integers(0, len(levels)))
+    b = data.draw(st.integers(a, len(levels)))
+    counts = np.array(before[: top + 1], dtype=np.int64)
+    level_counts(arr, a, b, counts)
+    assert counts.tolist() == (np.array(before[: top + 1]) + np.bincount(arr[a:b], minlength=top + 1)).tolist()
