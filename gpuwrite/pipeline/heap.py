@@ -11,15 +11,18 @@ strings, wide or nested table, varying from one write to the next with what the 
 both thresholds, so freed blocks stay there for the next write (nested: 0.099-0.132 s of CPU per write with
 3,600-7,700 faults, 0.090-0.098 s with about 10, same process, polars writes between);
 `trim` (from `api.release_memory`) hands the free memory back at once. Other allocators (jemalloc, musl) have
-no mallopt: nothing changes there.
+no mallopt: nothing changes there. The settings are process-wide (they apply to the user's own allocations too);
+`GPUWRITE_HEAP_TUNING=0` in the environment leaves glibc's defaults untouched.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import os
 import threading
 
+TUNING_ENV = "GPUWRITE_HEAP_TUNING"  # "0": keep glibc's own settings (the process's heap is not gpuwrite's alone)
 M_TRIM_THRESHOLD = -1  # glibc's mallopt parameters (malloc.h)
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
@@ -48,7 +51,7 @@ def enable() -> bool:
     with _lock:
         if not _state["tried"]:
             _state["tried"] = True
-            libc = _libc()
+            libc = None if os.environ.get(TUNING_ENV, "1") == "0" else _libc()
             _state["enabled"] = libc is not None and all(
                 libc.mallopt(key, value) for key, value in ((M_ARENA_MAX, ARENAS), (M_MMAP_THRESHOLD, MMAP_THRESHOLD),
                                                             (M_TRIM_THRESHOLD, TRIM_THRESHOLD)))

@@ -74,3 +74,13 @@ def test_this_process_runs_on_glibc_or_says_so() -> None:
 
     libc = heap._libc()
     assert (libc is not None) == (platform.libc_ver()[0] == "glibc")
+
+
+def test_the_heap_is_left_alone_when_the_user_says_so(fake: _FakeLibc, tmp_path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """GPUWRITE_HEAP_TUNING=0: the process's heap keeps glibc's settings (they would apply to the user's own
+    allocations too); a write still works and release_memory trims nothing."""
+    monkeypatch.setenv(heap.TUNING_ENV, "0")
+    gpuwrite.write_table(pa.table({"x": [1, 2, 3]}), str(tmp_path / "a.parquet"), device="cpu")
+    gpuwrite.release_memory()
+    assert fake.calls == [] and heap.enable() is False
