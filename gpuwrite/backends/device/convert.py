@@ -63,6 +63,7 @@ from ...pipeline.leafdata import LeafData
 from ...pipeline.rebase import RebaseOptions, date_switch_error, timestamp_switch_error, unknown_zone_error
 from ...schema import Leaf
 from .ops import Device, Kernel
+from .serial_steps import block_runs_steps
 from .sources import Sources, conversion, device_readable, flat_chunks, prepare_device, source_type
 
 ARENAS = ("lev", "idx", "v8", "v32", "v64", "dat")
@@ -78,8 +79,8 @@ def _convert_cuda() -> Any:
 
 
 COUNT = Kernel("convert_count", cuda=lambda: _convert_cuda().count_chunks, twin=K.count_chunks)
-SCAN = Kernel("convert_scan", cuda=lambda: _convert_cuda().scan_columns(), twin=K.scan_columns,
-              geometry="thread")
+SCAN = Kernel("convert_scan", cuda=lambda: _convert_cuda().scan_columns_block, twin=K.scan_columns,
+              serial=lambda items, ranges, chunks, *rest: block_runs_steps(len(chunks), 3))
 WRITE = Kernel("convert_write", cuda=lambda: _convert_cuda().write_chunks, twin=K.write_chunks)
 
 

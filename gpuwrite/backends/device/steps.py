@@ -15,6 +15,7 @@ from gpuwrite.kernels.plan import page_layout as L
 from gpuwrite.kernels.plan import planner as P
 
 from .ops import Kernel
+from .serial_steps import block_runs_steps
 
 
 def _cuda(module: str, name: str) -> Callable[[], Any]:
@@ -32,7 +33,8 @@ def _cuda(module: str, name: str) -> Callable[[], Any]:
 DICT_KEYS = Kernel("dict_keys", _cuda("dictionary.row_group_cuda", "dict_keys_block"), D.dict_keys)
 DICT_INSERT = Kernel("dict_insert", _cuda("dictionary.row_group_cuda", "dict_insert_block"), D.dict_insert)
 DICT_FIRST = Kernel("dict_first", _cuda("dictionary.row_group_cuda", "dict_first_block"), D.dict_first)
-DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases_thread"), D.dict_bases, "thread")
+DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases_block"), D.dict_bases,
+                    serial=lambda items, col_chunks, totals, bases: block_runs_steps(len(totals)))
 DICT_NUMBER = Kernel("dict_number", _cuda("dictionary.row_group_cuda", "dict_number_block"), D.dict_number)
 DICT_IDS = Kernel("dict_ids", _cuda("dictionary.row_group_cuda", "dict_ids_block"), D.dict_ids)
 
@@ -53,23 +55,38 @@ CRC32 = Kernel("crc32", _cuda("encode.pages_cuda", "block_crc32"), PT.crc32_page
 
 # per-page bookkeeping (kernels/plan/page_layout.py)
 PAGE_INFO = Kernel("page_info", _cuda("plan.page_layout_cuda", "pages_info_thread"), L.pages_info, "thread")
-STORED = Kernel("stored", _cuda("plan.page_layout_cuda", "stored_choices_thread"), L.stored_choices, "thread")
+STORED = Kernel("stored", _cuda("plan.page_layout_cuda", "stored_choices_thread"), L.stored_choices, "thread",
+                serial=lambda items, *args: 1)
 EXTREMES = Kernel("extremes", _cuda("plan.page_layout_cuda", "pages_extremes_thread"), L.pages_extremes, "thread")
-PAGE_HEADERS = Kernel("page_headers", _cuda("plan.page_layout_cuda", "page_headers_thread"), L.page_headers, "thread")
+PAGE_HEADERS = Kernel("page_headers", _cuda("plan.page_layout_cuda", "page_headers_thread"), L.page_headers, "thread",
+                      serial=lambda items, *args: L.HEADER_BOUND)  # one header's bytes
 DICT_HEADERS = Kernel("dict_headers", _cuda("plan.page_layout_cuda", "dictionary_headers_thread"),
-                      L.dictionary_headers, "thread")
+                      L.dictionary_headers, "thread", serial=lambda items, *args: L.HEADER_BOUND)
 DICT_PAGES = Kernel("dict_pages", _cuda("plan.page_layout_cuda", "dictionary_pages_block"), L.dictionary_pages)
-SCAN = Kernel("scan", _cuda("plan.page_layout_cuda", "exclusive_scan_block"), L.exclusive_scan)
+SCAN = Kernel("scan", _cuda("plan.page_layout_cuda", "exclusive_scan_block"), L.exclusive_scan,
+              serial=lambda items, values, n, out: block_runs_steps(n))
 
 # the planner on the device (kernels/plan/planner.py)
 PACK_LEVELS = Kernel("pack_levels", _cuda("plan.planner_cuda", "pack_levels_block"), P.pack_levels)
 PLAN = Kernel("plan", _cuda("plan.planner_cuda", "plan_thread"), P.plan_step, "thread")
 REPLAY = Kernel("replay", _cuda("plan.planner_cuda", "replay_thread"), P.replay_step, "thread")
-SPANS = Kernel("spans", _cuda("plan.planner_cuda", "page_spans_thread"), P.page_spans, "thread")
-FLUSH_SIZES = Kernel("flush_sizes", _cuda("plan.page_layout_cuda", "flush_sizes_thread"), L.flush_sizes, "thread")
+SPANS = Kernel("spans", _cuda("plan.planner_cuda", "page_spans_thread"), P.page_spans, "thread",
+               serial=lambda items, *args: 1)
+FLUSH_SIZES = Kernel("flush_sizes", _cuda("plan.page_layout_cuda", "flush_sizes_thread"), L.flush_sizes, "thread",
+                     serial=lambda items, *args: 1)
+
+
+
+def _job_steps(jobs: Any) -> int:
+    """A bloom job item's thread: the binary search for its job (`bloom.find_row`), then its 8 filter words."""
+    return max(1, int(jobs.shape[0])).bit_length() + B.WORDS_PER_BLOCK
+
 
 # bloom filters (kernels/hashing/bloom.py, kernels/hashing/bloom_cuda.py)
 BLOOM_HASH = Kernel("bloom_hash", _cuda("hashing.bloom_cuda", "bloom_hash_thread"), B.hash_segments, "thread")
-BLOOM_INSERT = Kernel("bloom_insert", _cuda("hashing.bloom_cuda", "bloom_insert_thread"), B.insert_jobs, "thread")
-BLOOM_FIRST = Kernel("bloom_first", _cuda("hashing.bloom_cuda", "bloom_first_thread"), B.first_setters, "thread")
-BLOOM_COUNT = Kernel("bloom_count", _cuda("hashing.bloom_cuda", "bloom_count_thread"), B.count_fresh, "thread")
+BLOOM_INSERT = Kernel("bloom_insert", _cuda("hashing.bloom_cuda", "bloom_insert_thread"), B.insert_jobs, "thread",
+                      serial=lambda items, jobs, *args: _job_steps(jobs))
+BLOOM_FIRST = Kernel("bloom_first", _cuda("hashing.bloom_cuda", "bloom_first_thread"), B.first_setters, "thread",
+                     serial=lambda items, jobs, *args: _job_steps(jobs))
+BLOOM_COUNT = Kernel("bloom_count", _cuda("hashing.bloom_cuda", "bloom_count_thread"), B.count_fresh, "thread",
+                     serial=lambda items, jobs, *args: _job_steps(jobs))
