@@ -86,6 +86,18 @@ def test_page_row_limit_and_block_row_limit(tmp_path):
     _assert_identical(tmp_path, table, page_row_count_limit=64, block_row_count_limit=300)
 
 
+def test_columns_of_many_chunks(tmp_path, monkeypatch):
+    """Conversion chunks of 8 rows and dictionary chunks of 16 values: a column's chunks outnumber a block's
+    threads, so the block scans over them (convert_scan, dict_bases) split them into runs, as do the page
+    offsets' scan (many pages)."""
+    from gpuwrite.backends.device import convert, dictionary
+
+    monkeypatch.setitem(convert.build_window.__kwdefaults__, "chunk_rows", 8)
+    monkeypatch.setattr(dictionary, "CHUNK", 16)
+    table = _big(300, seed=11).select(["i32", "date", "ts", "s"])
+    _assert_identical(tmp_path, table, page_row_count_limit=20)
+
+
 def test_no_dictionary_no_checksum_and_bloom_filters(tmp_path):
     table = _big(700, seed=9)
     _assert_identical(tmp_path, table, enable_dictionary=False, page_checksum=False, page_size=4096)

@@ -9,8 +9,8 @@ by column, piece, row) and `ranges` (int64[C, R_COUNT]: a column's chunks and it
 Launches:
 1. `count_chunks` (block per chunk): present values, dat bytes, timestamp unit checks, the smallest date /
    timestamp and the first one before the calendar switch -> counts[k, CC_*].
-2. `scan_columns` (thread per column): values and bytes before each chunk (exclusive prefix over the
-   column's chunks), the column's errors and totals -> errs[c, ER_*], and the closing entries of the row ->
+2. `scan_columns_block` (block per column, a block scan over its chunks): values and bytes before each
+   chunk (exclusive prefix over the column's chunks), the column's errors and totals -> errs[c, ER_*], and the closing entries of the row ->
    values index and of the value offsets.
 3. `write_chunks` (block per chunk): levels, the row -> values index, converted values, value offsets and
    value bytes.
@@ -415,7 +415,8 @@ def count_chunks(n: int, chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, 
 @jit
 def scan_column(c: int, ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray, cols: np.ndarray,
                 counts: np.ndarray, errs: np.ndarray, idx: np.ndarray) -> None:
-    """Launch 2 for column c (one thread): prefixes over its chunks, its errs row, closing index entries."""
+    """Launch 2 for column c, sequentially: prefixes over its chunks, its errs row, closing index entries (on a
+    GPU `arenas_cuda.scan_columns_block` does the same with a block scan over the chunks)."""
     k0 = ranges[c, R_CHUNK0]
     k1 = ranges[c, R_CHUNK1]
     values = np.int64(0)
@@ -434,6 +435,18 @@ def scan_column(c: int, ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray
         if not found and counts[k, CC_FIRST_ROW] >= 0:
             found = True
             first = counts[k, CC_FIRST]
+    close_column(c, ranges, chunks, srct, cols, errs, idx, values, nbytes, low, flags, first)
+
+
+@jit
+def close_column(c: int, ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray, cols: np.ndarray,
+                 errs: np.ndarray, idx: np.ndarray, values: int, nbytes: int, low: int, flags: int,
+                 first: int) -> None:
+    """Column c's totals over its chunks (values, dat bytes, smallest date / timestamp, error flags, the first
+    value before the calendar switch) into its errs row, with the rebase errors they imply, and the closing
+    entries of its value index and offsets (flat columns). Shared by the twin and the block scan."""
+    k0 = ranges[c, R_CHUNK0]
+    k1 = ranges[c, R_CHUNK1]
     if k1 > k0:
         p = piece(srct, chunks[k0, CK_PIECE])
         conv = p[ST_CONV]
@@ -458,7 +471,7 @@ def scan_column(c: int, ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray
 @jit
 def scan_columns(n: int, ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray, cols: np.ndarray,
                  counts: np.ndarray, errs: np.ndarray, idx: np.ndarray) -> None:
-    """Twin of the thread-per-column scan (`_jit.page_kernel(scan_column)`), over columns 0..n."""
+    """Twin of `arenas_cuda.scan_columns_block` (a block per column), over columns 0..n."""
     for c in range(n):
         scan_column(c, ranges, chunks, srct, cols, counts, errs, idx)
 

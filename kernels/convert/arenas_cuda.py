@@ -1,19 +1,17 @@
 """CUDA forms of the window conversion (kernels/convert/arenas.py: layout, launches, twins).
 
 Block kernels: grid = one block per chunk (launch with exactly K blocks), T = blockDim.x threads with
-1 <= T <= MAX_THREADS; the per-value logic is convert.py's @jit helpers run through `_jit.device`. The
-thread-per-column scan is `scan_columns()`: convert.scan_column wrapped by `_jit.page_kernel`. Importing this
-module imports numba.cuda.
+1 <= T <= MAX_THREADS; the per-value logic is convert.py's @jit helpers run through `_jit.device`. The scan
+over a column's chunks is `scan_columns_block` (one block per column). Importing this module imports
+numba.cuda.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numba import cuda
 
-from .._jit import cuda_kernel, device, page_kernel
+from .._jit import cuda_kernel, device
 from ..plan.layout import (
     CT_DEF,
     CT_KIND,
@@ -32,6 +30,7 @@ from . import arenas as C
 MAX_THREADS = 128  # the size of the per-thread shared arrays
 
 _byte_span = device(C.byte_span)
+_close_column = device(C.close_column)
 _count_row = device(C.count_row)
 _first_above = device(C.first_above)
 _mark_row = device(C.mark_row)
@@ -40,12 +39,6 @@ _put_value = device(C.put_value)
 _quick_count = device(C.quick_count)
 _row_valid = device(C.row_valid)
 _switch_of = device(C.switch_of)
-
-
-def scan_columns() -> Any:
-    """Launch 2: one thread per column, `k[blocks, threads](n_columns, ranges, chunks, srct, cols, counts,
-    errs, idx)`; twin: convert.scan_columns."""
-    return page_kernel(C.scan_column)
 
 
 @cuda_kernel
@@ -131,6 +124,67 @@ def _scan2(x: np.int64, y: np.int64, sx: np.ndarray, sy: np.ndarray, t: int, nt:
         sy[t] += py
         cuda.syncthreads()  # type: ignore[call-arg]
         d *= 2
+
+
+@cuda_kernel
+def scan_columns_block(ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray, cols: np.ndarray,
+                       counts: np.ndarray, errs: np.ndarray, idx: np.ndarray) -> None:
+    """Launch 2; twin: convert.scan_columns. Block c owns column c's chunks ranges[c, R_CHUNK0..R_CHUNK1]
+    (counts int64[K, CC_COUNT]); thread t a contiguous run of ceil(chunks / T) of them. It sums its run's values
+    and bytes, a block scan (shared) gives its run's start, and it writes counts[k, CC_VBEFORE / CC_BBEFORE];
+    a tree reduction (shared) finds the column's smallest date / timestamp, its flags and its first chunk with
+    a value before the switch; thread 0 writes errs[c] (int64[C, ER_COUNT]) and the closing idx entries.
+    Serial steps per thread: 2 * ceil(chunks / T) + 3 * log2(T)."""
+    c: int = cuda.blockIdx.x  # type: ignore[assignment]
+    t: int = cuda.threadIdx.x  # type: ignore[assignment]
+    nt: int = cuda.blockDim.x  # type: ignore[assignment]
+    sv = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sb = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sl = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sf = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sk = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    k0 = ranges[c, C.R_CHUNK0]
+    n = ranges[c, C.R_CHUNK1] - k0
+    per = (n + nt - 1) // nt
+    lo = k0 + min(n, t * per)
+    hi = k0 + min(n, (t + 1) * per)
+    values = np.int64(0)
+    nbytes = np.int64(0)
+    low = np.int64(C.INT64_MAX)
+    flags = np.int64(0)
+    found = np.int64(C.INT64_MAX)  # the run's first chunk with a value before the switch
+    for k in range(lo, hi):
+        values += counts[k, C.CC_VALUES]
+        nbytes += counts[k, C.CC_BYTES]
+        low = min(low, counts[k, C.CC_MIN])
+        flags |= counts[k, C.CC_FLAGS]
+        if found == C.INT64_MAX and counts[k, C.CC_FIRST_ROW] >= 0:
+            found = k
+    _scan2(values, nbytes, sv, sb, t, nt)
+    v = sv[t] - values
+    b = sb[t] - nbytes
+    for k in range(lo, hi):
+        counts[k, C.CC_VBEFORE] = v
+        counts[k, C.CC_BBEFORE] = b
+        v += counts[k, C.CC_VALUES]
+        b += counts[k, C.CC_BYTES]
+    sl[t] = low
+    sf[t] = flags
+    sk[t] = found
+    cuda.syncthreads()  # type: ignore[call-arg]
+    d = 1
+    while d < nt:
+        if t % (2 * d) == 0 and t + d < nt:
+            sl[t] = min(sl[t], sl[t + d])
+            sf[t] |= sf[t + d]
+            sk[t] = min(sk[t], sk[t + d])
+        cuda.syncthreads()  # type: ignore[call-arg]
+        d *= 2
+    if t == 0:
+        first = np.int64(0)
+        if sk[0] != C.INT64_MAX:
+            first = counts[sk[0], C.CC_FIRST]
+        _close_column(c, ranges, chunks, srct, cols, errs, idx, sv[nt - 1], sb[nt - 1], sl[0], sf[0], first)
 
 
 @cuda_kernel

@@ -181,8 +181,8 @@ def dict_first(n: int, chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, ta
 
 @jit
 def dict_bases(n: int, col_chunks: np.ndarray, totals: np.ndarray, bases: np.ndarray) -> None:
-    """Step 4 (one thread per column, both forms): bases[k] = new entries and bytes of the column's chunks
-    before chunk k; col_chunks[c] = (first chunk, chunks) of column c (chunks of a column are consecutive)."""
+    """Step 4 twin (on a GPU `dict_bases_block`: a block per column, a block scan over its chunks): bases[k] =
+    new entries and bytes of the column's chunks before chunk k; col_chunks[c] = (first chunk, chunks) of column c (chunks of a column are consecutive)."""
     for c in range(n):
         e = np.int64(0)
         b = np.int64(0)

@@ -2,7 +2,8 @@
 
 Geometry: one thread block per chunk of one column's values (`chunks`, int64[K, 3]); threads stride over the
 chunk's values, except in `dict_number_block`, where each thread owns a contiguous run of the chunk so entry
-numbers follow value order (a shared-memory scan over the threads' counts gives each run its start).
+numbers follow value order (a shared-memory scan over the threads' counts gives each run its start), and in
+`dict_bases_block`: one block per column, each thread a contiguous run of its chunks (the same scan).
 Deterministic: a table slot keeps the smallest value index with its key (atomic compare-and-swap to claim,
 atomic min to lower), so the numbering equals the sequential insert's whatever the threads' order.
 Importing this module imports numba.cuda.
@@ -93,21 +94,6 @@ def dict_first_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, tab:
         totals[k, 1] = acc[1]
 
 
-@cuda_kernel
-def dict_bases_thread(n: int, col_chunks: np.ndarray, totals: np.ndarray, bases: np.ndarray) -> None:
-    """Step 4: one thread per column sums its chunks' new entries and bytes (few chunks per column)."""
-    c = cuda.grid(1)
-    if c >= n:
-        return
-    e = np.int64(0)
-    b = np.int64(0)
-    for k in range(col_chunks[c, 0], col_chunks[c, 0] + col_chunks[c, 1]):
-        bases[k, 0] = e
-        bases[k, 1] = b
-        e += totals[k, 0]
-        b += totals[k, 1]
-
-
 @cuda.jit(device=True)
 def _scan_pair(sh: np.ndarray, t: int, threads: int) -> None:
     """In-place inclusive scan of sh[0, :threads] and sh[1, :threads] (Hillis-Steele, shared memory)."""
@@ -124,6 +110,40 @@ def _scan_pair(sh: np.ndarray, t: int, threads: int) -> None:
             sh[1, t] += b
         cuda.syncthreads()
         step *= 2
+
+
+@cuda_kernel
+def dict_bases_block(col_chunks: np.ndarray, totals: np.ndarray, bases: np.ndarray) -> None:
+    """Step 4; twin: `row_group.dict_bases`. Block c owns dictionary column c's chunks col_chunks[c, 0] ..
+    + col_chunks[c, 1]; thread t a contiguous run of ceil(chunks / T) of them: it sums its run's new entries
+    and bytes (totals int64[K, 2]), a shared-memory scan over the T runs gives each run its start, and it
+    writes bases[k] (int64[K, 2]) = entries and bytes of the column's chunks before k. Serial steps per
+    thread: 2 * ceil(chunks / T) + log2(T)."""
+    sh = cuda.shared.array((2, MAX_THREADS), np.int64)
+    c = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    k0 = col_chunks[c, 0]
+    n = col_chunks[c, 1]
+    per = (n + threads - 1) // threads
+    lo = k0 + min(n, t * per)
+    hi = k0 + min(n, (t + 1) * per)
+    e = np.int64(0)
+    b = np.int64(0)
+    for k in range(lo, hi):
+        e += totals[k, 0]
+        b += totals[k, 1]
+    sh[0, t] = e
+    sh[1, t] = b
+    cuda.syncthreads()
+    _scan_pair(sh, t, threads)
+    e = sh[0, t] - e
+    b = sh[1, t] - b
+    for k in range(lo, hi):
+        bases[k, 0] = e
+        bases[k, 1] = b
+        e += totals[k, 0]
+        b += totals[k, 1]
 
 
 @cuda_kernel

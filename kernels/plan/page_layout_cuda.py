@@ -3,8 +3,8 @@
 `dict_info_thread`, `page_headers_thread`, `dictionary_headers_thread`: one thread per page (or column).
 `dictionary_pages_block`: one block per dictionary column, threads over its entries (each entry's position is
 known from the running dictionary bytes, so entries are written independently).
-`exclusive_scan_block`: one block scans the whole array, a tile of `blockDim` items at a time (Hillis-Steele in
-shared memory, the carry kept by thread 0). Importing this module imports numba.cuda.
+`exclusive_scan_block`: one block scans the whole array, each thread a contiguous run of it (the runs' sums
+scanned Hillis-Steele in shared memory). Importing this module imports numba.cuda.
 """
 
 from __future__ import annotations
@@ -97,34 +97,34 @@ def dictionary_pages_block(dcol: np.ndarray, count: np.ndarray, cols: np.ndarray
 
 @cuda_kernel
 def exclusive_scan_block(values: np.ndarray, n: int, out: np.ndarray) -> None:
-    """One block: out[i] = sum of values[:i] for i <= n (launched with a grid of 1 block)."""
+    """One block (a grid of 1): out[i] = sum of values[:i] for i <= n (values int64[>= n], out int64[>= n + 1]);
+    twin: `page_layout.exclusive_scan`. Thread t owns the contiguous run of ceil(n / T) items from t * ceil(n / T):
+    it sums them, a Hillis-Steele scan of the T sums in shared memory gives the run its start, and it writes
+    its run's prefixes. Serial steps per thread: 2 * ceil(n / T) + log2(T)."""
     sh = cuda.shared.array(MAX_THREADS, np.int64)
-    carry = cuda.shared.array(1, np.int64)
     t = cuda.threadIdx.x
     threads = cuda.blockDim.x
-    if t == 0:
-        carry[0] = 0
+    per = (n + threads - 1) // threads
+    lo = min(n, t * per)
+    hi = min(n, (t + 1) * per)
+    total = np.int64(0)
+    for i in range(lo, hi):
+        total += values[i]
+    sh[t] = total
     cuda.syncthreads()
-    for tile in range(0, n, threads):
-        i = tile + t
-        v = values[i] if i < n else np.int64(0)
-        sh[t] = v
+    step = 1
+    while step < threads:
+        add = sh[t - step] if t >= step else np.int64(0)
         cuda.syncthreads()
-        step = 1
-        while step < threads:
-            add = sh[t - step] if t >= step else np.int64(0)
-            cuda.syncthreads()
-            sh[t] += add
-            cuda.syncthreads()
-            step *= 2
-        if i < n:
-            out[i] = carry[0] + sh[t] - v
+        sh[t] += add
         cuda.syncthreads()
-        if t == threads - 1:
-            carry[0] += sh[t]
-        cuda.syncthreads()
-    if t == 0:
-        out[n] = carry[0]
+        step *= 2
+    run = sh[t] - total
+    for i in range(lo, hi):
+        out[i] = run
+        run += values[i]
+    if t == threads - 1:
+        out[n] = sh[t]
 
 
 @cuda_kernel

@@ -122,7 +122,7 @@ KERNELS: list[Row] = [
     Row("dictionary.row_group_cuda", "dict_insert_block", (C2_i64, C2_i64, C_i64, C_i64, C_u8, C_i64, C_i64)),
     Row("dictionary.row_group_cuda", "dict_first_block", (C2_i64, C2_i64, C_i64, C_i64, C_i64, C_i64, C2_i64),
         shared=True, barriers=2, shared_atomics=2),
-    Row("dictionary.row_group_cuda", "dict_bases_thread", (i64, C2_i64, C2_i64, C2_i64)),
+    Row("dictionary.row_group_cuda", "dict_bases_block", (C2_i64, C2_i64, C2_i64), shared=True, barriers=3),
     Row("dictionary.row_group_cuda", "dict_number_block",
         (C2_i64, C2_i64, C_i64, i64, C2_i64, C_i64, C_i64, C_i64, C_i64, C_i64, C_i64), shared=True, barriers=3),
     Row("dictionary.row_group_cuda", "dict_ids_block", (C2_i64, C2_i64, C_i64, C_i64, C_i32)),
@@ -144,11 +144,12 @@ KERNELS: list[Row] = [
                                               C_i64, C_i64, C_i64, T.int32[:, ::1], C_i64, C_i64, C_i64, C2_i64, C_i64)),
     Row("plan.page_layout_cuda", "dictionary_pages_block",
         (C_i64, C_i64, C2_i64, C_i64, C_i64, C_i32, C_i64, C_i64, C_u8, C_u8, C_i64)),
-    Row("plan.page_layout_cuda", "exclusive_scan_block", (C_i64, i64, C_i64), shared=True, barriers=6),
+    Row("plan.page_layout_cuda", "exclusive_scan_block", (C_i64, i64, C_i64), shared=True, barriers=3),
     # window conversion from Arrow buffers (kernels/convert/arenas_cuda.py, launched by gpuwrite/backends/device/convert.py):
     # the tables are C-contiguous 2-D views of one uploaded array; chunk counts and writes scan in shared memory
     Row("convert.arenas_cuda", "count_chunks", (C2_i64, C2_i64, C_u8, C2_i64), shared=True),
-    Row("convert.arenas_cuda", "scan_columns", (i64, C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C_i64), factory=True),
+    Row("convert.arenas_cuda", "scan_columns_block", (C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C2_i64, C_i64),
+        shared=True, barriers=4),
     Row("convert.arenas_cuda", "write_chunks", (C2_i64, C2_i64, C_u8, C_i64, C2_i64, C2_i64, C2_i64, C2_i64, C_u8, C_i64,
                                          C_u8, C_i32, C_i64, C_u8), shared=True),
     # value checks over the conversion's chunks (kernels/convert/value_checks.py, gpuwrite/backends/device/checks.py)

@@ -8,10 +8,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from convert_cases import FLAT, assert_leaf_equal, random_table
+from gpuwrite.kernels.convert import arenas as K
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.backends.device.convert import build_window, window_as_leafdata
+from gpuwrite.backends.device.convert import SCAN, build_window, window_as_leafdata
 from gpuwrite.backends.device.ops import Device
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.schema import FileSchema
@@ -70,3 +71,36 @@ def test_errors_match_twins():
     opts = WriteOptions(datetime_rebase="EXCEPTION", int96_rebase="LEGACY")
     object.__setattr__(opts, "time_zone", "Nowhere/Zone")  # the options refuse it; the kernels' flag is checked
     _run(table, opts, 2, 3)
+
+
+@pytest.mark.parametrize(("seed", "threads"), [(1, 1), (2, 3), (3, 8), (4, 16)])
+def test_column_scan_block_equals_twin_on_random_counts(seed: int, threads: int) -> None:
+    # the scan step alone (convert_scan, a block per column) over many chunks a column (more than a block's
+    # threads): random per-chunk counts, smallest instants around the calendar switch and first rows, on a real
+    # window's tables; the prefixes, the errs rows and the closing index entries equal the sequential twin's
+    opts = WriteOptions(datetime_rebase="EXCEPTION")
+    table = random_table(seed, 61, True, names=["i32", "date", "ts_s", "str", "f64"])
+    leaves = FileSchema.from_arrow(table.schema, opts).leaves
+    window = build_window(Device("standin"), table, leaves, opts, chunk_rows=2)
+    chunks, ranges = np.asarray(window.inputs["chunks"]), np.asarray(window.inputs["ranges"])
+    assert (ranges[:, K.R_CHUNK1] - ranges[:, K.R_CHUNK0]).max() > threads
+    rng = np.random.default_rng(seed)
+    counts = np.asarray(window.inputs["counts"]).copy()
+    k = len(counts)
+    counts[:, K.CC_VALUES] = rng.integers(0, chunks[:, K.CK_ROWS] + 1)
+    counts[:, K.CC_BYTES] = rng.integers(0, 50, k)
+    counts[:, K.CC_MIN] = np.where(rng.random(k) < 0.2, K.INT64_MAX, rng.integers(-2 * 10**17, 10**17, k))
+    counts[:, K.CC_FLAGS] = rng.integers(0, 4, k) * (rng.random(k) < 0.3)
+    counts[:, K.CC_FIRST_ROW] = np.where(rng.random(k) < 0.8, -1, rng.integers(0, 2, k))
+    counts[:, K.CC_FIRST] = rng.integers(-10**9, 10**9, k)
+    counts[:, K.CC_VBEFORE:] = -5  # written by the scan
+    results = []
+    for device in (Device("standin"), Device("sim")):
+        device.threads = threads
+        args = [device.upload(a) for a in (ranges, chunks, np.asarray(window.inputs["srct"]), window.cols, counts,
+                                           np.full((len(leaves), 5), -9, dtype=np.int64),
+                                           np.concatenate([np.asarray(window.arenas["idx"]), np.full(80, -3)]))]
+        device.launch(SCAN, len(leaves), *args)
+        results.append(device.download_many(args[4:]))
+    for name, twin, sim in zip(("counts", "errs", "idx"), *results, strict=True):
+        assert np.array_equal(twin, sim), name

@@ -7,6 +7,7 @@ import pytest
 from device_cases import device_window, random_table
 from gpuwrite.kernels.plan.layout import CT_KEYS, CT_VALUES
 
+from gpuwrite.backends.device import steps
 from gpuwrite.backends.device.dictionary import build_dictionary
 from gpuwrite.backends.device.ops import Device
 from gpuwrite.options.model import WriteOptions
@@ -40,3 +41,25 @@ def test_cuda_dictionary_equals_twin(seed: int, limit: int) -> None:
     for name in got:
         for g, w in zip(got[name], want[name], strict=True):
             assert np.array_equal(g, w), name
+
+
+@pytest.mark.parametrize(("seed", "threads"), [(1, 1), (2, 3), (3, 8), (4, 32)])
+def test_dict_bases_block_equals_twin(seed: int, threads: int) -> None:
+    # step 4 alone (a block per column, a block scan over its chunks): columns of 0 to 70 chunks (more than a
+    # block's threads), random new entries and bytes per chunk; every chunk's bases equal the sequential twin's
+    rng = np.random.default_rng(seed)
+    per = rng.integers(0, 71, 6)
+    per[0] = 0
+    per[1] = 3 * threads + 1  # crosses the block's threads
+    first = np.concatenate([[0], np.cumsum(per)[:-1]])
+    col_chunks = np.stack([first, per], axis=1).astype(np.int64)
+    k = int(per.sum())
+    totals = rng.integers(0, 5000, (k, 2)).astype(np.int64)
+    results = []
+    for device in (Device("standin"), Device("sim")):
+        device.threads = threads
+        args = [device.upload(a) for a in (col_chunks, totals, np.full((k, 2), -1, dtype=np.int64))]
+        device.launch(steps.DICT_BASES, len(per), *args)
+        results.append(device.download(args[2]))
+    assert np.array_equal(results[0], results[1])
+    assert results[1][first[1] + per[1] - 1, 0] == totals[first[1]:first[1] + per[1] - 1, 0].sum()

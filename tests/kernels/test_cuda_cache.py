@@ -18,7 +18,7 @@ _LIST = """
 import importlib, json, sys
 from numba.cuda.dispatcher import CUDACache, CUDADispatcher
 from gpuwrite.kernels import _jit
-from gpuwrite.kernels.convert import arenas_cuda as convert_cuda, value_checks
+from gpuwrite.kernels.convert import value_checks
 modules = ["hashing.bloom_cuda", "convert.arenas_cuda", "encode.delta_cuda", "dictionary.row_group_cuda",
            "plan.page_layout_cuda", "encode.pages_cuda", "plan.planner_cuda", "encode.rle_cuda"]
 out = {}
@@ -27,8 +27,7 @@ for name in modules:
     for attr, value in vars(mod).items():
         if isinstance(value, CUDADispatcher) and not value.targetoptions.get("device"):
             out[name + "." + attr] = (isinstance(value._cache, CUDACache), value._cache.cache_path)
-for label, k in (("page_kernel.check_chunk", _jit.page_kernel(value_checks.check_chunk)),
-                 ("factory.scan_columns", convert_cuda.scan_columns())):
+for label, k in (("page_kernel.check_chunk", _jit.page_kernel(value_checks.check_chunk)),):
     out[label] = (isinstance(k._cache, CUDACache), k._cache.cache_path, k.py_func.__code__.co_filename)
 print(json.dumps({"kernels": out, "fallback": _jit.fallback_cache_dir()}))
 """

@@ -63,6 +63,7 @@ from ...pipeline.leafdata import LeafData
 from ...pipeline.rebase import RebaseOptions, date_switch_error, timestamp_switch_error, unknown_zone_error
 from ...schema import Leaf
 from .ops import THREADS, Device, Kernel
+from .serial_steps import block_runs_steps
 from .sources import Sources, conversion, device_readable, flat_chunks, prepare_device, source_type
 
 ARENAS = ("lev", "idx", "v8", "v32", "v64", "dat")
@@ -87,13 +88,13 @@ COUNT = Kernel("convert_count", cuda=lambda: _convert_cuda().count_chunks, twin=
 
 
 def _scan_serial(items: int, ranges: Any, chunks: Any, *args: Any) -> int:
-    """One thread per column walks its chunks (the even share of the chunk table: flat columns have the same
-    rows)."""
-    return max(1, -(-int(chunks.shape[0]) // items))
+    """A block per column: each thread a run of the column's chunks, three block scans/reductions over the runs
+    (all chunks counted: an upper bound)."""
+    return block_runs_steps(len(chunks), 3)
 
 
-SCAN = Kernel("convert_scan", cuda=lambda: _convert_cuda().scan_columns(), twin=K.scan_columns,
-              geometry="thread", serial=_scan_serial)
+SCAN = Kernel("convert_scan", cuda=lambda: _convert_cuda().scan_columns_block, twin=K.scan_columns,
+              serial=_scan_serial)
 
 
 def _write_serial(items: int, *args: Any) -> int:

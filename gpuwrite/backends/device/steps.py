@@ -33,12 +33,12 @@ from gpuwrite.options.model import (
 )
 
 from .ops import THREADS, Kernel
+from .serial_steps import block_runs_steps
 
 T = THREADS
 PAGE_VALUES = DEFAULT_PAGE_ROW_COUNT_LIMIT  # values of a flat page, at most (default options)
 PAGE_BYTES = DEFAULT_PAGE_SIZE  # bytes of a page's values or body (default options; the check lets it exceed a bit)
 DICT_ENTRIES = DEFAULT_DICTIONARY_PAGE_SIZE // 4  # entries of a dictionary, at most (4-byte entries, 1 MiB)
-HEADER_STEPS = 16  # a page header's Thrift fields, written one after another
 
 
 def _cuda(module: str, name: str) -> Callable[[], Any]:
@@ -111,11 +111,12 @@ DICT_FIRST = Kernel("dict_first", _cuda("dictionary.row_group_cuda", "dict_first
 
 
 def _dict_bases_serial(items: int, col_chunks: Any, totals: Any, bases: Any) -> int:
-    """One thread per column sums its chunks (the even share of the chunk table)."""
-    return _div(_size(totals), items)
+    """A block per column: each thread sums a run of the column's chunks, then a block scan over the runs (all
+    chunks counted: an upper bound, the launch's sizes do not say a column's share)."""
+    return block_runs_steps(_size(totals))
 
 
-DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases_thread"), D.dict_bases, "thread",
+DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases_block"), D.dict_bases,
                     serial=_dict_bases_serial)
 
 
@@ -271,8 +272,8 @@ EXTREMES = Kernel("extremes", _cuda("plan.page_layout_cuda", "pages_extremes_thr
 
 
 def _header_serial(items: int, *args: Any) -> int:
-    """One page (or dictionary page) header, field after field."""
-    return HEADER_STEPS
+    """One page (or dictionary page) header, byte after byte (its bound)."""
+    return int(L.HEADER_BOUND)
 
 
 PAGE_HEADERS = Kernel("page_headers", _cuda("plan.page_layout_cuda", "page_headers_thread"), L.page_headers, "thread",
@@ -291,8 +292,8 @@ DICT_PAGES = Kernel("dict_pages", _cuda("plan.page_layout_cuda", "dictionary_pag
 
 
 def _scan_serial(items: int, values: Any, n: int, out: Any) -> int:
-    """One block scans n values a tile of T at a time: a Hillis-Steele scan (log2 T) and the carry per tile."""
-    return _div(max(1, int(n)), T) * (_log2(T) + 2)
+    """One block: each thread sums a run of the n values, a block scan over the runs, then the run again."""
+    return block_runs_steps(n)
 
 
 SCAN = Kernel("scan", _cuda("plan.page_layout_cuda", "exclusive_scan_block"), L.exclusive_scan,
