@@ -70,6 +70,7 @@ class DeviceSteps:
         self.arrow = window.arrow()
         self.win = window_on_device(d, self.arrow, self.leaves, opts)
         self.win.bad = launch_checks(d, self.win.converted, self.checks)
+        self.win.converted.inputs.pop("src", None)  # the raw Arrow copy: its last reader (the checks) is queued
         self.dic = build_dictionary(d, self.win.cols, self.win.dev_cols, self.win.arenas, opts.dictionary_page_size)
         self.sched = DeviceSchedule(d, self.win, opts)
 

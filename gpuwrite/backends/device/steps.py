@@ -29,7 +29,6 @@ def _cuda(module: str, name: str) -> Callable[[], Any]:
 
 
 # dictionary (kernels/dictionary/row_group.py)
-DICT_KEYS = Kernel("dict_keys", _cuda("dictionary.row_group_cuda", "dict_keys_block"), D.dict_keys)
 DICT_INSERT = Kernel("dict_insert", _cuda("dictionary.row_group_cuda", "dict_insert_block"), D.dict_insert)
 DICT_FIRST = Kernel("dict_first", _cuda("dictionary.row_group_cuda", "dict_first_block"), D.dict_first)
 DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases_thread"), D.dict_bases, "thread")
