@@ -67,6 +67,7 @@ class DeviceSteps:
         """Start over on this window: its columns converted on the device, checked, their dictionaries built."""
         d, opts = self.device, self.opts
         self.batches, self.kept = [], []
+        self.win = self.dic = self.sched = None  # a grown window starts over: the last one's arrays go first
         self.arrow = window.arrow()
         self.win = window_on_device(d, self.arrow, self.leaves, opts)
         self.win.bad = launch_checks(d, self.win.converted, self.checks)
