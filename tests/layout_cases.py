@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from device_cases import device_window, random_table
+from gpuwrite.kernels.dictionary.row_group import dictionary_bytes
 from gpuwrite.kernels.plan.layout import CT_ENT, CT_ENTN, CT_OFFS, CT_VALS
 from gpuwrite.kernels.plan.page_layout import F_COUNT, HEADER_BOUND, I_COUNT
 from hypothesis import strategies as st
@@ -237,4 +238,4 @@ def plain_bytes(w: PagedWindow, c: int, count: int) -> int:
     (parquet-java accounts an entry at its PLAIN size)."""
     if count == 0:
         return 0
-    return int(w.dictionary["ebytes"][int(w.cols[c, CT_ENT]) + count - 1])
+    return dictionary_bytes(w.cols, c, count, w.dictionary["ebytes"])

@@ -35,6 +35,7 @@ from .._jit import jit
 from ..encode.plain import canonical32, canonical64
 from ..plan.layout import (
     CT_ENT,
+    CT_ENTB,
     CT_ENTN,
     CT_KEYS,
     CT_KIND,
@@ -43,12 +44,13 @@ from ..plan.layout import (
     CT_TAB,
     CT_TABN,
     CT_VALS,
+    CT_WIDTH,
     K_DOUBLE,
     K_FLOAT,
     K_INT32,
     K_INT64,
 )
-from .by_page import _bytes_equal, _log2, hash_bytes
+from .by_page import _bytes_equal, hash_bytes
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 NO_OVERFLOW = np.int64(2**63 - 1)
@@ -88,17 +90,20 @@ def value_key(cols: np.ndarray, c: int, i: int, v32: np.ndarray, v64: np.ndarray
 
 
 @jit
-def home_slot(cols: np.ndarray, c: int, key: np.int64, shift: int) -> np.int64:
-    """First slot probed for `key` in column c's table (`shift`: 64 - log2 of the table size)."""
-    if is_fixed(cols, c):
-        return np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(shift))
-    return np.int64(np.uint64(key) & np.uint64(cols[c, CT_TABN] - 1))
+def home_slot(cols: np.ndarray, c: int, key: np.int64) -> np.int64:
+    """First slot probed for `key` in column c's table of CT_TABN slots (any size: the mixed key's top 32 bits
+    scaled to the size, so the table need not be rounded up to a power of two)."""
+    h = np.uint64(key) * _GOLDEN
+    return np.int64(((h >> np.uint64(32)) * np.uint64(cols[c, CT_TABN])) >> np.uint64(32))
 
 
 @jit
-def table_shift(cols: np.ndarray, c: int) -> int:
-    """64 - log2 of column c's table size (the multiplicative hash keeps the top bits)."""
-    return 64 - _log2(cols[c, CT_TABN])
+def next_slot(cols: np.ndarray, c: int, s: np.int64) -> np.int64:
+    """The slot probed after `s` in column c's table (linear probing, wrapping at its end)."""
+    s += 1
+    if s == cols[c, CT_TABN]:
+        return np.int64(0)
+    return s
 
 
 @jit
@@ -138,11 +143,9 @@ def dict_insert(n: int, chunks: np.ndarray, cols: np.ndarray, v32: np.ndarray, v
         c = chunks[k, 0]
         base = cols[c, CT_KEYS]
         t0 = cols[c, CT_TAB]
-        mask = cols[c, CT_TABN] - 1
-        shift = table_shift(cols, c)
         for i in range(chunks[k, 1], chunks[k, 1] + chunks[k, 2]):
             key = value_key(cols, c, i, v32, v64, idx, dat)
-            s = home_slot(cols, c, key, shift)
+            s = home_slot(cols, c, key)
             while True:
                 cur = tab[t0 + s]
                 if cur < 0:
@@ -152,7 +155,7 @@ def dict_insert(n: int, chunks: np.ndarray, cols: np.ndarray, v32: np.ndarray, v
                     if i < cur:
                         tab[t0 + s] = i
                     break
-                s = (s + 1) & mask
+                s = next_slot(cols, c, s)
             slot[base + i] = s
 
 
@@ -196,14 +199,15 @@ def dict_number(n: int, chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, l
                 first: np.ndarray, rank: np.ndarray, efirst: np.ndarray, ebytes: np.ndarray,
                 overflow: np.ndarray) -> None:
     """Step 4 twin: for each first occurrence its entry number (rank[CT_KEYS + i]); for each entry e within the
-    column's room (CT_ENTN) its value (efirst[CT_ENT + e]) and the dictionary bytes once it is in
-    (ebytes[CT_ENT + e]); overflow[c] = the first value whose entry took the bytes past `limit` (NO_OVERFLOW when
+    column's room (CT_ENTN) its value (efirst[CT_ENT + e]) and, where entries differ in size, the dictionary
+    bytes once it is in (ebytes[CT_ENTB + e]); overflow[c] = the first value whose entry took the bytes past `limit` (NO_OVERFLOW when
     none; the caller fills it)."""
     for k in range(n):
         c = chunks[k, 0]
         base = cols[c, CT_KEYS]
         ent = cols[c, CT_ENT]
         room = cols[c, CT_ENTN]
+        eb = cols[c, CT_ENTB]
         e = bases[k, 0]
         b = bases[k, 1]
         for i in range(chunks[k, 1], chunks[k, 1] + chunks[k, 2]):
@@ -212,7 +216,8 @@ def dict_number(n: int, chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, l
                 b += entry_size(cols, c, i, idx)
                 if e < room:
                     efirst[ent + e] = i
-                    ebytes[ent + e] = b
+                    if eb >= 0:
+                        ebytes[eb + e] = b
                 e += 1
                 if b > limit and i < overflow[c]:
                     overflow[c] = i
@@ -245,3 +250,29 @@ def entries_before(cols: np.ndarray, c: int, end: int, efirst: np.ndarray) -> in
         else:
             hi = mid
     return int(lo)
+
+
+@jit
+def fixed_entry_size(cols: np.ndarray, c: int) -> int:
+    """Bytes of every dictionary entry of column c when they are all the same size (`entry_size`), else 0
+    (BYTE_ARRAY: each entry its length plus 4)."""
+    kind = cols[c, CT_KIND]
+    if kind == K_INT32 or kind == K_FLOAT:
+        return 4
+    if kind == K_INT64 or kind == K_DOUBLE:
+        return 8
+    if cols[c, CT_PHYSICAL] == BYTE_ARRAY_TYPE or cols[c, CT_WIDTH] <= 0:
+        return 0
+    return int(cols[c, CT_WIDTH])
+
+
+@jit
+def dictionary_bytes(cols: np.ndarray, c: int, entries: int, ebytes: np.ndarray) -> int:
+    """Dictionary bytes of column c's first `entries` entries (within its room): their count times the entry
+    size, or the bytes kept once the last of them was in (BYTE_ARRAY)."""
+    if entries <= 0:
+        return 0
+    size = fixed_entry_size(cols, c)
+    if size > 0:
+        return entries * size
+    return int(ebytes[cols[c, CT_ENTB] + entries - 1])

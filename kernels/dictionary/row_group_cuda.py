@@ -14,13 +14,13 @@ import numpy as np
 from numba import cuda
 
 from .._jit import cuda_kernel, device
-from ..plan.layout import CT_ENT, CT_ENTN, CT_KEYS, CT_TAB, CT_TABN
-from .row_group import entry_size, home_slot, same_value, table_shift, value_key
+from ..plan.layout import CT_ENT, CT_ENTB, CT_ENTN, CT_KEYS, CT_TAB
+from .row_group import entry_size, home_slot, next_slot, same_value, value_key
 
 MAX_THREADS = 128
 _value_key = device(value_key)
 _home_slot = device(home_slot)
-_table_shift = device(table_shift)
+_next_slot = device(next_slot)
 _same_value = device(same_value)
 _entry_size = device(entry_size)
 
@@ -35,11 +35,9 @@ def dict_insert_block(chunks: np.ndarray, cols: np.ndarray, v32: np.ndarray, v64
     c = chunks[k, 0]
     base = cols[c, CT_KEYS]
     t0 = cols[c, CT_TAB]
-    mask = cols[c, CT_TABN] - 1
-    shift = _table_shift(cols, c)
     for i in range(chunks[k, 1] + t, chunks[k, 1] + chunks[k, 2], cuda.blockDim.x):
         key = _value_key(cols, c, i, v32, v64, idx, dat)
-        s = _home_slot(cols, c, key, shift)
+        s = _home_slot(cols, c, key)
         while True:
             cur = tab[t0 + s]
             if cur == -1:
@@ -49,7 +47,7 @@ def dict_insert_block(chunks: np.ndarray, cols: np.ndarray, v32: np.ndarray, v64
             if _same_value(cols, c, i, key, cur, v32, v64, idx, dat):
                 cuda.atomic.min(tab, t0 + s, np.int32(i))
                 break
-            s = (s + 1) & mask
+            s = _next_slot(cols, c, s)
         slot[base + i] = s
 
 
@@ -131,6 +129,7 @@ def dict_number_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, lim
     base = cols[c, CT_KEYS]
     ent = cols[c, CT_ENT]
     room = cols[c, CT_ENTN]
+    eb = cols[c, CT_ENTB]
     start = chunks[k, 1]
     n = chunks[k, 2]
     per = (n + threads - 1) // threads
@@ -154,7 +153,8 @@ def dict_number_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, lim
             b += _entry_size(cols, c, i, idx)
             if e < room:
                 efirst[ent + e] = i
-                ebytes[ent + e] = b
+                if eb >= 0:
+                    ebytes[eb + e] = b
             e += 1
             if b > limit:
                 cuda.atomic.min(overflow, c, np.int64(i))

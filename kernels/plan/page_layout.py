@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from ..dictionary.row_group import entries_before, entry_size, fixed_key
+from ..dictionary.row_group import dictionary_bytes, entries_before, fixed_key
 from ..encode.bits import bit_width_u64, write_uleb, zigzag64
 from ..encode.fallback import keeps_dictionary, raw_size
 from ..encode.rle import rle_size
@@ -72,9 +72,7 @@ def page_info(p: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.nda
         return
     base = cols[c, CT_KEYS]
     entries = np.int64(entries_before(cols, c, vb[p], efirst))  # exact unless the page is past the overflow
-    dbytes = np.int64(0)
-    if entries > 0:
-        dbytes = ebytes[cols[c, CT_ENT] + entries - 1]
+    dbytes = np.int64(dictionary_bytes(cols, c, entries, ebytes))
     info[p, I_ENTRIES] = entries
     info[p, I_BYTES] = dbytes
     over = overflow[c] < vb[p]
@@ -306,8 +304,7 @@ def dictionary_headers(n: int, fields: np.ndarray, stored: np.ndarray, crc: np.n
 def entry_position(cols: np.ndarray, c: int, e: int, efirst: np.ndarray, ebytes: np.ndarray, idx: np.ndarray) -> int:
     """Where entry e of column c starts in its PLAIN dictionary page: the bytes of the entries before it
     (parquet-java's accounted size of an entry is its PLAIN size)."""
-    ent = cols[c, CT_ENT]
-    return int(ebytes[ent + e] - entry_size(cols, c, efirst[ent + e], idx))
+    return dictionary_bytes(cols, c, e, ebytes)
 
 
 @jit

@@ -105,13 +105,11 @@ def test_pools_are_freed_on_close_and_by_release_memory(monkeypatch: pytest.Monk
 
 def test_peak_is_within_three_times_the_row_groups_input(tmp_path: Path) -> None:
     """One row group of store_sales (snappy) holds at most 3x its Arrow input on the (stand-in) device: arenas,
-    a 4-byte id per dictionary value, entries for what a dictionary can hold, one batch's page buffers. The
-    dictionaries' per-entry room (their byte limit over the smallest entry) is small beside the values here, as
-    at 1 M rows under the default 1 MiB limit (`bench/gpu_model.py --rows 1000000`: 2.92x)."""
+    a 4-byte id per dictionary value, a 4-byte first value per entry a dictionary can hold, one batch's page
+    buffers (2.93x here; `bench/gpu_model.py --rows 1000000`: 2.82x)."""
     table = store_sales_table(100_000)
     with standin():
-        writer = gpuwrite.ParquetWriter(tmp_path / "one.parquet", table.schema, device="gpu", compression="snappy",
-                                        dictionary_page_size=1 << 16)
+        writer = gpuwrite.ParquetWriter(tmp_path / "one.parquet", table.schema, device="gpu", compression="snappy")
         writer.write(table)
         result = writer.close()
     device = writer._backend.device  # type: ignore[attr-defined]

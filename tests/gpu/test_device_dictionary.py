@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from device_cases import device_window, random_table
-from gpuwrite.kernels.plan.layout import CT_ENT, CT_ENTN, CT_KEYS, CT_VALUES
+from gpuwrite.kernels.plan.layout import CT_ENT, CT_ENTB, CT_ENTN, CT_KEYS, CT_VALUES
 
 from gpuwrite.backends.device.dictionary import build_dictionary
 from gpuwrite.backends.device.ops import Device
@@ -27,7 +27,8 @@ def _arrays(device: Device, seed: int, limit: int) -> dict[str, list[np.ndarray]
         recorded = int((efirst[ent:ent + room] < 2**31 - 1).sum())
         out["ids"].append(ids[base:base + n])
         out["efirst"].append(efirst[ent:ent + room])
-        out["ebytes"].append(ebytes[ent:ent + recorded])
+        if win.cols[c, CT_ENTB] >= 0:  # kept for BYTE_ARRAY columns only
+            out["ebytes"].append(ebytes[int(win.cols[c, CT_ENTB]):int(win.cols[c, CT_ENTB]) + recorded])
     return out
 
 

@@ -6,7 +6,7 @@ column (overflow value), so every parquet-java decision — keep the dictionary 
 the 1 MiB cap is passed, the width of each page's ids, the dictionary page's entries — is read off them,
 whatever the page cuts.
 
-Device memory: the scratch is 12 bytes per value at most (a table of 4-byte slots at twice the values, a 4-byte
+Device memory: the scratch is 10 bytes per value at most (a table of 4-byte slots at 1.5 per value, a 4-byte
 slot per value), freed before the next step's arrays are taken; what stays is a 4-byte id per value and, per
 column, the entries its dictionary can hold before it passes the byte limit (`entry_room`).
 """
@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.dictionary.row_group import CHUNK, NO_OVERFLOW
+from gpuwrite.kernels.dictionary.row_group import CHUNK, NO_OVERFLOW, fixed_entry_size
 from gpuwrite.kernels.plan.layout import (
     CT_DICT,
     CT_ENT,
+    CT_ENTB,
     CT_ENTN,
     CT_KEYS,
     CT_KIND,
@@ -46,11 +47,9 @@ MAX_INDEX = 2**31 - 1  # value indexes are int32 on the device
 
 
 def _table_size(values: int) -> int:
-    """Hash table slots for a column of `values` values: a power of two, at least twice the values."""
-    n = MIN_TABLE
-    while n < 2 * values:
-        n <<= 1
-    return n
+    """Hash table slots for a column of `values` values: 1.5 per value (a load of at most 2/3 even when every
+    value is distinct; any size, `home_slot` scales the hash to it)."""
+    return max(MIN_TABLE, values + values // 2)
 
 
 def smallest_entry(kind: int, physical: int, width: int) -> int:
@@ -72,12 +71,13 @@ def entry_room(values: int, limit: int, smallest: int) -> int:
 
 
 def assign_dictionary_fields(cols: np.ndarray, limit: int) -> tuple[int, int]:
-    """Fill CT_TAB, CT_TABN, CT_KEYS, CT_ENT and CT_ENTN of the dictionary columns of the host column table
-    (`limit`: the dictionary's byte limit); returns the sizes of the table arena and of the per-value arrays."""
-    tab = keys = ent = 0
+    """Fill CT_TAB, CT_TABN, CT_KEYS, CT_ENT, CT_ENTN and CT_ENTB of the dictionary columns of the host column
+    table (`limit`: the dictionary's byte limit); returns the sizes of the table arena and of the per-value
+    arrays. Entry bytes are kept only where entries differ in size (BYTE_ARRAY: `fixed_entry_size`)."""
+    tab = keys = ent = entb = 0
     for c in range(cols.shape[0]):
         if not cols[c, CT_DICT]:
-            cols[c, CT_TAB] = cols[c, CT_TABN] = cols[c, CT_KEYS] = cols[c, CT_ENT] = cols[c, CT_ENTN] = -1
+            cols[c, [CT_TAB, CT_TABN, CT_KEYS, CT_ENT, CT_ENTN, CT_ENTB]] = -1
             continue
         n = int(cols[c, CT_VALUES])
         cols[c, CT_TAB], cols[c, CT_TABN] = tab, _table_size(n)
@@ -85,9 +85,12 @@ def assign_dictionary_fields(cols: np.ndarray, limit: int) -> tuple[int, int]:
         cols[c, CT_ENT] = ent
         cols[c, CT_ENTN] = entry_room(n, limit, smallest_entry(int(cols[c, CT_KIND]), int(cols[c, CT_PHYSICAL]),
                                                                int(cols[c, CT_WIDTH])))
+        cols[c, CT_ENTB] = entb if fixed_entry_size(cols, c) == 0 else -1
         tab += int(cols[c, CT_TABN])
         keys += n + 1
         ent += int(cols[c, CT_ENTN]) + 1
+        if cols[c, CT_ENTB] >= 0:
+            entb += int(cols[c, CT_ENTN]) + 1
     return tab, keys
 
 
@@ -108,8 +111,8 @@ def chunk_table(cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 @dataclass
 class DeviceDictionary:
     """Per value of the dictionary columns (int32 at CT_KEYS + value): ids; per entry (at CT_ENT + entry, the
-    first CT_ENTN entries): its first value (`efirst`, int32, ascending; MAX_INDEX past the last entry) and the
-    dictionary bytes once it is in (`ebytes`: int32 under a limit below 2**31, exact for every entry within the
+    first CT_ENTN entries): its first value (`efirst`, int32, ascending; MAX_INDEX past the last entry) and, for
+    BYTE_ARRAY columns (at CT_ENTB + entry), the dictionary bytes once it is in (`ebytes`: int32 under a limit below 2**31, exact for every entry within the
     limit, the only ones read); per column: the overflow value (NO_OVERFLOW when none)."""
 
     ids: Any
@@ -140,6 +143,8 @@ def build_dictionary(device: Device, cols: np.ndarray, dev_cols: Any, arenas: An
                             f"backend's dictionaries take at most {MAX_INDEX - 1:,} per column: use smaller row groups")
     nkeys = int((used[:, CT_KEYS] + used[:, CT_VALUES] + 1).max())
     nent = int((used[:, CT_ENT] + used[:, CT_ENTN] + 1).max())
+    sized = used[used[:, CT_ENTB] >= 0]
+    nentb = int((sized[:, CT_ENTB] + sized[:, CT_ENTN] + 1).max()) if len(sized) else 1
     d_chunks, d_col_chunks = device.upload(chunks), device.upload(col_chunks)
     k = len(chunks)
     slot = device.empty(nkeys, np.int32)
@@ -154,7 +159,7 @@ def build_dictionary(device: Device, cols: np.ndarray, dev_cols: Any, arenas: An
     device.launch(steps.DICT_BASES, len(dcols), d_col_chunks, totals, bases)
     rank = device.empty(nkeys, np.int32)
     efirst = device.full(nent, MAX_INDEX, np.int32)  # past the last entry: above every value index
-    ebytes = device.empty(nent, np.int32 if limit < MAX_INDEX else np.int64)
+    ebytes = device.empty(nentb, np.int32 if limit < MAX_INDEX else np.int64)
     device.launch(steps.DICT_NUMBER, k, d_chunks, dev_cols, arenas.idx, limit, bases, first, rank, efirst, ebytes,
                   overflow)
     ids = first  # each value's first occurrence becomes its id, in place
