@@ -68,3 +68,14 @@ def test_entries_are_kept_for_what_a_dictionary_can_hold(limit: int) -> None:
     total = int(ids[int(cols[c, CT_KEYS]):int(cols[c, CT_KEYS]) + n].max()) + 1
     assert total > 1000 and (efirst[ent:ent + room] < MAX_INDEX).sum() == min(room, total)
     assert overflow[c] == (NO_OVERFLOW if limit == 1 << 20 else efirst[ent + room - 1])
+
+
+def test_dictionary_steps_serial_work_is_a_chunk_per_thread() -> None:
+    """`Kernel.serial`: a thread of the value steps walks its share of one chunk (4096 values over 128 threads),
+    whatever the rows; dict_bases walks a column's chunks (bounded by all chunks of the launch)."""
+    from gpuwrite.backends.device import steps
+
+    for kernel in (steps.DICT_INSERT, steps.DICT_FIRST, steps.DICT_IDS):
+        assert kernel.serial is not None and kernel.serial(10**6) == 32
+    assert steps.DICT_NUMBER.serial is not None and steps.DICT_NUMBER.serial(10**6) == 2 * 32 + 7
+    assert steps.DICT_BASES.serial is not None and steps.DICT_BASES.serial(3, None, np.zeros((40, 2)), None) == 40

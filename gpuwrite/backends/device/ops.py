@@ -107,6 +107,7 @@ class Kernel:
     cuda: Callable[[], Any]
     twin: Callable[..., Any]
     geometry: Geometry = "block"
+    serial: Callable[..., int] | None = None
 
 
 @dataclass

@@ -14,7 +14,7 @@ from gpuwrite.kernels.hashing import bloom as B
 from gpuwrite.kernels.plan import page_layout as L
 from gpuwrite.kernels.plan import planner as P
 
-from .ops import Kernel
+from .ops import THREADS, Kernel
 
 
 def _cuda(module: str, name: str) -> Callable[[], Any]:
@@ -29,11 +29,18 @@ def _cuda(module: str, name: str) -> Callable[[], Any]:
 
 
 # dictionary (kernels/dictionary/row_group.py)
-DICT_INSERT = Kernel("dict_insert", _cuda("dictionary.row_group_cuda", "dict_insert_block"), D.dict_insert)
-DICT_FIRST = Kernel("dict_first", _cuda("dictionary.row_group_cuda", "dict_first_block"), D.dict_first)
-DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases_thread"), D.dict_bases, "thread")
-DICT_NUMBER = Kernel("dict_number", _cuda("dictionary.row_group_cuda", "dict_number_block"), D.dict_number)
-DICT_IDS = Kernel("dict_ids", _cuda("dictionary.row_group_cuda", "dict_ids_block"), D.dict_ids)
+# a chunk's values (D.CHUNK) strided over a block's threads; dict_number scans the threads' runs (log2 THREADS)
+_PER_THREAD = -(-D.CHUNK // THREADS)
+DICT_INSERT = Kernel("dict_insert", _cuda("dictionary.row_group_cuda", "dict_insert_block"), D.dict_insert,
+                     serial=lambda items, *args: _PER_THREAD)  # probes: O(1) expected at a load of at most 2/3
+DICT_FIRST = Kernel("dict_first", _cuda("dictionary.row_group_cuda", "dict_first_block"), D.dict_first,
+                    serial=lambda items, *args: _PER_THREAD)
+DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases_thread"), D.dict_bases, "thread",
+                    serial=lambda items, col_chunks, totals, bases: len(totals))  # at most every chunk
+DICT_NUMBER = Kernel("dict_number", _cuda("dictionary.row_group_cuda", "dict_number_block"), D.dict_number,
+                     serial=lambda items, *args: 2 * _PER_THREAD + THREADS.bit_length() - 1)
+DICT_IDS = Kernel("dict_ids", _cuda("dictionary.row_group_cuda", "dict_ids_block"), D.dict_ids,
+                  serial=lambda items, *args: _PER_THREAD)
 
 # page encoders (kernels/encode/rle_cuda.py, delta_cuda.py, pages_cuda.py; twins in rle.py, delta.py, pages.py)
 RLE = Kernel("rle", _cuda("encode.rle_cuda", "rle_encode_block"), RT.rle_pages)
