@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from device_cases import device_window, random_table
-from gpuwrite.kernels.plan.layout import CT_KEYS, CT_OFFS, CT_VALS, CT_VALUES
+from gpuwrite.kernels.dictionary.row_group import dictionary_bytes
+from gpuwrite.kernels.plan.layout import CT_ENT, CT_ENTN, CT_OFFS, CT_VALS
 from gpuwrite.kernels.plan.page_layout import F_COUNT, HEADER_BOUND, I_COUNT
 from hypothesis import strategies as st
 
@@ -145,7 +146,7 @@ class PagedWindow:
     datas: list[LeafData]
     cols: np.ndarray
     arenas: dict[str, np.ndarray]
-    dictionary: dict[str, np.ndarray]  # ids, ecum, bcum, efirst, overflow
+    dictionary: dict[str, np.ndarray]  # ids, efirst, ebytes, overflow
     dict_columns: np.ndarray
     col: np.ndarray
     a: np.ndarray
@@ -179,7 +180,7 @@ def paged_window(rows: int, seed: int, limit: int, distinct: int = 50) -> PagedW
             table.append((c, a, data.value_index(a), data.value_index(b)))
     pages = np.array(table, dtype=np.int64)[rng.permutation(len(table))]
     arenas = {name: np.asarray(getattr(win.arenas, name)) for name in ("lev", "idx", "v8", "v32", "v64", "dat")}
-    names = ("ids", "ecum", "bcum", "efirst", "overflow")
+    names = ("ids", "efirst", "ebytes", "overflow")
     dictionary = {name: np.asarray(device.download(getattr(d, name))) for name in names}
     return PagedWindow(leaves, datas, win.cols, arenas, dictionary, d.columns, *(pages[:, k].copy() for k in range(4)))
 
@@ -188,7 +189,7 @@ def info_args(w: PagedWindow) -> list[Any]:
     """Arguments of PAGE_INFO over every page of `w` (output: position 10, filled with -7)."""
     d = w.dictionary
     info = np.full((len(w.col), I_COUNT), -7, dtype=np.int64)
-    return [w.col, w.a, w.va, w.vb, w.cols, w.arenas["idx"], d["ids"], d["ecum"], d["bcum"], d["overflow"], info]
+    return [w.col, w.a, w.va, w.vb, w.cols, w.arenas["idx"], d["ids"], d["efirst"], d["ebytes"], d["overflow"], info]
 
 
 def value_position(w: PagedWindow, c: int, i: int) -> int:
@@ -216,9 +217,9 @@ def extremes_args(w: PagedWindow, rng: np.random.Generator) -> list[Any]:
 
 
 def entries_of(w: PagedWindow, c: int) -> int:
-    """Entries of column c's whole dictionary."""
-    n = int(w.cols[c, CT_VALUES])
-    return int(w.dictionary["ecum"][int(w.cols[c, CT_KEYS]) + n - 1]) if n else 0
+    """Entries of column c's whole dictionary that the device recorded (all of them within its entry room)."""
+    ent, room = int(w.cols[c, CT_ENT]), int(w.cols[c, CT_ENTN])
+    return int((w.dictionary["efirst"][ent:ent + room] < 2**31 - 1).sum())
 
 
 def dictionary_page_args(w: PagedWindow, counts: np.ndarray, sizes: Sequence[int]) -> list[Any]:
@@ -228,14 +229,13 @@ def dictionary_page_args(w: PagedWindow, counts: np.ndarray, sizes: Sequence[int
     out_off = np.concatenate(([0], ends[:-1])).astype(np.int64)
     ar, d = w.arenas, w.dictionary
     out = np.full(int(ends[-1]) if len(ends) else 1, FILL, dtype=np.uint8)
-    return [w.dict_columns, counts.astype(np.int64), w.cols, d["efirst"], d["bcum"], ar["v32"], ar["v64"], ar["idx"],
+    return [w.dict_columns, counts.astype(np.int64), w.cols, d["efirst"], d["ebytes"], ar["v32"], ar["v64"], ar["idx"],
             ar["dat"], out, out_off]
 
 
 def plain_bytes(w: PagedWindow, c: int, count: int) -> int:
-    """Bytes of column c's first `count` entries in PLAIN: the running dictionary bytes at the value that added
-    the last of them (parquet-java accounts an entry at its PLAIN size)."""
+    """Bytes of column c's first `count` entries in PLAIN: the dictionary bytes once the last of them is in
+    (parquet-java accounts an entry at its PLAIN size)."""
     if count == 0:
         return 0
-    base, d = int(w.cols[c, CT_KEYS]), w.dictionary
-    return int(d["bcum"][base + int(d["efirst"][base + count - 1])])
+    return dictionary_bytes(w.cols, c, count, w.dictionary["ebytes"])

@@ -43,11 +43,14 @@ KIND_CODES = {"bool": K_BOOL, "int32": K_INT32, "int64": K_INT64, "float": K_FLO
  CT_PHYSICAL,  # Parquet physical type (format.enums.Type)
  CT_DECIMAL,  # 1 when the column carries a DECIMAL annotation (byte order of min / max)
  CT_DICT,  # 1 when the column starts dictionary-encoded
- CT_TAB,  # dictionary hash table (int64 `tab` arena) of the column, -1 without a dictionary
- CT_TABN,  # its size, a power of two
- CT_KEYS,  # per-value dictionary keys (int64 `keys`: fixed kinds) or hashes (uint64 `keys`, byte kinds)
- ) = range(20)
-CT_COUNT = 20
+ CT_TAB,  # dictionary hash table (int32 `tab` arena: 4-byte slots holding value indexes), -1 without one
+ CT_TABN,  # its size in slots
+ CT_KEYS,  # per-value dictionary arrays (int32: slots, first occurrences, ranks, ids) of the column
+ CT_ENT,  # per-entry dictionary arrays (each entry's first value, dictionary bytes once it is in)
+ CT_ENTN,  # their room: the entries a dictionary can hold before it passes its byte limit, plus one
+ CT_ENTB,  # dictionary bytes per entry (`ebytes`), kept only where entries differ in size (BYTE_ARRAY); else -1
+ ) = range(23)
+CT_COUNT = 23
 
 # Page table fields (rows, entries and values relative to the column, as the window numbers them).
 (PT_COL,  # column index

@@ -10,13 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from ..dictionary.row_group import entry_size, fixed_key
+from ..dictionary.row_group import dictionary_bytes, entries_before, fixed_key
 from ..encode.bits import bit_width_u64, write_uleb, zigzag64
 from ..encode.fallback import keeps_dictionary, raw_size
 from ..encode.rle import rle_size
 from ..encode.stats import float_nans
 from .layout import (
     CT_DICT,
+    CT_ENT,
     CT_KEYS,
     CT_KIND,
     CT_OFFS,
@@ -49,7 +50,7 @@ I_COUNT = 6
 
 @jit
 def page_info(p: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.ndarray, cols: np.ndarray,
-              idx: np.ndarray, ids: np.ndarray, ecum: np.ndarray, bcum: np.ndarray, overflow: np.ndarray,
+              idx: np.ndarray, ids: np.ndarray, efirst: np.ndarray, ebytes: np.ndarray, overflow: np.ndarray,
               info: np.ndarray) -> None:
     """What the host needs to choose page p's encoding, in info[p]: dictionary entries and bytes once its
     values are inserted, whether the overflow value precedes its end, its values' bytes (byte kinds), the
@@ -70,11 +71,8 @@ def page_info(p: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.nda
         info[p, I_WIDTH] = 0
         return
     base = cols[c, CT_KEYS]
-    entries = np.int64(0)
-    dbytes = np.int64(0)
-    if vb[p] > 0:
-        entries = ecum[base + vb[p] - 1]
-        dbytes = bcum[base + vb[p] - 1]
+    entries = np.int64(entries_before(cols, c, vb[p], efirst))  # exact unless the page is past the overflow
+    dbytes = np.int64(dictionary_bytes(cols, c, entries, ebytes))
     info[p, I_ENTRIES] = entries
     info[p, I_BYTES] = dbytes
     over = overflow[c] < vb[p]
@@ -91,11 +89,11 @@ def page_info(p: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.nda
 
 @jit
 def pages_info(n: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.ndarray, cols: np.ndarray,
-               idx: np.ndarray, ids: np.ndarray, ecum: np.ndarray, bcum: np.ndarray, overflow: np.ndarray,
+               idx: np.ndarray, ids: np.ndarray, efirst: np.ndarray, ebytes: np.ndarray, overflow: np.ndarray,
                info: np.ndarray) -> None:
     """Twin: page_info of every page (one thread per page on a GPU)."""
     for p in range(n):
-        page_info(p, col, a, va, vb, cols, idx, ids, ecum, bcum, overflow, info)
+        page_info(p, col, a, va, vb, cols, idx, ids, efirst, ebytes, overflow, info)
 
 
 @jit
@@ -303,12 +301,10 @@ def dictionary_headers(n: int, fields: np.ndarray, stored: np.ndarray, crc: np.n
 
 
 @jit
-def entry_position(cols: np.ndarray, c: int, e: int, efirst: np.ndarray, bcum: np.ndarray, idx: np.ndarray) -> int:
+def entry_position(cols: np.ndarray, c: int, e: int, efirst: np.ndarray, ebytes: np.ndarray, idx: np.ndarray) -> int:
     """Where entry e of column c starts in its PLAIN dictionary page: the bytes of the entries before it
     (parquet-java's accounted size of an entry is its PLAIN size)."""
-    base = cols[c, CT_KEYS]
-    i = efirst[base + e]
-    return int(bcum[base + i] - entry_size(cols, c, i, idx))
+    return dictionary_bytes(cols, c, e, ebytes)
 
 
 @jit
@@ -316,7 +312,7 @@ def write_entry(cols: np.ndarray, c: int, e: int, efirst: np.ndarray, v32: np.nd
                 idx: np.ndarray, dat: np.ndarray, out: np.ndarray, pos: int) -> None:
     """Entry e of column c in PLAIN at out[pos:]: 4 / 8 little-endian bytes of its key, or its bytes (with a
     4-byte length first for BYTE_ARRAY)."""
-    i = efirst[cols[c, CT_KEYS] + e]
+    i = efirst[cols[c, CT_ENT] + e]
     kind = cols[c, CT_KIND]
     if kind == K_BYTES or kind == K_FLBA or kind == K_INT96:
         o = cols[c, CT_OFFS]
@@ -338,7 +334,7 @@ def write_entry(cols: np.ndarray, c: int, e: int, efirst: np.ndarray, v32: np.nd
 
 @jit
 def dictionary_pages(n: int, dcol: np.ndarray, count: np.ndarray, cols: np.ndarray, efirst: np.ndarray,
-                     bcum: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, dat: np.ndarray,
+                     ebytes: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, dat: np.ndarray,
                      out: np.ndarray, out_off: np.ndarray) -> None:
     """Twin: the PLAIN dictionary page of each column dcol[k] (its first count[k] entries) at out_off[k]. On a
     GPU one block per column, threads over its entries."""
@@ -346,7 +342,7 @@ def dictionary_pages(n: int, dcol: np.ndarray, count: np.ndarray, cols: np.ndarr
         c = dcol[k]
         for e in range(count[k]):
             write_entry(cols, c, e, efirst, v32, v64, idx, dat, out,
-                        out_off[k] + entry_position(cols, c, e, efirst, bcum, idx))
+                        out_off[k] + entry_position(cols, c, e, efirst, ebytes, idx))
 
 
 @jit

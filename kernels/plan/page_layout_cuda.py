@@ -37,13 +37,13 @@ _write_entry = device(write_entry)
 
 @cuda_kernel
 def pages_info_thread(n: int, col: np.ndarray, a: np.ndarray, va: np.ndarray, vb: np.ndarray, cols: np.ndarray,
-                      idx: np.ndarray, ids: np.ndarray, ecum: np.ndarray, bcum: np.ndarray, overflow: np.ndarray,
+                      idx: np.ndarray, ids: np.ndarray, efirst: np.ndarray, ebytes: np.ndarray, overflow: np.ndarray,
                       info: np.ndarray) -> None:
     """Thread p: page p's dictionary state, value bytes, id width and first-page test (a chunk's first page
     sizes its ids sequentially: one thread per column's first page)."""
     p = cuda.grid(1)
     if p < n:
-        _page_info(p, col, a, va, vb, cols, idx, ids, ecum, bcum, overflow, info)
+        _page_info(p, col, a, va, vb, cols, idx, ids, efirst, ebytes, overflow, info)
 
 
 @cuda_kernel
@@ -85,14 +85,14 @@ def dictionary_headers_thread(n: int, fields: np.ndarray, stored: np.ndarray, cr
 
 @cuda_kernel
 def dictionary_pages_block(dcol: np.ndarray, count: np.ndarray, cols: np.ndarray, efirst: np.ndarray,
-                           bcum: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, dat: np.ndarray,
+                           ebytes: np.ndarray, v32: np.ndarray, v64: np.ndarray, idx: np.ndarray, dat: np.ndarray,
                            out: np.ndarray, out_off: np.ndarray) -> None:
     """Block k: the PLAIN dictionary page of column dcol[k]; threads stride over its count[k] entries."""
     k = cuda.blockIdx.x
     c = dcol[k]
     for e in range(cuda.threadIdx.x, count[k], cuda.blockDim.x):
         _write_entry(cols, c, e, efirst, v32, v64, idx, dat, out,
-                     out_off[k] + _entry_position(cols, c, e, efirst, bcum, idx))
+                     out_off[k] + _entry_position(cols, c, e, efirst, ebytes, idx))
 
 
 @cuda_kernel

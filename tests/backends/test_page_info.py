@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from gpuwrite.kernels.encode.fallback import keeps_dictionary
 from gpuwrite.kernels.encode.stats import float_nans
-from gpuwrite.kernels.plan.layout import CT_DICT, CT_KEYS, CT_VALUES
+from gpuwrite.kernels.plan.layout import CT_DICT, CT_ENT, CT_VALUES
 from gpuwrite.kernels.plan.page_layout import (
     I_BYTES,
     I_ENTRIES,
@@ -167,7 +167,7 @@ def test_dictionary_pages_are_plain_pages_of_the_first_entries(seed: int, distin
     expected = []
     for k, c in enumerate(w.dict_columns.tolist()):
         leaf, data, count = w.leaves[c], w.datas[c], int(counts[k])
-        base = int(w.cols[c, CT_KEYS])
+        base = int(w.cols[c, CT_ENT])
         page = plain_page_of_values(leaf, data, w.dictionary["efirst"][base:base + count])
         ref = Dictionary(leaf, 1 << 30)
         ref.insert(data, 0, int(w.cols[c, CT_VALUES]))

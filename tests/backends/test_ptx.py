@@ -117,19 +117,19 @@ KERNELS: list[Row] = [
     _delta("delta_pages", (A_i32, A_i64, A_i64, b1, A_u8, A_i64, A_i64), "int32"),
     _delta("delta_bytes_pages", (A_i64, A_u8, A_i64, A_i64, A_i64, A_i64, A_u8, A_i64, A_i64), "bytes"),
     # all-columns dictionary, one block per chunk (kernels/dictionary/row_group_cuda.py, launched by
-    # gpuwrite/backends/device/dictionary.py): chunks / cols / totals / bases are int64 tables, ids int32
-    Row("dictionary.row_group_cuda", "dict_keys_block", (C2_i64, C2_i64, C_i32, C_i64, C_i64, C_u8, C_i64)),
-    Row("dictionary.row_group_cuda", "dict_insert_block", (C2_i64, C2_i64, C_i64, C_i64, C_u8, C_i64, C_i64)),
-    Row("dictionary.row_group_cuda", "dict_first_block", (C2_i64, C2_i64, C_i64, C_i64, C_i64, C_i64, C2_i64),
+    # gpuwrite/backends/device/dictionary.py): chunks / cols / totals / bases are int64 tables; table slots, per-value arrays and entries int32
+    Row("dictionary.row_group_cuda", "dict_insert_block",
+        (C2_i64, C2_i64, C_i32, C_i64, C_i64, C_u8, C_i32, C_i32)),
+    Row("dictionary.row_group_cuda", "dict_first_block", (C2_i64, C2_i64, C_i64, C_i32, C_i32, C_i32, C2_i64),
         shared=True, barriers=2, shared_atomics=2),
     Row("dictionary.row_group_cuda", "dict_bases_block", (C2_i64, C2_i64, C2_i64), shared=True, barriers=3),
     Row("dictionary.row_group_cuda", "dict_number_block",
-        (C2_i64, C2_i64, C_i64, i64, C2_i64, C_i64, C_i64, C_i64, C_i64, C_i64, C_i64), shared=True, barriers=3),
-    Row("dictionary.row_group_cuda", "dict_ids_block", (C2_i64, C2_i64, C_i64, C_i64, C_i32)),
+        (C2_i64, C2_i64, C_i64, i64, C2_i64, C_i32, C_i32, C_i32, C_i32, C_i64), shared=True, barriers=3),
+    Row("dictionary.row_group_cuda", "dict_ids_block", (C2_i64, C2_i64, C_i32, C_i32, C_i32)),
     # per-page bookkeeping (kernels/plan/page_layout_cuda.py, the steps of gpuwrite/backends/device/steps.py): page
     # and column tables int64, CRCs 0..2^32-1 as int64 (the CRC step's output), arenas as in kernels/plan/layout.py
     Row("plan.page_layout_cuda", "pages_info_thread",
-        (i64, C_i64, C_i64, C_i64, C_i64, C2_i64, C_i64, C_i32, C_i64, C_i64, C_i64, C2_i64)),
+        (i64, C_i64, C_i64, C_i64, C_i64, C2_i64, C_i64, C_i32, C_i32, C_i32, C_i64, C2_i64)),
     Row("plan.page_layout_cuda", "stored_choices_thread", (i64, C_i64, C_i64, b1, C2_i64, C_i64, C_i64, C_i64)),
     Row("plan.page_layout_cuda", "pages_extremes_thread",
         (i64, C_i64, C2_i64, C2_i64, C2_i64, C_u8, C_i32, C_i64, C_i64, C2_i64)),
@@ -143,7 +143,7 @@ KERNELS: list[Row] = [
     Row("plan.planner_cuda", "replay_thread", (i64, C2_i64, C_u8, T.uint64[::1], T.uint64[::1], C_i64, C_i64, C_i64,
                                               C_i64, C_i64, C_i64, T.int32[:, ::1], C_i64, C_i64, C_i64, C2_i64, C_i64)),
     Row("plan.page_layout_cuda", "dictionary_pages_block",
-        (C_i64, C_i64, C2_i64, C_i64, C_i64, C_i32, C_i64, C_i64, C_u8, C_u8, C_i64)),
+        (C_i64, C_i64, C2_i64, C_i32, C_i32, C_i32, C_i64, C_i64, C_u8, C_u8, C_i64)),
     Row("plan.page_layout_cuda", "exclusive_scan_block", (C_i64, i64, C_i64), shared=True, barriers=3),
     # window conversion from Arrow buffers (kernels/convert/arenas_cuda.py, launched by gpuwrite/backends/device/convert.py):
     # the tables are C-contiguous 2-D views of one uploaded array; chunk counts and writes scan in shared memory

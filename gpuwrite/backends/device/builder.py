@@ -68,10 +68,12 @@ class DeviceSteps:
         """Start over on this window: its columns converted on the device, checked, their dictionaries built."""
         d, opts = self.device, self.opts
         self.batches, self.kept = [], []
+        self.win = self.dic = self.sched = None  # a grown window starts over: the last one's arrays go first
         d.record("load", str(self.index))
         self.arrow = window.arrow()
         self.win = window_on_device(d, self.arrow, self.leaves, opts)
         self.win.bad = launch_checks(d, self.win.converted, self.checks)
+        self.win.converted.inputs.pop("src", None)  # the raw Arrow copy: its last reader (the checks) is queued
         self.dic = build_dictionary(d, self.win.cols, self.win.dev_cols, self.win.arenas, opts.dictionary_page_size)
         self.sched = DeviceSchedule(d, self.win, opts)
 

@@ -92,7 +92,7 @@ def _dictionary_pages(device: Device, win: DeviceWindow, dic: DeviceDictionary,
     ar = win.arenas
     raw = device.empty(int(off[-1] + raw_len[-1]) + 8 if len(columns) else 8, np.uint8)
     small = device.upload(np.stack([np.array(columns, dtype=np.int64), count, raw_len, off]))
-    device.launch(steps.DICT_PAGES, len(columns), small[0], small[1], win.dev_cols, dic.efirst, dic.bcum, ar.v32,
+    device.launch(steps.DICT_PAGES, len(columns), small[0], small[1], win.dev_cols, dic.efirst, dic.ebytes, ar.v32,
                   ar.v64, ar.idx, ar.dat, raw, small[3])
     if codec is None:
         body, body_off, body_len = raw, off, small[2]

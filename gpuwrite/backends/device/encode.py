@@ -208,7 +208,7 @@ def spans_and_info(device: Device, win: DeviceWindow, dic: DeviceDictionary, pag
     device.launch(steps.SPANS, n_pages, table, win.dev_cols, win.arenas.idx, spans)
     info = device.empty(n_pages * I_COUNT, np.int64).reshape(n_pages, I_COUNT)
     device.launch(steps.PAGE_INFO, n_pages, table[0], table[1], spans[2], spans[3], win.dev_cols, win.arenas.idx,
-                  dic.ids, dic.ecum, dic.bcum, dic.overflow, info)
+                  dic.ids, dic.efirst, dic.ebytes, dic.overflow, info)
     got, info_host = device.download_many([spans, info], "page spans")
     return PageTable(pages.col, pages.a, pages.b, *(row for row in got)), info_host
 
@@ -302,6 +302,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     device.launch(steps.EXTREMES, n_pages, args["col"], args.rows("sstart", "send"), minmax, win.dev_cols, ar.v8,
                   ar.v32, ar.v64, ar.idx, ext)
     stored, stored_len, body_len, stored_off = _store(device, setup, (vals, val_len), args, fields_dev)
+    del vals  # compressed: the stored sections hold every page's values now, the raw ones are dropped
     body_off = device.empty(n_pages + 1, np.int64)
     device.launch(steps.SCAN, 1, body_len, n_pages, body_off)
     bodies = device.empty(int((val_bound + def_bound + rep_bound).sum()) + 8, np.uint8)

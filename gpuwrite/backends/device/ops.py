@@ -214,8 +214,11 @@ class Device:
         if mode == "cuda":
             import cupy
 
+            from .rmm_pool import share_rmm_pool
+
             global _CUDA_IN_USE
             _CUDA_IN_USE = True
+            share_rmm_pool(cupy)  # with cudf / RAPIDS in the process: one pool, RMM's
             self.xp: Any = cupy
             self.threads = THREADS
             self.stream = cupy.cuda.Stream(non_blocking=True)

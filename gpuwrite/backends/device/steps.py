@@ -83,15 +83,6 @@ def _strided(n: int) -> int:
 
 
 # dictionary (kernels/dictionary/row_group.py)
-def _dict_keys_serial(items: int, *args: Any) -> int:
-    """Each thread keys its share of the chunk."""
-    return _strided(CHUNK)
-
-
-DICT_KEYS = Kernel("dict_keys", _cuda("dictionary.row_group_cuda", "dict_keys_block"), D.dict_keys,
-                   serial=_dict_keys_serial)
-
-
 def _dict_insert_serial(items: int, *args: Any) -> int:
     """Each value probes the table (2x the values: at most half full; ~2.5 probes expected for a miss)."""
     return _strided(CHUNK) * 3

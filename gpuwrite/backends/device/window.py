@@ -160,7 +160,7 @@ def window_from_leafdata(device: Device, leaves: Sequence[Leaf], datas: Sequence
             base = parts["dat"].put(data.byte_data[data.byte_offsets[0]:data.byte_offsets[-1]])
             cols[c, CT_OFFS] = parts["idx"].put(data.byte_offsets - data.byte_offsets[0] + base)
     ones = parts["lev"].put(np.ones(rows + 1, dtype=np.uint8))
-    assign_dictionary_fields(cols)
+    assign_dictionary_fields(cols, opts.dictionary_page_size)
     arenas = Arenas(**{name: device.upload(p.join()) for name, p in parts.items()})
     return DeviceWindow(cols, device.upload(cols), arenas, rows, ones, dict(enumerate(datas)))
 
@@ -174,7 +174,7 @@ def window_on_device(device: Device, table: Any, leaves: Sequence[Leaf], opts: W
     cols = built.cols.copy()
     for c, leaf in enumerate(leaves):
         cols[c, CT_DICT] = int(opts.dictionary_enabled(leaf.dotted) and leaf.kind != "bool")
-    assign_dictionary_fields(cols)
+    assign_dictionary_fields(cols, opts.dictionary_page_size)
     a = built.arenas
     arenas = Arenas(a["lev"], a["idx"], a["v8"], a["v32"], a["v64"], a["dat"])
     return DeviceWindow(cols, device.upload(cols), arenas, built.rows, built.ones, built.host, built.errs, built)
