@@ -75,7 +75,12 @@ def test_dictionary_steps_serial_work_is_a_chunk_per_thread() -> None:
     whatever the rows; dict_bases walks a column's chunks (bounded by all chunks of the launch)."""
     from gpuwrite.backends.device import steps
 
-    for kernel in (steps.DICT_INSERT, steps.DICT_FIRST, steps.DICT_IDS):
-        assert kernel.serial is not None and kernel.serial(10**6) == 32
-    assert steps.DICT_NUMBER.serial is not None and steps.DICT_NUMBER.serial(10**6) == 2 * 32 + 7
-    assert steps.DICT_BASES.serial is not None and steps.DICT_BASES.serial(3, None, np.zeros((40, 2)), None) == 40
+    per_thread = 4096 // 128
+    for rows in (10, 10**6):  # the launch's items (chunks) do not change what one thread walks
+        assert steps.DICT_IDS.serial is not None and steps.DICT_IDS.serial(rows) == per_thread
+        assert steps.DICT_FIRST.serial is not None and steps.DICT_FIRST.serial(rows) == per_thread + 1
+        assert steps.DICT_INSERT.serial is not None and steps.DICT_INSERT.serial(rows) == 5 * per_thread
+        assert steps.DICT_NUMBER.serial is not None and steps.DICT_NUMBER.serial(rows) == 2 * per_thread + 2 * 7
+    # dict_bases: a block per column, each thread a run of the chunks (all 40 counted), then a block scan
+    assert steps.DICT_BASES.serial is not None and steps.DICT_BASES.serial(3, None, np.zeros((40, 2)), None) == 2 + 7
+    assert steps.DICT_BASES.serial(3, None, np.zeros((4000, 2)), None) == 2 * 32 + 7
