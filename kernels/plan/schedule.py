@@ -161,43 +161,68 @@ def _close(st: np.ndarray, row: int) -> None:
 
 
 @jit
-def _size_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
-                params: np.ndarray, row: int, cursor: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray,
-                fl_start: np.ndarray, nev: int, nfl: int) -> tuple[int, int]:
-    """SPEC: ColumnWriteStoreBase.sizeCheck at record count `row`, check number nev: write the columns whose
-    page ends here to fl_col/fl_start from nfl and each column's level bytes to ev_lev[nev]; return (flushes
-    written so far, next check row)."""
+def column_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+                 params: np.ndarray, row: int, cursor: np.ndarray, ev_lev: np.ndarray, nev: int,
+                 c: int) -> tuple[int, int, int]:
+    """Column c's part of the page check at record count `row`, check number nev: counts and meters its open
+    page, writes its level bytes to ev_lev[nev, c] and closes the page when it ends here. Returns (the ended
+    page's first row, or -1; rows the column may still take before the check estimate; its page row limit's
+    next check, LONG_MAX when its page ended). Columns are independent: one thread each on a GPU."""
     page_size = params[P_PAGE_SIZE]
     page_rows = params[P_PAGE_ROWS]
-    min_wait = LONG_MAX
-    next_row_count_check = row + page_rows
-    for c in range(desc.shape[0]):
-        st = cursor[c]
-        _count(desc, bits, index, st, c, row)
-        level_bytes = _meter(desc, levels, words, bits, index, st, c, row)
-        ev_lev[nev, c] = min(level_bytes, INT32_MAX)
-        used = level_bytes + _raw(desc, index, st, c)
-        start = st[S_START]
-        rows = row - start
-        entries = _entry(desc, index, c, row) - _entry(desc, index, c, start)
-        remaining = page_size - used
-        if remaining <= params[P_TOLERANCE] or rows >= page_rows or entries >= params[P_PAGE_VALUES]:
-            fl_col[nfl] = c
-            fl_start[nfl] = start
-            nfl += 1
-            remaining = page_size
-            _close(st, row)
-        else:
-            next_row_count_check = min(next_row_count_check, start + page_rows)
-        to_fill = params[P_CHECK_MAX] if used == 0 else (rows * remaining) // used
-        min_wait = min(min_wait, to_fill)
+    st = cursor[c]
+    _count(desc, bits, index, st, c, row)
+    level_bytes = _meter(desc, levels, words, bits, index, st, c, row)
+    ev_lev[nev, c] = min(level_bytes, INT32_MAX)
+    used = level_bytes + _raw(desc, index, st, c)
+    start = st[S_START]
+    rows = row - start
+    entries = _entry(desc, index, c, row) - _entry(desc, index, c, start)
+    remaining = page_size - used
+    flushed = -1
+    next_rc = LONG_MAX
+    if remaining <= params[P_TOLERANCE] or rows >= page_rows or entries >= params[P_PAGE_VALUES]:
+        flushed = start
+        remaining = page_size
+        _close(st, row)
+    else:
+        next_rc = start + page_rows
+    to_fill = params[P_CHECK_MAX] if used == 0 else (rows * remaining) // used
+    return flushed, to_fill, next_rc
+
+
+@jit
+def next_check(params: np.ndarray, row: int, min_wait: int, next_rc: int) -> int:
+    """SPEC: ColumnWriteStoreBase.sizeCheck's next check row, from the columns' least rows to fill (LONG_MAX:
+    no column) and least page row limit check."""
     if min_wait == LONG_MAX:
         min_wait = params[P_CHECK_MIN]
     if params[P_ESTIMATE] != 0:
         nxt = row + min(max(min_wait // 2, params[P_CHECK_MIN]), params[P_CHECK_MAX])
     else:
         nxt = row + params[P_CHECK_MIN]
-    return nfl, min(nxt, next_row_count_check)
+    return min(nxt, min(next_rc, row + params[P_PAGE_ROWS]))
+
+
+@jit
+def _size_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+                params: np.ndarray, row: int, cursor: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray,
+                fl_start: np.ndarray, nev: int, nfl: int) -> tuple[int, int]:
+    """SPEC: ColumnWriteStoreBase.sizeCheck at record count `row`, check number nev: write the columns whose
+    page ends here to fl_col/fl_start from nfl and each column's level bytes to ev_lev[nev]; return (flushes
+    written so far, next check row)."""
+    min_wait = LONG_MAX
+    next_rc = LONG_MAX
+    for c in range(desc.shape[0]):
+        flushed, to_fill, col_rc = column_check(desc, levels, words, bits, index, params, row, cursor, ev_lev,
+                                                nev, c)
+        if flushed >= 0:
+            fl_col[nfl] = c
+            fl_start[nfl] = flushed
+            nfl += 1
+        next_rc = min(next_rc, col_rc)
+        min_wait = min(min_wait, to_fill)
+    return nfl, next_check(params, row, min_wait, next_rc)
 
 
 @jit
