@@ -16,16 +16,30 @@ from numba import cuda
 from .._jit import cuda_kernel, device
 from .planner import pack_stream, page_span
 from .schedule import (
+    B_CUT,
+    B_EVENTS,
+    B_NEXT,
     LONG_MAX,
+    P_BLOCK_ROWS,
+    P_BLOCK_SIZE,
     PLAN_DONE,
     PLAN_FULL,
+    REPLAY_CUT,
+    REPLAY_NEED_PLAN,
+    REPLAY_NEED_SIZES,
+    REPLAY_NOT_YET,
     SC_EVENTS,
     SC_FLUSHES,
     SC_NEXT,
+    apply_page,
+    block_full,
     column_check,
+    column_memory,
+    column_metered,
     next_check,
     plan_pages,
     replay_blocks,
+    verdict_of,
 )
 
 MAX_THREADS = 128  # threads of a block, at most (ops.THREADS): the shared scan and reduction buffers
@@ -35,6 +49,11 @@ _pack_stream = device(pack_stream)
 _plan_pages = device(plan_pages)
 _column_check = device(column_check)
 _next_check = device(next_check)
+_apply_page = device(apply_page)
+_block_full = device(block_full)
+_column_memory = device(column_memory)
+_column_metered = device(column_metered)
+_verdict_of = device(verdict_of)
 _replay_blocks = device(replay_blocks)
 _page_span = device(page_span)
 
@@ -146,6 +165,130 @@ def plan_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np
             sched[SC_EVENTS] = nev + 1
             sched[SC_FLUSHES] = ctl[2]
             sched[SC_NEXT] = _next_check(params, row, wait[0], nrc[0])
+        cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _block_sum(buf: np.ndarray, t: int, threads: int) -> int:
+    """Tree sum of buf[:threads] in shared memory (every thread of the block calls it); the total, to all."""
+    cuda.syncthreads()
+    half = 1
+    while half < threads:
+        half *= 2
+    half //= 2
+    while half > 0:
+        if t < half and t + half < threads:
+            buf[t] += buf[t + half]
+        cuda.syncthreads()
+        half //= 2
+    total = buf[0]
+    cuda.syncthreads()
+    return total
+
+
+@cuda_kernel
+def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+                 params: np.ndarray, limits: np.ndarray, sched: np.ndarray, ev_row: np.ndarray, ev_end: np.ndarray,
+                 ev_lev: np.ndarray, fl_col: np.ndarray, fl_size: np.ndarray, block: np.ndarray, cursor: np.ndarray,
+                 status: np.ndarray) -> None:
+    """The memory checks interleaved with the planned page checks, the columns of each check in parallel. CPU
+    twin: `planner.replay_step` (`schedule.replay_blocks`); same arguments without `n`, same outputs byte for byte.
+
+    Geometry: ONE block of blockDim <= MAX_THREADS threads (grid 1). Thread 0 alone walks the chain of checks
+    (which check comes next, the cut, `block_full` and its next check: a few steps each); at a page check the
+    check's pages (distinct columns) are applied by threads j, j + blockDim, ...; at a memory check thread t
+    bounds (and, when the bounds leave the answer open, meters) columns t, t + blockDim, ... and tree sums in
+    shared memory give the row group's bytes. Inputs as replay_blocks: limits int64[3] = (available, final,
+    checks sized), fl_size int64[F] (stored page sizes), block int64[B_COUNT], cursor int64[C, S_COUNT] (the
+    replay's own), status int64[1].
+    """
+    ctl = cuda.shared.array(4, np.int64)  # row, control (_GO or a status), page check (1/0), memory check (1/0)
+    span = cuda.shared.array(2, np.int64)  # the page check's pages
+    lo = cuda.shared.array(MAX_THREADS, np.int64)
+    hi = cuda.shared.array(MAX_THREADS, np.int64)
+    sure = cuda.shared.array(MAX_THREADS, np.int64)
+    t = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    ncols = desc.shape[0]
+    available = limits[0]
+    limit = params[P_BLOCK_ROWS]
+    block_size = params[P_BLOCK_SIZE]
+    while True:
+        if t == 0:
+            k = block[B_EVENTS]
+            page_check = ev_row[k] if k < sched[SC_EVENTS] else sched[SC_NEXT]
+            row0 = min(page_check, block[B_NEXT], limit)
+            ctl[0] = row0
+            ctl[1] = _GO
+            ctl[2] = 0
+            ctl[3] = 0
+            if row0 > available:
+                if limits[1] != 0 and available > 0:
+                    block[B_CUT] = available
+                    ctl[1] = REPLAY_CUT
+                else:
+                    ctl[1] = REPLAY_NOT_YET
+            elif row0 == page_check:
+                if k >= sched[SC_EVENTS]:
+                    ctl[1] = REPLAY_NEED_PLAN
+                elif k >= limits[2]:
+                    ctl[1] = REPLAY_NEED_SIZES
+                else:
+                    ctl[2] = 1
+                    span[0] = ev_end[k - 1] if k > 0 else 0
+                    span[1] = ev_end[k]
+                    block[B_EVENTS] = k + 1
+            if ctl[1] == _GO:
+                if row0 >= limit:
+                    block[B_CUT] = row0
+                    ctl[1] = REPLAY_CUT
+                elif row0 == block[B_NEXT]:
+                    ctl[3] = 1
+        cuda.syncthreads()
+        row = ctl[0]
+        if ctl[2] != 0:
+            for j in range(span[0] + t, span[1], threads):
+                _apply_page(desc, bits, index, fl_col, fl_size, cursor, j, row)
+        cuda.syncthreads()
+        verdict = ctl[1]
+        if verdict != _GO:
+            if t == 0:
+                status[0] = verdict
+            return
+        if ctl[3] != 0:
+            applied = block[B_EVENTS]
+            planned = sched[SC_EVENTS]
+            my_lo = np.int64(0)
+            my_hi = np.int64(0)
+            my_sure = np.int64(1)
+            for c in range(t, ncols, threads):
+                low, high, known = _column_memory(desc, bits, index, planned, applied, ev_row, ev_lev, cursor, c,
+                                                  row)
+                my_lo += low
+                my_hi += high
+                if not known:
+                    my_sure = 0
+            lo[t] = my_lo
+            hi[t] = my_hi
+            sure[t] = my_sure
+            total_lo = _block_sum(lo, t, threads)
+            total_hi = _block_sum(hi, t, threads)
+            all_sure = _block_sum(sure, t, threads) == threads
+            answer = _verdict_of(total_lo, total_hi, row, block_size) if all_sure else -1
+            if answer < 0:
+                mine = np.int64(0)
+                for c in range(t, ncols, threads):
+                    mine += _column_metered(desc, levels, words, bits, index, cursor, c, row)
+                lo[t] = mine
+                total_lo = _block_sum(lo, t, threads)
+            if t == 0:
+                if answer == 1 or _block_full(total_lo, row, block_size, block):
+                    block[B_CUT] = row
+                    status[0] = REPLAY_CUT
+                    ctl[1] = REPLAY_CUT
+            cuda.syncthreads()
+            if ctl[1] == REPLAY_CUT:
+                return
         cuda.syncthreads()
 
 
