@@ -1,8 +1,10 @@
 """CUDA forms of the device planner steps (twins and shared sources: `plan_device.py`).
 
-`pack_levels_block`: one block per 1-bit level stream, threads over its words. `plan_thread` / `replay_thread`:
-the planner and the replay are one sequential chain of checks (each check's row depends on the last), so one
-thread runs each (the compiled `schedule.plan_pages` / `replay_blocks` as a device function). `page_spans_thread`:
+`pack_levels_block`: one block per 1-bit level stream, threads over its words. `plan_block`: the page checks are
+one sequential chain (each check's row depends on the last), but within a check the columns are independent, so
+one block runs the chain with a thread per column. `plan_thread` / `replay_thread`: one thread runs the compiled
+`schedule.plan_pages` / `replay_blocks` as a device function (`plan_thread` kept as plan_block's sequential
+reference on the device). `page_spans_thread`:
 one thread per page. Importing this module imports numba.cuda.
 """
 
@@ -13,10 +15,45 @@ from numba import cuda
 
 from .._jit import cuda_kernel, device
 from .planner import pack_stream, page_span
-from .schedule import plan_pages, replay_blocks
+from .schedule import (
+    B_CUT,
+    B_EVENTS,
+    B_NEXT,
+    LONG_MAX,
+    P_BLOCK_ROWS,
+    P_BLOCK_SIZE,
+    PLAN_DONE,
+    PLAN_FULL,
+    REPLAY_CUT,
+    REPLAY_NEED_PLAN,
+    REPLAY_NEED_SIZES,
+    REPLAY_NOT_YET,
+    SC_EVENTS,
+    SC_FLUSHES,
+    SC_NEXT,
+    apply_page,
+    block_full,
+    column_check,
+    column_memory,
+    column_metered,
+    next_check,
+    plan_pages,
+    replay_blocks,
+    verdict_of,
+)
+
+MAX_THREADS = 128  # threads of a block, at most (ops.THREADS): the shared scan and reduction buffers
+_GO = -1  # plan_block's control: check on (else PLAN_DONE / PLAN_FULL)
 
 _pack_stream = device(pack_stream)
 _plan_pages = device(plan_pages)
+_column_check = device(column_check)
+_next_check = device(next_check)
+_apply_page = device(apply_page)
+_block_full = device(block_full)
+_column_memory = device(column_memory)
+_column_metered = device(column_metered)
+_verdict_of = device(verdict_of)
 _replay_blocks = device(replay_blocks)
 _page_span = device(page_span)
 
@@ -36,6 +73,223 @@ def plan_thread(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray,
     if cuda.grid(1) == 0 and n > 0:
         status[0] = _plan_pages(desc, levels, words, bits, index, params, horizon, sched, cursor, ev_row, ev_end,
                                 ev_lev, fl_col, fl_start)
+
+
+@cuda_kernel
+def plan_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+               params: np.ndarray, horizon: int, sched: np.ndarray, cursor: np.ndarray, ev_row: np.ndarray,
+               ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
+               status: np.ndarray) -> None:
+    """Every page check up to `horizon`, the columns of each check in parallel. CPU twin: `planner.plan_step`
+    (`schedule.plan_pages`); same arguments without `n`, same outputs byte for byte.
+
+    Geometry: ONE block of blockDim <= MAX_THREADS threads (grid 1). The checks stay one chain (each check's row
+    comes from the last); within a check thread t runs `column_check` for columns t, t + blockDim, ... (tiles
+    of blockDim columns: count, level meter, page end), a Hillis-Steele scan of the tile's page-end flags in
+    shared memory places its pages at fl_col/fl_start in column order, and a tree min-reduction gives the next
+    check row. Thread 0 alone reads and writes `sched`, ev_row[k], ev_end[k] and status[0].
+    Inputs: desc int64[C, D_COUNT], levels uint8 / words uint64 (same bytes), bits uint64, index int64,
+    params int64[P_COUNT]. State and outputs as plan_pages: sched int64[3], cursor int64[C, S_COUNT],
+    ev_row / ev_end int64[E], ev_lev int32[E, C], fl_col / fl_start int64[F], status int64[1].
+    """
+    ctl = cuda.shared.array(4, np.int64)  # row, check number, pages so far, control (_GO / DONE / FULL)
+    flag = cuda.shared.array(MAX_THREADS, np.int64)
+    wait = cuda.shared.array(MAX_THREADS, np.int64)
+    nrc = cuda.shared.array(MAX_THREADS, np.int64)
+    t = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    ncols = desc.shape[0]
+    while True:
+        if t == 0:
+            row0 = sched[SC_NEXT]
+            ctl[0] = row0
+            ctl[1] = sched[SC_EVENTS]
+            ctl[2] = sched[SC_FLUSHES]
+            if row0 > horizon:
+                ctl[3] = PLAN_DONE
+            elif ctl[1] >= ev_row.shape[0] or ctl[2] + ncols > fl_col.shape[0]:
+                ctl[3] = PLAN_FULL
+            else:
+                ctl[3] = _GO
+        cuda.syncthreads()
+        verdict = ctl[3]
+        if verdict != _GO:
+            if t == 0:
+                status[0] = verdict
+            return
+        row = ctl[0]
+        nev = ctl[1]
+        my_wait = LONG_MAX
+        my_rc = LONG_MAX
+        for tile in range(0, ncols, threads):
+            c = tile + t
+            flushed = np.int64(-1)
+            if c < ncols:
+                flushed, to_fill, col_rc = _column_check(desc, levels, words, bits, index, params, row, cursor,
+                                                         ev_lev, nev, c)
+                my_wait = min(my_wait, to_fill)
+                my_rc = min(my_rc, col_rc)
+            flag[t] = 1 if flushed >= 0 else 0
+            cuda.syncthreads()
+            step = 1
+            while step < threads:
+                add = flag[t - step] if t >= step else np.int64(0)
+                cuda.syncthreads()
+                flag[t] += add
+                cuda.syncthreads()
+                step *= 2
+            if flushed >= 0:
+                j = ctl[2] + flag[t] - 1
+                fl_col[j] = c
+                fl_start[j] = flushed
+            cuda.syncthreads()
+            if t == threads - 1:
+                ctl[2] += flag[t]
+            cuda.syncthreads()
+        wait[t] = my_wait
+        nrc[t] = my_rc
+        cuda.syncthreads()
+        half = 1
+        while half < threads:
+            half *= 2
+        half //= 2
+        while half > 0:
+            if t < half and t + half < threads:
+                wait[t] = min(wait[t], wait[t + half])
+                nrc[t] = min(nrc[t], nrc[t + half])
+            cuda.syncthreads()
+            half //= 2
+        if t == 0:
+            ev_row[nev] = row
+            ev_end[nev] = ctl[2]
+            sched[SC_EVENTS] = nev + 1
+            sched[SC_FLUSHES] = ctl[2]
+            sched[SC_NEXT] = _next_check(params, row, wait[0], nrc[0])
+        cuda.syncthreads()
+
+
+@cuda.jit(device=True)
+def _block_sum(buf: np.ndarray, t: int, threads: int) -> int:
+    """Tree sum of buf[:threads] in shared memory (every thread of the block calls it); the total, to all."""
+    cuda.syncthreads()
+    half = 1
+    while half < threads:
+        half *= 2
+    half //= 2
+    while half > 0:
+        if t < half and t + half < threads:
+            buf[t] += buf[t + half]
+        cuda.syncthreads()
+        half //= 2
+    total = buf[0]
+    cuda.syncthreads()
+    return total
+
+
+@cuda_kernel
+def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+                 params: np.ndarray, limits: np.ndarray, sched: np.ndarray, ev_row: np.ndarray, ev_end: np.ndarray,
+                 ev_lev: np.ndarray, fl_col: np.ndarray, fl_size: np.ndarray, block: np.ndarray, cursor: np.ndarray,
+                 status: np.ndarray) -> None:
+    """The memory checks interleaved with the planned page checks, the columns of each check in parallel. CPU
+    twin: `planner.replay_step` (`schedule.replay_blocks`); same arguments without `n`, same outputs byte for byte.
+
+    Geometry: ONE block of blockDim <= MAX_THREADS threads (grid 1). Thread 0 alone walks the chain of checks
+    (which check comes next, the cut, `block_full` and its next check: a few steps each); at a page check the
+    check's pages (distinct columns) are applied by threads j, j + blockDim, ...; at a memory check thread t
+    bounds (and, when the bounds leave the answer open, meters) columns t, t + blockDim, ... and tree sums in
+    shared memory give the row group's bytes. Inputs as replay_blocks: limits int64[3] = (available, final,
+    checks sized), fl_size int64[F] (stored page sizes), block int64[B_COUNT], cursor int64[C, S_COUNT] (the
+    replay's own), status int64[1].
+    """
+    ctl = cuda.shared.array(4, np.int64)  # row, control (_GO or a status), page check (1/0), memory check (1/0)
+    span = cuda.shared.array(2, np.int64)  # the page check's pages
+    lo = cuda.shared.array(MAX_THREADS, np.int64)
+    hi = cuda.shared.array(MAX_THREADS, np.int64)
+    sure = cuda.shared.array(MAX_THREADS, np.int64)
+    t = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    ncols = desc.shape[0]
+    available = limits[0]
+    limit = params[P_BLOCK_ROWS]
+    block_size = params[P_BLOCK_SIZE]
+    while True:
+        if t == 0:
+            k = block[B_EVENTS]
+            page_check = ev_row[k] if k < sched[SC_EVENTS] else sched[SC_NEXT]
+            row0 = min(page_check, block[B_NEXT], limit)
+            ctl[0] = row0
+            ctl[1] = _GO
+            ctl[2] = 0
+            ctl[3] = 0
+            if row0 > available:
+                if limits[1] != 0 and available > 0:
+                    block[B_CUT] = available
+                    ctl[1] = REPLAY_CUT
+                else:
+                    ctl[1] = REPLAY_NOT_YET
+            elif row0 == page_check:
+                if k >= sched[SC_EVENTS]:
+                    ctl[1] = REPLAY_NEED_PLAN
+                elif k >= limits[2]:
+                    ctl[1] = REPLAY_NEED_SIZES
+                else:
+                    ctl[2] = 1
+                    span[0] = ev_end[k - 1] if k > 0 else 0
+                    span[1] = ev_end[k]
+                    block[B_EVENTS] = k + 1
+            if ctl[1] == _GO:
+                if row0 >= limit:
+                    block[B_CUT] = row0
+                    ctl[1] = REPLAY_CUT
+                elif row0 == block[B_NEXT]:
+                    ctl[3] = 1
+        cuda.syncthreads()
+        row = ctl[0]
+        if ctl[2] != 0:
+            for j in range(span[0] + t, span[1], threads):
+                _apply_page(desc, bits, index, fl_col, fl_size, cursor, j, row)
+        cuda.syncthreads()
+        verdict = ctl[1]
+        if verdict != _GO:
+            if t == 0:
+                status[0] = verdict
+            return
+        if ctl[3] != 0:
+            applied = block[B_EVENTS]
+            planned = sched[SC_EVENTS]
+            my_lo = np.int64(0)
+            my_hi = np.int64(0)
+            my_sure = np.int64(1)
+            for c in range(t, ncols, threads):
+                low, high, known = _column_memory(desc, bits, index, planned, applied, ev_row, ev_lev, cursor, c,
+                                                  row)
+                my_lo += low
+                my_hi += high
+                if not known:
+                    my_sure = 0
+            lo[t] = my_lo
+            hi[t] = my_hi
+            sure[t] = my_sure
+            total_lo = _block_sum(lo, t, threads)
+            total_hi = _block_sum(hi, t, threads)
+            all_sure = _block_sum(sure, t, threads) == threads
+            answer = _verdict_of(total_lo, total_hi, row, block_size) if all_sure else -1
+            if answer < 0:
+                mine = np.int64(0)
+                for c in range(t, ncols, threads):
+                    mine += _column_metered(desc, levels, words, bits, index, cursor, c, row)
+                lo[t] = mine
+                total_lo = _block_sum(lo, t, threads)
+            if t == 0:
+                if answer == 1 or _block_full(total_lo, row, block_size, block):
+                    block[B_CUT] = row
+                    status[0] = REPLAY_CUT
+                    ctl[1] = REPLAY_CUT
+            cuda.syncthreads()
+            if ctl[1] == REPLAY_CUT:
+                return
+        cuda.syncthreads()
 
 
 @cuda_kernel

@@ -161,43 +161,68 @@ def _close(st: np.ndarray, row: int) -> None:
 
 
 @jit
-def _size_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
-                params: np.ndarray, row: int, cursor: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray,
-                fl_start: np.ndarray, nev: int, nfl: int) -> tuple[int, int]:
-    """SPEC: ColumnWriteStoreBase.sizeCheck at record count `row`, check number nev: write the columns whose
-    page ends here to fl_col/fl_start from nfl and each column's level bytes to ev_lev[nev]; return (flushes
-    written so far, next check row)."""
+def column_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+                 params: np.ndarray, row: int, cursor: np.ndarray, ev_lev: np.ndarray, nev: int,
+                 c: int) -> tuple[int, int, int]:
+    """Column c's part of the page check at record count `row`, check number nev: counts and meters its open
+    page, writes its level bytes to ev_lev[nev, c] and closes the page when it ends here. Returns (the ended
+    page's first row, or -1; rows the column may still take before the check estimate; its page row limit's
+    next check, LONG_MAX when its page ended). Columns are independent: one thread each on a GPU."""
     page_size = params[P_PAGE_SIZE]
     page_rows = params[P_PAGE_ROWS]
-    min_wait = LONG_MAX
-    next_row_count_check = row + page_rows
-    for c in range(desc.shape[0]):
-        st = cursor[c]
-        _count(desc, bits, index, st, c, row)
-        level_bytes = _meter(desc, levels, words, bits, index, st, c, row)
-        ev_lev[nev, c] = min(level_bytes, INT32_MAX)
-        used = level_bytes + _raw(desc, index, st, c)
-        start = st[S_START]
-        rows = row - start
-        entries = _entry(desc, index, c, row) - _entry(desc, index, c, start)
-        remaining = page_size - used
-        if remaining <= params[P_TOLERANCE] or rows >= page_rows or entries >= params[P_PAGE_VALUES]:
-            fl_col[nfl] = c
-            fl_start[nfl] = start
-            nfl += 1
-            remaining = page_size
-            _close(st, row)
-        else:
-            next_row_count_check = min(next_row_count_check, start + page_rows)
-        to_fill = params[P_CHECK_MAX] if used == 0 else (rows * remaining) // used
-        min_wait = min(min_wait, to_fill)
+    st = cursor[c]
+    _count(desc, bits, index, st, c, row)
+    level_bytes = _meter(desc, levels, words, bits, index, st, c, row)
+    ev_lev[nev, c] = min(level_bytes, INT32_MAX)
+    used = level_bytes + _raw(desc, index, st, c)
+    start = st[S_START]
+    rows = row - start
+    entries = _entry(desc, index, c, row) - _entry(desc, index, c, start)
+    remaining = page_size - used
+    flushed = -1
+    next_rc = LONG_MAX
+    if remaining <= params[P_TOLERANCE] or rows >= page_rows or entries >= params[P_PAGE_VALUES]:
+        flushed = start
+        remaining = page_size
+        _close(st, row)
+    else:
+        next_rc = start + page_rows
+    to_fill = params[P_CHECK_MAX] if used == 0 else (rows * remaining) // used
+    return flushed, to_fill, next_rc
+
+
+@jit
+def next_check(params: np.ndarray, row: int, min_wait: int, next_rc: int) -> int:
+    """SPEC: ColumnWriteStoreBase.sizeCheck's next check row, from the columns' least rows to fill (LONG_MAX:
+    no column) and least page row limit check."""
     if min_wait == LONG_MAX:
         min_wait = params[P_CHECK_MIN]
     if params[P_ESTIMATE] != 0:
         nxt = row + min(max(min_wait // 2, params[P_CHECK_MIN]), params[P_CHECK_MAX])
     else:
         nxt = row + params[P_CHECK_MIN]
-    return nfl, min(nxt, next_row_count_check)
+    return min(nxt, min(next_rc, row + params[P_PAGE_ROWS]))
+
+
+@jit
+def _size_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+                params: np.ndarray, row: int, cursor: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray,
+                fl_start: np.ndarray, nev: int, nfl: int) -> tuple[int, int]:
+    """SPEC: ColumnWriteStoreBase.sizeCheck at record count `row`, check number nev: write the columns whose
+    page ends here to fl_col/fl_start from nfl and each column's level bytes to ev_lev[nev]; return (flushes
+    written so far, next check row)."""
+    min_wait = LONG_MAX
+    next_rc = LONG_MAX
+    for c in range(desc.shape[0]):
+        flushed, to_fill, col_rc = column_check(desc, levels, words, bits, index, params, row, cursor, ev_lev,
+                                                nev, c)
+        if flushed >= 0:
+            fl_col[nfl] = c
+            fl_start[nfl] = flushed
+            nfl += 1
+        next_rc = min(next_rc, col_rc)
+        min_wait = min(min_wait, to_fill)
+    return nfl, next_check(params, row, min_wait, next_rc)
 
 
 @jit
@@ -251,7 +276,7 @@ def block_full(mem: int, row: int, block_size: int, block: np.ndarray) -> bool:
 
 
 @jit
-def _verdict(lo: int, hi: int, row: int, block_size: int) -> int:
+def verdict_of(lo: int, hi: int, row: int, block_size: int) -> int:
     """block_full's answer for every memory size in lo..hi: 1 full, 0 not full with one next check, -1 it
     depends."""
     record_size = lo // row
@@ -282,6 +307,40 @@ def _level_bounds(desc: np.ndarray, ev_row: np.ndarray, ev_lev: np.ndarray, plan
 
 
 @jit
+def column_memory(desc: np.ndarray, bits: np.ndarray, index: np.ndarray, planned: int, applied: int,
+                  ev_row: np.ndarray, ev_lev: np.ndarray, cursor: np.ndarray, c: int,
+                  row: int) -> tuple[int, int, bool]:
+    """Column c's bytes at the memory check at `row` (stored pages, open page's raw values and level bytes), as
+    bounds without metering: (low, high, whether high is known)."""
+    st = cursor[c]
+    _count(desc, bits, index, st, c, row)
+    base = st[S_PRODUCED] + _raw(desc, index, st, c)
+    low, high = _level_bounds(desc, ev_row, ev_lev, planned, applied, st, c, row)
+    return base + low, base + high, high >= 0
+
+
+@jit
+def column_metered(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+                   cursor: np.ndarray, c: int, row: int) -> int:
+    """Column c's bytes at the memory check at `row`, its level bytes metered."""
+    st = cursor[c]
+    level_bytes = _meter(desc, levels, words, bits, index, st, c, row)
+    return int(st[S_PRODUCED] + _raw(desc, index, st, c) + level_bytes)
+
+
+@jit
+def apply_page(desc: np.ndarray, bits: np.ndarray, index: np.ndarray, fl_col: np.ndarray, fl_size: np.ndarray,
+               cursor: np.ndarray, j: int, row: int) -> None:
+    """Planned page j ends at the page check at `row`: its stored size counts, its column opens a page. The
+    pages of one check are of distinct columns (one thread each on a GPU)."""
+    c = fl_col[j]
+    st = cursor[c]
+    st[S_PRODUCED] += fl_size[j]
+    _count(desc, bits, index, st, c, row)
+    _close(st, row)
+
+
+@jit
 def _memory_full(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
                  block_size: int, planned: int, ev_row: np.ndarray, ev_lev: np.ndarray, block: np.ndarray,
                  cursor: np.ndarray, row: int) -> bool:
@@ -291,22 +350,18 @@ def _memory_full(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
     hi = 0
     known = True
     for c in range(desc.shape[0]):
-        st = cursor[c]
-        _count(desc, bits, index, st, c, row)
-        base = st[S_PRODUCED] + _raw(desc, index, st, c)
-        low, high = _level_bounds(desc, ev_row, ev_lev, planned, block[B_EVENTS], st, c, row)
-        lo += base + low
-        hi += base + high
-        known = known and high >= 0
+        low, high, sure = column_memory(desc, bits, index, planned, block[B_EVENTS], ev_row, ev_lev, cursor, c,
+                                        row)
+        lo += low
+        hi += high
+        known = known and sure
     if known:
-        verdict = _verdict(lo, hi, row, block_size)
+        verdict = verdict_of(lo, hi, row, block_size)
         if verdict >= 0:
             return verdict == 1 or block_full(lo, row, block_size, block)
     mem = 0
     for c in range(desc.shape[0]):
-        st = cursor[c]
-        level_bytes = _meter(desc, levels, words, bits, index, st, c, row)
-        mem += st[S_PRODUCED] + _raw(desc, index, st, c) + level_bytes
+        mem += column_metered(desc, levels, words, bits, index, cursor, c, row)
     return block_full(mem, row, block_size, block)
 
 
@@ -342,11 +397,7 @@ def replay_blocks(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits:
             if k >= sized:
                 return REPLAY_NEED_SIZES
             for j in range(ev_end[k - 1] if k > 0 else 0, ev_end[k]):
-                c = fl_col[j]
-                st = cursor[c]
-                st[S_PRODUCED] += fl_size[j]
-                _count(desc, bits, index, st, c, row)
-                _close(st, row)
+                apply_page(desc, bits, index, fl_col, fl_size, cursor, j, row)
             block[B_EVENTS] = k + 1
         if row >= limit or (row == block[B_NEXT]
                             and _memory_full(desc, levels, words, bits, index, params[P_BLOCK_SIZE],

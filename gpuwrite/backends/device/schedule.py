@@ -171,7 +171,8 @@ class DeviceSchedule:
         d, ar = self.device, self.win.arenas
         n = self.flushes
         limits = d.upload(np.array([available, int(final), self.events], dtype=np.int64))
+        e = self.events  # the checks planned: the replay reads no further (and its cost model counts them)
         d.launch(steps.REPLAY, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, limits, self.sched,
-                 self.ev_row, self.ev_end, self.ev_lev, self.fl_col, sizes, self.block, self.replay_cursor,
-                 self.status)
+                 self.ev_row[:e], self.ev_end[:e], self.ev_lev[:e], self.fl_col, sizes, self.block,
+                 self.replay_cursor, self.status)
         return n, (self.status, self.block, self.replay_cursor[:, k.S_START], self.ev_end)

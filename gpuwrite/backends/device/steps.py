@@ -312,23 +312,44 @@ def _walk_steps(levels: Any, bits: Any, ev_lev: Any) -> int:
     return int(ev_lev.size) + 2 * bit_words + _div(wide, 8)
 
 
-def _plan_serial(items: int, *args: Any) -> int:
-    """Today's plan: one thread runs every page check of the row group (`_walk_steps`; args: desc, levels,
-    words, bits, index, params, horizon, sched, cursor, ev_row, ev_end, ev_lev, ...)."""
-    return _walk_steps(args[1], args[3], args[11])
+def _plan_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
+    """One block runs the chain of page checks (at most ev_row's capacity, args[5]), a thread per column of each
+    tile of T: per check its column checks, a 2 log2(T)-step scan per tile and a log2(T)-step min-reduction; over
+    all checks a thread walks its columns' levels once to count and once to meter them (the even share of
+    `_walk_steps`' level words; flat columns have the same rows)."""
+    cols = max(1, int(desc.shape[0]))
+    tiles = _div(cols, T)
+    per_check = tiles * (2 * _log2(T) + 4) + _log2(T) + 3
+    bit_words = int(bits.size)
+    wide = max(0, int(levels.size) - 64 * bit_words)
+    walk = tiles * _div(2 * bit_words + _div(wide, 8), cols)
+    return int(args[5].shape[0]) * per_check + walk
 
 
-PLAN = Kernel("plan", _cuda("plan.planner_cuda", "plan_thread"), P.plan_step, "thread", serial=_plan_serial)
+PLAN = Kernel("plan", _cuda("plan.planner_cuda", "plan_block"), P.plan_step, serial=_plan_serial)
 
 
-def _replay_serial(items: int, *args: Any) -> int:
-    """Today's replay: one thread walks the checks again (`_walk_steps`) and every planned page (args: desc,
-    levels, words, bits, index, params, limits, sched, ev_row, ev_end, ev_lev, fl_col, ...)."""
-    return _walk_steps(args[1], args[3], args[10]) + int(args[11].size)
+def _replay_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
+    """One block replays the chain of checks: the planned page checks (ev_row, args[4], passed as exactly the
+    checks planned) and the memory checks, at most as many plus 65 (SPEC: InternalParquetRecordWriter: the next
+    memory check is at most 10,000 rows on, or half way to the estimated end, so it closes in on the end in at most
+    64 halvings; page checks are at most page_size_check_max rows apart, 10,000 by default). Per page check a
+    thread applies its share of the check's pages (one per column at most); per memory check it bounds its columns
+    and takes part in three log2(T)-step sums (a fourth when the bounds leave the answer open), thread 0 a few
+    steps of the block check; over all checks a thread meters and counts its columns' levels once (the even share
+    of `_walk_steps`' level words, as `_plan_serial`)."""
+    cols = max(1, int(desc.shape[0]))
+    tiles = _div(cols, T)
+    checks = int(args[4].shape[0])
+    page_check = tiles + 2
+    memory_check = 2 * tiles + 4 * (_log2(T) + 2) + 8
+    bit_words = int(bits.size)
+    wide = max(0, int(levels.size) - 64 * bit_words)
+    walk = tiles * _div(2 * bit_words + _div(wide, 8), cols)
+    return checks * page_check + (checks + 65) * memory_check + walk
 
 
-REPLAY = Kernel("replay", _cuda("plan.planner_cuda", "replay_thread"), P.replay_step, "thread",
-                serial=_replay_serial)
+REPLAY = Kernel("replay", _cuda("plan.planner_cuda", "replay_block"), P.replay_step, serial=_replay_serial)
 
 
 def _spans_serial(items: int, *args: Any) -> int:

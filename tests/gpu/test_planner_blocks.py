@@ -1,0 +1,189 @@
+"""The parallel page planner and row-group replay (kernels/plan/planner_cuda.plan_block / replay_block, one block
+with a thread per column), run by numba's CUDA simulator, against their sequential twins (kernels/plan/schedule
+.plan_pages / replay_blocks): random flat and nested tables with more columns than a block has threads, pages
+ending at many checks, planned in pieces up to random horizons into arrays too small (so both return PLAN_FULL and
+resume), replayed with random stored sizes and small row groups (memory checks deciding from bounds and from
+metered levels, cuts); every output and state array compared whole."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from gpuwrite.kernels.plan import schedule as k
+from gpuwrite.kernels.plan.planner_cuda import plan_block, replay_block
+
+from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline.columns import leaf_data
+from gpuwrite.pipeline.plan import ColumnArrays, schedule_params
+from gpuwrite.pipeline.rebase import RebaseOptions
+from gpuwrite.schema import FileSchema
+
+
+def _table(rng: np.random.Generator, rows: int, ncols: int, nested: bool) -> pa.Table:
+    """Random columns: ints and strings with nulls (some none), lists of ints when `nested`."""
+    arrays, names = [], []
+    for i in range(ncols):
+        mask = rng.random(rows) < [0.0, 0.05, 0.5][i % 3]
+        kind = i % 4 if nested else i % 2
+        if kind == 0:
+            arr = pa.array(rng.integers(0, 1 << rng.integers(1, 40), rows), mask=mask)
+        elif kind == 1:
+            arr = pa.array(["x" * int(n) for n in rng.integers(0, 40, rows)], mask=mask)
+        else:
+            sizes = rng.integers(0, 5 if kind == 2 else 40, rows)
+            offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int32)
+            values = pa.array(rng.integers(0, 3, int(offsets[-1])), mask=rng.random(int(offsets[-1])) < 0.2)
+            arr = pa.ListArray.from_arrays(pa.array(offsets), values, mask=pa.array(mask))
+        arrays.append(arr)
+        names.append(f"c{i}")
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _columns(table: pa.Table, opts: WriteOptions) -> ColumnArrays:
+    """The planner's column data of the whole table, as the CPU writer lays out a window."""
+    leaves = list(FileSchema.from_arrow(table.schema, opts).leaves)
+    datas = [leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts)) for leaf in leaves]
+    return ColumnArrays.build(leaves, datas)
+
+
+def _drive(plan: Callable[..., int], cols: ColumnArrays, opts: WriteOptions, horizons: list[int],
+           capacity: int) -> dict[str, Any]:
+    """Plan up to each horizon, growing full arrays as DeviceSchedule does: every array and every status."""
+    ncols = cols.desc.shape[0]
+    params = schedule_params(opts)
+    sched = np.array([opts.page_size_check_min, 0, 0], dtype=np.int64)
+    cursor = np.zeros((ncols, k.S_COUNT), dtype=np.int64)
+    ev_row = np.full(capacity, -7, np.int64)
+    ev_end = np.full(capacity, -7, np.int64)
+    ev_lev = np.full((capacity, ncols), -7, np.int32)
+    fl_col = np.full(ncols + 1, -7, np.int64)
+    fl_start = np.full(ncols + 1, -7, np.int64)
+    statuses = []
+    for h in horizons:
+        while True:
+            status = plan(cols, params, h, sched, cursor, ev_row, ev_end, ev_lev, fl_col, fl_start)
+            statuses.append(status)
+            if status == k.PLAN_DONE:
+                break
+            if sched[k.SC_EVENTS] >= len(ev_row):
+                ev_row, ev_end, ev_lev = (np.concatenate([a, np.full_like(a, -7)]) for a in (ev_row, ev_end, ev_lev))
+            else:
+                fl_col, fl_start = (np.concatenate([a, np.full(len(a) + ncols, -7, np.int64)])
+                                    for a in (fl_col, fl_start))
+    return {"sched": sched, "cursor": cursor, "ev_row": ev_row, "ev_end": ev_end, "ev_lev": ev_lev,
+            "fl_col": fl_col, "fl_start": fl_start, "statuses": np.array(statuses)}
+
+
+def _sequential(cols: ColumnArrays, params: np.ndarray, horizon: int, *state: np.ndarray) -> int:
+    """The twin: schedule.plan_pages."""
+    return int(k.plan_pages(cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, horizon, *state))
+
+
+def _block(threads: int) -> Callable[..., int]:
+    """plan_block in one simulated block of `threads` threads."""
+    def run(cols: ColumnArrays, params: np.ndarray, horizon: int, *state: np.ndarray) -> int:
+        status = np.full(1, -9, np.int64)
+        plan_block[1, threads](cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, horizon, *state,
+                               status)
+        return int(status[0])
+    return run
+
+
+CASES = [
+    (1, False, 11, 8, 300, True),
+    (2, True, 13, 8, 2000, True),
+    (3, True, 9, 4, 64, False),
+    (4, False, 17, 8, 1000, True),
+    (5, True, 10, 3, 700, True),
+]
+
+
+def _case(seed: int, nested: bool, ncols: int, page_size: int, estimate: bool) -> tuple[ColumnArrays, WriteOptions,
+                                                                                        np.random.Generator, int]:
+    """A random table's column data and settings (small row groups: memory checks cut them)."""
+    rng = np.random.default_rng(seed)
+    rows = int(rng.integers(300, 900))
+    opts = WriteOptions(page_size=page_size, page_row_count_limit=int(rng.choice([37, 120, 20_000])),
+                        page_value_count_threshold=int(rng.choice([50, (2**31 - 1) // 2])),
+                        page_size_check_min=int(rng.choice([1, 3, 10])), page_size_check_max=int(rng.choice([20, 500])),
+                        page_size_check_estimate=estimate, block_size=int(rng.choice([5000, 40_000, 1 << 30])),
+                        block_row_count_limit=int(rng.choice([150, 2**31 - 1])))
+    return _columns(_table(rng, rows, ncols, nested), opts), opts, rng, rows
+
+
+@pytest.mark.parametrize(("seed", "nested", "ncols", "threads", "page_size", "estimate"), CASES)
+def test_plan_block_matches_plan_pages(seed: int, nested: bool, ncols: int, threads: int, page_size: int,
+                                       estimate: bool) -> None:
+    """Every check row, page, level measure, cursor and status of plan_block equals plan_pages'."""
+    cols, opts, rng, rows = _case(seed, nested, ncols, page_size, estimate)
+    horizons = [*sorted(int(h) for h in rng.integers(0, rows, 2)), rows]
+    want = _drive(_sequential, cols, opts, horizons, capacity=3)
+    got = _drive(_block(threads), cols, opts, horizons, capacity=3)
+    assert int(want["sched"][k.SC_FLUSHES]) > ncols  # pages end, several columns at a check
+    assert k.PLAN_FULL in want["statuses"].tolist()
+    for name, arr in want.items():
+        np.testing.assert_array_equal(got[name], arr, err_msg=name)
+
+
+def _replay(run: Callable[..., int], cols: ColumnArrays, params: np.ndarray, planned: dict[str, Any],
+            sizes: np.ndarray, availables: list[int]) -> dict[str, Any]:
+    """Replay rows 0..a for each a of `availables` (the last one final) until a cut: state and statuses."""
+    ncols = cols.desc.shape[0]
+    events = int(planned["sched"][k.SC_EVENTS])
+    block = np.array([k.MIN_RECORDS_FOR_BLOCK_CHECK, 0, -1], dtype=np.int64)
+    cursor = np.zeros((ncols, k.S_COUNT), dtype=np.int64)
+    statuses = []
+    for i, a in enumerate(availables):
+        limits = np.array([a, int(i == len(availables) - 1), events], dtype=np.int64)
+        status = run(cols, params, limits, planned["sched"], planned["ev_row"][:events], planned["ev_end"][:events],
+                     planned["ev_lev"][:events], planned["fl_col"], sizes, block, cursor)
+        statuses.append(status)
+        if status == k.REPLAY_CUT:
+            break
+    return {"block": block, "cursor": cursor, "statuses": np.array(statuses)}
+
+
+def _replay_sequential(cols: ColumnArrays, params: np.ndarray, limits: np.ndarray, sched: np.ndarray,
+                       *state: np.ndarray) -> int:
+    """The twin: schedule.replay_blocks."""
+    ev_row, ev_end, ev_lev, fl_col, fl_size, block, cursor = state
+    return int(k.replay_blocks(cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, int(limits[0]),
+                               limits[1] != 0, sched, ev_row, ev_end, ev_lev, fl_col, fl_size, int(limits[2]), block,
+                               cursor))
+
+
+def _replay_block(threads: int) -> Callable[..., int]:
+    """replay_block in one simulated block of `threads` threads."""
+    def run(cols: ColumnArrays, params: np.ndarray, limits: np.ndarray, *state: np.ndarray) -> int:
+        status = np.full(1, -9, np.int64)
+        replay_block[1, threads](cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, limits, *state,
+                                 status)
+        return int(status[0])
+    return run
+
+
+@pytest.mark.parametrize(("seed", "nested", "ncols", "threads", "page_size", "estimate"), CASES)
+def test_replay_block_matches_replay_blocks(seed: int, nested: bool, ncols: int, threads: int, page_size: int,
+                                            estimate: bool) -> None:
+    """The cut, every cursor, the block state and every status of replay_block equal replay_blocks', replaying a
+    window planned part of the way (memory checks past the last planned check meter levels) with random stored
+    page sizes, fed in pieces, under row-group sizes from 1 KB (cut at the first memory check) to past the table."""
+    cols, opts, rng, rows = _case(seed, nested, ncols, page_size, estimate)
+    planned = _drive(_sequential, cols, opts, [int(rng.integers(rows // 2, rows))], capacity=3)
+    sizes = rng.integers(1, 300, len(planned["fl_col"])).astype(np.int64)
+    availables = [*sorted(int(a) for a in rng.integers(1, rows, 2)), rows]
+    cuts = []
+    for block_size in (1000, 8000, 20_000, 60_000, 200_000, 1 << 30):
+        params = schedule_params(opts)
+        params[k.P_BLOCK_SIZE] = block_size
+        params[k.P_BLOCK_ROWS] = 2**31 - 1
+        want = _replay(_replay_sequential, cols, params, planned, sizes, availables)
+        got = _replay(_replay_block(threads), cols, params, planned, sizes, availables)
+        for name, arr in want.items():
+            np.testing.assert_array_equal(got[name], arr, err_msg=f"{name} at block size {block_size}")
+        cuts.append(int(want["block"][k.B_CUT]))
+    assert len(set(cuts)) > 2  # row groups cut at several rows
