@@ -284,6 +284,25 @@ def test_cold_start_reports_a_fresh_process(tmp_path: Path) -> None:
     assert cold.DEMO_FIRST.search("  first write (cold)   1.25 s   numba compiled 3 kernel signature(s)")
 
 
+def test_cold_start_times_each_input_kind_in_a_fresh_process(tmp_path: Path) -> None:
+    """`--programs kinds`: the issue's input kinds each in a fresh process (the kind's library imported first),
+    seconds from `import gpuwrite` to the end of the write and the signatures compiled, named, then a table."""
+    cold = _bench("cold_start")
+    kinds = cold.cold_start_kinds()
+    assert {"pyarrow flat types", "nested", "spark INT96 gzip", "spark TIMESTAMP_MICROS zstd"} <= set(kinds)
+    assert all(kinds[k] == lib for k, lib in (("pandas tz-aware", "pandas"), ("polars Datetime", "polars"),
+                                               ("duckdb decimals", "duckdb")) if k in kinds)
+    only = {"spark INT96 zstd": None}
+    cold.cold_start_kinds = lambda: only  # one kind: the child is what is tested
+    out = tmp_path / "kinds.json"
+    assert cold.main(["--cases", "default", "--programs", "kinds", "--repeats", "1", "--out", str(out)]) == 0
+    (case,) = json.loads(out.read_text())["results"]
+    (run,) = case["programs"]["kinds"]["spark INT96 zstd"]["runs"]
+    assert "error" not in run, run
+    assert run["kind"] == "spark INT96 zstd" and run["total_in_process_s"] >= run["write_s"] > 0
+    assert run["compiled"] + run["loaded"] > 0 and (run["compiled"] == 0) == (run["signatures"] == [])
+
+
 def test_house_bench_counts_stops_rooms_climbs_and_returns() -> None:
     """The walk summary: a stop per change of module, rooms by package, a climb back up the flow order, a return
     to a room already left."""

@@ -161,6 +161,9 @@ def _parser() -> argparse.ArgumentParser:
                                    "building a Docker image or a Spark executor image, with the "
                                    "NUMBA_CACHE_DIR the writes will use.")
     k.add_argument("--quiet", action="store_true", help="print only errors")
+    k.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
+                   help="gpu: also fill numba-cuda's cache with every CUDA kernel a GPU write launches (needs an "
+                        "NVIDIA GPU with numba-cuda and CuPy: pip install 'gpuwrite[gpu]')")
     k.set_defaults(run=_cmd_warmup)
 
     d = sub.add_parser("demo", help="write TPC-DS store_sales, verify it, and time it against pyarrow, polars "
@@ -363,8 +366,19 @@ def _top_level(info: dict[str, Any], columns: list[str] | None) -> list[str] | N
 
 
 def _cmd_warmup(args: argparse.Namespace) -> int:
-    """`gpuwrite warmup`: compile or load every CPU kernel, with a one-line notice and a moving step bar."""
+    """`gpuwrite warmup`: compile or load every CPU kernel (and with --device gpu every CUDA kernel), with a
+    one-line notice and a moving step bar."""
     from .warmup import warmup
+
+    if args.device == "gpu":
+        from ..backends import resolve_device
+
+        try:
+            resolve_device("gpu")
+        except GpuwriteError as exc:
+            print(f"gpuwrite warmup --device gpu needs a GPU the GPU backend can use, and found none: {exc}",
+                  file=sys.stderr)
+            return EXIT_FAILED
 
     kernel_cache.install()
     bar = None if args.quiet else ProgressBar(None, sys.stderr, delay_s=0.0, unit="steps", verb="done")
@@ -395,6 +409,13 @@ def _cmd_warmup(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"gpuwrite warmup: {result.compiled} kernel signature(s) compiled, {result.loaded} loaded from the "
               f"cache, in {result.seconds:.1f} s; cache: {result.cache_dir}")
+    if args.device == "gpu":
+        from .warmup import warmup_gpu
+
+        gpu = warmup_gpu()
+        if not args.quiet:
+            print(f"gpuwrite warmup --device gpu: {gpu.compiled} CUDA kernel signature(s) compiled, {gpu.loaded} "
+                  f"loaded from the cache, in {gpu.seconds:.1f} s; cache: {gpu.cache_dir}")
     return EXIT_OK
 
 

@@ -4,7 +4,9 @@ numba compiles a kernel per argument-type signature on first use and caches it o
 `kernel_cache`). Warm-up writes a small table of every supported type, nested and with nulls, through each
 path that picks different kernels: dictionary and fallback encodings, a mid-chunk dictionary fallback, INT64
 timestamps, calendar rebase, bloom filters, Spark's legacy nested layout, and a partitioned, bucketed
-dataset (Murmur3 and HiveHash). Run it once per install (a Docker image, a Spark executor's image) with the
+dataset (Murmur3 and HiveHash). Each runs twice: on buffers pyarrow allocated (writable NumPy views) and on the
+same table read through Arrow's C stream, as polars, DuckDB and pandas' Arrow-backed frames hand it over
+(read-only views): numba compiles a signature for each. Run it once per install (a Docker image, a Spark executor's image) with the
 same `NUMBA_CACHE_DIR` the writes will see.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import os
 import tempfile
 import time
@@ -82,6 +85,7 @@ def sample_table(rows: int = SAMPLE_ROWS, nulls: bool = True) -> pa.Table:
                          pa.map_(pa.string(), pa.int64())),
         "view_text": nullable(text, pa.string_view()),  # polars' strings: flat and nested
         "view_words": nullable([[t, None][: i % 3] for i, t in enumerate(text)], pa.list_(pa.string_view())),
+        "short_view": nullable([t[:12] for t in text], pa.string_view()),  # inline only: no data buffer
     }
     return pa.table(columns)
 
@@ -90,22 +94,39 @@ FLAT_BUCKET_COLUMNS = ["flag", "i8", "i16", "i32", "i64", "f32", "f64", "dec9", 
                        "ts_ntz", "ts_utc", "text", "blob"]
 
 
+def foreign(table: pa.Table) -> pa.Table:
+    """`table` read back through Arrow's C stream interface: its buffers are then immutable, as those of a
+    polars frame, a DuckDB relation or any other `__arrow_c_stream__` producer are, and NumPy views of them
+    read-only (another numba signature than pyarrow's own writable buffers)."""
+    return pa.RecordBatchReader.from_stream(table).read_all()
+
+
 def steps(table: pa.Table, folder: str) -> list[tuple[str, Callable[[], Any]]]:
-    """The warm-up writes, each (what it covers, how to run it), into `folder`."""
+    """The warm-up writes, each (what it covers, how to run it), into `folder`: every write on pyarrow's own
+    buffers, then on the same tables imported through the C stream interface (`foreign`)."""
+    own = _steps(table, sample_table(table.num_rows, nulls=False), os.path.join(folder, "own"))
+    imported = _steps(foreign(table), foreign(sample_table(table.num_rows, nulls=False)),
+                      os.path.join(folder, "foreign"))
+    return own + [(f"{label}, imported buffers", run) for label, run in imported]
+
+
+def _steps(table: pa.Table, dense: pa.Table, folder: str) -> list[tuple[str, Callable[[], Any]]]:
+    """The warm-up writes of `table` (nulls) and `dense` (none) into `folder`."""
     from ..api import write_table
     from ..dataset.write import write_dataset
 
     def file(name: str, **options: Any) -> Callable[[], Any]:
         return lambda: write_table(table, os.path.join(folder, f"{name}.parquet"), **options)
 
+    os.makedirs(folder, exist_ok=True)
     flat = table.select(FLAT_BUCKET_COLUMNS + ["part", "category"])
-    dense = sample_table(table.num_rows, nulls=False)
     return [
         ("dictionary encodings", file("dictionary")),
         ("columns without nulls", lambda: write_table(dense, os.path.join(folder, "dense.parquet"))),
         ("columns without nulls, fallback encodings", lambda: write_table(
             dense, os.path.join(folder, "dense_plain.parquet"), enable_dictionary=False)),
         ("fallback encodings", file("plain", enable_dictionary=False)),
+        ("PLAIN fallback encodings (Iceberg)", file("iceberg", enable_dictionary=False, fallback_encoding="plain")),
         ("mid-chunk dictionary fallback", file("fallback", dictionary_page_size=512, page_row_count_limit=500)),
         ("INT64 timestamps", file("micros", timestamp_type="TIMESTAMP_MICROS")),
         ("INT64 millisecond timestamps", file("millis", timestamp_type="TIMESTAMP_MILLIS")),
@@ -139,3 +160,49 @@ def warmup(report: Callable[[int, int, str], None] | None = None) -> WarmupResul
     hits1, misses1 = kernel_cache.cache_counts()
     return WarmupResult(compiled=misses1 - misses0, loaded=hits1 - hits0, seconds=time.perf_counter() - start,
                         cache_dir=kernel_cache.cache_dir(), steps=len(todo))
+
+
+GPU_CODECS = ("snappy", "zstd", "gzip", "lz4_raw", "none")
+
+
+def gpu_steps(table: pa.Table, folder: str) -> list[tuple[str, Callable[[], Any]]]:
+    """The GPU warm-up writes: the sample with and without nulls, dictionary and fallback encodings, each codec."""
+    from ..api import write_table
+
+    dense = sample_table(table.num_rows, nulls=False)
+    out: list[tuple[str, Callable[[], Any]]] = []
+    for name, data in (("nulls", table), ("dense", dense)):
+        for codec in GPU_CODECS:
+            out.append((f"GPU {name}, {codec}", functools.partial(
+                write_table, data, os.path.join(folder, f"gpu_{name}_{codec}.parquet"), device="gpu",
+                compression=codec)))
+        out.append((f"GPU {name}, fallback encodings", functools.partial(
+            write_table, data, os.path.join(folder, f"gpu_{name}_plain.parquet"), device="gpu",
+            enable_dictionary=False)))
+    return out
+
+
+def warmup_gpu(report: Callable[[int, int, str], None] | None = None) -> WarmupResult:
+    """Compile or load every CUDA kernel a GPU write launches into numba-cuda's on-disk cache (and the CPU kernels
+    the GPU path shares). Raises GpuwriteError, saying a GPU is needed, when the GPU backend cannot run here."""
+    from ..backends import resolve_device
+    from ..errors import BloomFilterSizeWarning
+    from ..pipeline.int96_zones import held_back
+
+    resolve_device("gpu")  # no GPU (or no numba-cuda / CuPy): a GpuwriteError naming what is missing
+    kernel_cache.install()
+    start = time.perf_counter()
+    hits0, misses0 = kernel_cache.cuda_cache_counts()
+    with tempfile.TemporaryDirectory(prefix="gpuwrite-warmup-gpu-") as folder:
+        todo = gpu_steps(sample_table(), folder)
+        with held_back(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", BloomFilterSizeWarning)
+            for i, (label, run) in enumerate(todo):
+                if report is not None:
+                    report(i, len(todo), label)
+                run()
+    hits1, misses1 = kernel_cache.cuda_cache_counts()
+    cuda_dirs = {str(getattr(getattr(d, "stats", None), "cache_path", "") or "") for d in kernel_cache.cuda_dispatchers()}
+    cuda_dirs.discard("")
+    return WarmupResult(compiled=misses1 - misses0, loaded=hits1 - hits0, seconds=time.perf_counter() - start,
+                        cache_dir=os.path.commonpath(sorted(cuda_dirs)) if cuda_dirs else None, steps=len(todo))

@@ -6,12 +6,16 @@ Each case runs in a fresh Python process with its own NUMBA_CACHE_DIR, as a new 
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from gpuwrite.tools import input_kinds
 
 REPO = Path(__file__).resolve().parents[2]
 GPUWRITE = REPO / ".venv" / "bin" / "gpuwrite"
@@ -35,24 +39,75 @@ print("compiled", kernel_cache.cache_counts()[1], "loaded", kernel_cache.cache_c
 """
 
 
+# Every input kind users bring (gpuwrite.tools.input_kinds), each in its own fresh process: the kernel
+# signatures compiled, by name (numba:compile events; a load from the cache sends none).
+EVERY_KIND = """
+import json, sys, tempfile
+from numba.core import event
+from gpuwrite.tools import input_kinds
+names = []
+class Compiles(event.Listener):
+    def on_start(self, ev): pass
+    def on_end(self, ev):
+        fn = getattr(ev.data.get("dispatcher"), "py_func", None)
+        if fn is not None and fn.__module__.startswith("gpuwrite.kernels"):
+            names.append(f"{fn.__qualname__}{tuple(str(a) for a in ev.data.get('args', ()))}")
+event.register("numba:compile", Compiles())
+kind = sys.argv[1]
+with tempfile.TemporaryDirectory() as folder:
+    {**input_kinds.KINDS, **input_kinds.COLD_START}[kind][0](folder)
+print(json.dumps(names))
+"""
+
+
 def _run(args: list[str], cache: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run a command with NUMBA_CACHE_DIR=cache; fail with its output if it fails."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "GPUWRITE_SHIPPED_KERNEL_CACHE": "0"}  # not the package's
+    """Run a command with NUMBA_CACHE_DIR=cache (and not the shipped kernel cache); fail with its output if it
+    fails."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "GPUWRITE_SHIPPED_KERNEL_CACHE": "0"}
     env.pop("NUMBA_ENABLE_CUDASIM", None)
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     return done
 
 
-@pytest.mark.slow
-def test_warmup_then_nothing_compiles(tmp_path: Path) -> None:
-    """warmup compiles into NUMBA_CACHE_DIR with a notice; afterwards a new process writing all kinds of data
-    compiles no kernel and prints no compile notice; running warmup again only loads."""
+@pytest.fixture(scope="module")
+def warmed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A cache filled by `gpuwrite warmup` from empty, once for the module: (the cache, warmup's process)."""
     if not GPUWRITE.exists():
         pytest.skip(f"{GPUWRITE} is not installed")
-    cache = tmp_path / "cache"
-    first = _run([str(GPUWRITE), "warmup"], cache, tmp_path)
-    assert f"compiling CPU kernels into numba's cache at {cache}" in first.stderr
+    work = tmp_path_factory.mktemp("warmed")
+    cache = work / "cache"
+    return cache, _run([str(GPUWRITE), "warmup"], cache, work)
+
+
+def _copy(cache: Path, tmp_path: Path) -> Path:
+    """A copy of the warmed cache for one test (a test that compiles must not fill the others' cache)."""
+    copy = tmp_path / "cache"
+    shutil.copytree(cache, copy)
+    return copy
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", [*input_kinds.KINDS, *input_kinds.COLD_START])
+def test_every_input_kind_compiles_nothing_after_warmup(
+        kind: str, warmed: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    """After the warm-up, a fresh process writing one kind of input (pyarrow of every flat type, dictionary,
+    sliced and chunked; nested; pandas, polars and DuckDB frames; Spark's layouts with every codec; the options
+    that select kernels; bucketed datasets) compiles no kernel signature."""
+    if not input_kinds.available(kind):
+        pytest.skip(f"{kind}: its library is not installed")
+    done = _run([sys.executable, "-c", EVERY_KIND, kind], _copy(warmed[0], tmp_path), tmp_path)
+    compiled = json.loads(done.stdout.strip().splitlines()[-1])
+    assert compiled == [], f"{kind}: {len(compiled)} signature(s) compiled after the warm-up: {compiled}"
+
+
+@pytest.mark.slow
+def test_warmup_then_nothing_compiles(warmed: tuple[Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+    """warmup compiles into NUMBA_CACHE_DIR with a notice; afterwards a new process writing all kinds of data
+    compiles no kernel and prints no compile notice; running warmup again only loads."""
+    built, first = warmed
+    cache = _copy(built, tmp_path)
+    assert f"compiling CPU kernels into numba's cache at {built}" in first.stderr
     assert "steps done" in first.stderr and NOTICE not in first.stderr
     compiled = int(first.stdout.split("gpuwrite warmup: ")[1].split()[0])
     assert compiled > 50 and any(p.suffix == ".nbi" for p in cache.rglob("*"))
@@ -93,3 +148,21 @@ print(_jit.fallback_cache_dir())
     assert done.returncode == 0, done.stderr
     cache_path, fallback = done.stdout.split()
     assert cache_path.startswith(fallback + os.sep) and "gpuwrite-numba-cache" in fallback
+
+
+def test_gpu_warmup_says_it_needs_a_gpu(capsys: pytest.CaptureFixture[str]) -> None:
+    """`gpuwrite warmup --device gpu` where the GPU backend cannot run fails at once, saying it needs a GPU and
+    what is missing, before compiling anything."""
+    from gpuwrite.backends import resolve_device
+    from gpuwrite.errors import GpuwriteError
+    from gpuwrite.tools.cli import EXIT_FAILED, main
+
+    try:
+        resolve_device("gpu")
+    except GpuwriteError as exc:
+        missing = str(exc)
+    else:
+        pytest.skip("a GPU (or its simulator) is usable here")
+    assert main(["warmup", "--device", "gpu"]) == EXIT_FAILED
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("gpuwrite warmup --device gpu needs a GPU") and missing in err
