@@ -2,9 +2,8 @@
 
 `pack_levels_block`: one block per 1-bit level stream, threads over its words. `plan_block`: the page checks are
 one sequential chain (each check's row depends on the last), but within a check the columns are independent, so
-one block runs the chain with a thread per column. `plan_thread` / `replay_thread`: one thread runs the compiled
-`schedule.plan_pages` / `replay_blocks` as a device function (`plan_thread` kept as plan_block's sequential
-reference on the device). `page_spans_thread`:
+one block runs the chain with a thread per column; `replay_block` likewise. Their sequential twins are
+`schedule.plan_pages` / `replay_blocks` on the CPU (tests/gpu/test_planner_blocks.py). `page_spans_thread`:
 one thread per page. Importing this module imports numba.cuda.
 """
 
@@ -37,8 +36,6 @@ from .schedule import (
     column_memory,
     column_metered,
     next_check,
-    plan_pages,
-    replay_blocks,
     verdict_of,
 )
 
@@ -46,7 +43,6 @@ MAX_THREADS = 128  # threads of a block, at most (ops.THREADS): the shared scan 
 _GO = -1  # plan_block's control: check on (else PLAN_DONE / PLAN_FULL)
 
 _pack_stream = device(pack_stream)
-_plan_pages = device(plan_pages)
 _column_check = device(column_check)
 _next_check = device(next_check)
 _apply_page = device(apply_page)
@@ -54,7 +50,6 @@ _block_full = device(block_full)
 _column_memory = device(column_memory)
 _column_metered = device(column_metered)
 _verdict_of = device(verdict_of)
-_replay_blocks = device(replay_blocks)
 _page_span = device(page_span)
 
 
@@ -62,17 +57,6 @@ _page_span = device(page_span)
 def pack_levels_block(streams: np.ndarray, lev: np.ndarray, bits: np.ndarray) -> None:
     """Block k packs stream k; thread t its words t, t + blockDim, ..."""
     _pack_stream(cuda.blockIdx.x, streams, lev, bits, cuda.threadIdx.x, cuda.blockDim.x)
-
-
-@cuda_kernel
-def plan_thread(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
-                index: np.ndarray, params: np.ndarray, horizon: int, sched: np.ndarray, cursor: np.ndarray,
-                ev_row: np.ndarray, ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
-                status: np.ndarray) -> None:
-    """Thread 0: every page check up to `horizon`."""
-    if cuda.grid(1) == 0 and n > 0:
-        status[0] = _plan_pages(desc, levels, words, bits, index, params, horizon, sched, cursor, ev_row, ev_end,
-                                ev_lev, fl_col, fl_start)
 
 
 @cuda_kernel
@@ -290,17 +274,6 @@ def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
             if ctl[1] == REPLAY_CUT:
                 return
         cuda.syncthreads()
-
-
-@cuda_kernel
-def replay_thread(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
-                  index: np.ndarray, params: np.ndarray, limits: np.ndarray, sched: np.ndarray, ev_row: np.ndarray,
-                  ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_size: np.ndarray, block: np.ndarray,
-                  cursor: np.ndarray, status: np.ndarray) -> None:
-    """Thread 0: the memory checks interleaved with the planned page checks."""
-    if cuda.grid(1) == 0 and n > 0:
-        status[0] = _replay_blocks(desc, levels, words, bits, index, params, limits[0], limits[1] != 0, sched,
-                                   ev_row, ev_end, ev_lev, fl_col, fl_size, limits[2], block, cursor)
 
 
 @cuda_kernel
