@@ -18,7 +18,7 @@ from ..kernels.convert.compact import compact_decimal_words, compact_words
 from ..schema import Leaf, value_type
 from . import buffers
 from .leafdata import NO_ROWS, LeafBuffer, LeafData
-from .levels import Walked, walk
+from .levels import LevelMemo, entry_index, walk
 from .rebase import RebaseOptions, rebase_dates, rebase_timestamps
 from .views import as_large, is_view, view_values
 
@@ -213,7 +213,7 @@ def decode_dictionary(arr: pa.DictionaryArray, column: str) -> pa.Array:
 
 
 def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, rebase: RebaseOptions,
-              into: LeafBuffer | None = None, memo: dict[tuple, Walked] | None = None,
+              into: LeafBuffer | None = None, memo: LevelMemo | None = None,
               check_decimals: bool = False) -> LeafData:
     """Convert rows of a column (a chunked column is combined first: the window passes chunks one by one) to
     LeafData; byte offsets may index a larger data buffer than the values use. With `into` (the buffer the
@@ -267,30 +267,22 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, rebase: RebaseOpti
     return out
 
 
-def _nested_leaf_data(arr: pa.Array, leaf: Leaf, rebase: RebaseOptions,
-                      memo: dict[tuple, Walked] | None = None) -> LeafData:
-    """LeafData of a nested leaf: its present values converted as a flat column, plus levels and indexes."""
-    pos, rep, dfn, values = walk(arr, leaf, memo)
-    present = pos >= 0
-    at = pos[present]
+def _nested_leaf_data(arr: pa.Array, leaf: Leaf, rebase: RebaseOptions, memo: LevelMemo | None = None) -> LeafData:
+    """LeafData of a nested leaf: its present values converted as a flat column, plus levels and indexes (the
+    indexes shared with sibling leaves whose slots are the same: `levels.entry_index`)."""
+    (pos, rep, dfn, values), same = walk(arr, leaf, memo)
+    index = entry_index(pos, rep if leaf.max_rep > 0 else None, len(arr), memo, same)
+    at = index.at
     if is_view(values.type):  # no `take` in Arrow: the values gathered straight from their views
         offsets, data = view_values(values, at, leaf.dotted)
         flat = LeafData(len(at), None, offsets=offsets, data=data)
-    elif len(at) == len(values) and (len(at) == 0 or (at[0] == 0 and at[-1] == len(values) - 1
-                                                    and np.array_equal(at, np.arange(len(at))))):
+    elif len(at) == len(values) and index.in_order:
         flat = _present_leaf_data(values, leaf, rebase)  # every value present, in order: nothing to take
     else:
         flat = _present_leaf_data(values.take(pa.array(at)) if len(values) else values.slice(0, 0), leaf, rebase)
-    if leaf.max_rep > 0:
-        row_entry = np.flatnonzero(rep == 0).astype(np.int64)
-    else:
-        row_entry = np.arange(len(arr), dtype=np.int64)
-    row_entry = np.append(row_entry, np.int64(len(pos)))
-    values_before = np.zeros(len(pos) + 1, dtype=np.int64)
-    np.cumsum(present, out=values_before[1:])
     return LeafData(len(arr), None, values=flat.values, offsets=flat.offsets, data=flat.data,
-                    rep=rep if leaf.max_rep > 0 else None, dfn=dfn, row_entry=row_entry,
-                    values_before=values_before)
+                    rep=rep if leaf.max_rep > 0 else None, dfn=dfn, row_entry=index.row_entry,
+                    values_before=index.values_before)
 
 
 def _present_leaf_data(values: pa.Array, leaf: Leaf, rebase: RebaseOptions) -> LeafData:

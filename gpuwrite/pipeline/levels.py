@@ -7,13 +7,17 @@ their repetition and definition levels, and the positions of the present values 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 import pyarrow as pa
 
-from gpuwrite.kernels.convert.levels import count_all, expand_all, optional_all
+from gpuwrite.kernels.convert.levels import count_all, expand_all, optional_all, present_index
 
 from ..errors import GpuwriteError
 from ..schema import Leaf
+
+NO_LEVELS = np.zeros(0, dtype=np.uint8)  # `present_index`'s rep for a leaf without repetition
 
 
 def _valid(arr: pa.Array) -> np.ndarray:
@@ -35,11 +39,35 @@ Walked = tuple[np.ndarray, np.ndarray, np.ndarray, pa.Array]
 """Slot positions in the current array (-1 where no value), repetition levels, definition levels, the array."""
 
 
-def walk(arr: pa.Array, leaf: Leaf, memo: dict[tuple, Walked] | None = None) -> Walked:
-    """(slot positions in the leaf array, -1 where no value; repetition levels; definition levels; leaf array).
+@dataclass
+class EntryIndex:
+    """A leaf's slots indexed: the present values' positions in the leaf array, the values before each entry
+    (entries + 1), the entry where each row starts (rows + 1), and whether the positions are 0, 1, 2, ..
+    (the leaf's values are then taken as they are, with no gather)."""
+
+    at: np.ndarray
+    values_before: np.ndarray
+    row_entry: np.ndarray
+    in_order: bool
+
+
+@dataclass
+class LevelMemo:
+    """What sibling leaves of one Arrow array share: the walk's state before each struct field (by step prefix),
+    and the entry index of each such state that a leaf's walk ended at with its slot positions unchanged (the
+    fields of a struct without nulls of their own: indexed once for all of them)."""
+
+    walked: dict[tuple, Walked] = field(default_factory=dict)
+    indexed: dict[tuple, EntryIndex] = field(default_factory=dict)
+
+
+def walk(arr: pa.Array, leaf: Leaf, memo: LevelMemo | None = None) -> tuple[Walked, tuple | None]:
+    """((slot positions in the leaf array, -1 where no value; repetition levels; definition levels; leaf
+    array), the key of a `memo` state with the same slot positions, or None).
 
     With `memo` (one per Arrow array), the state reached before each struct field is kept, and a sibling leaf
-    walked later starts from the longest step prefix it shares (its list expansions are not done again)."""
+    walked later starts from the longest step prefix it shares (its list expansions are not done again). Kept
+    arrays are shared, never changed: a step that would change one in place copies it first."""
     n = len(arr)
     pos = np.arange(n, dtype=np.int64)
     rep = np.zeros(n, dtype=np.uint8)
@@ -47,20 +75,28 @@ def walk(arr: pa.Array, leaf: Leaf, memo: dict[tuple, Walked] | None = None) -> 
     bad = np.zeros(1, dtype=np.int64)
     cur = arr
     first = 0
-    if memo:
+    shared_pos = shared_dfn = False  # pos, dfn are a memo state's (copied before they change)
+    same: tuple | None = None  # the memo state whose positions pos still equals
+    if memo is not None:
         for k in range(len(leaf.steps) - 1, 0, -1):
-            hit = memo.get(leaf.steps[:k])
-            if hit is not None:  # positions and definition levels change in place below: start from copies
-                pos, rep, dfn, cur = hit[0].copy(), hit[1], hit[2].copy(), hit[3]
-                first = k
+            hit = memo.walked.get(leaf.steps[:k])
+            if hit is not None:
+                pos, rep, dfn, cur = hit
+                first, shared_pos, shared_dfn, same = k, True, True, leaf.steps[:k]
                 break
     for k in range(first, len(leaf.steps)):
         step = leaf.steps[k]
         kind = step[0]
-        if memo is not None and kind == "field" and leaf.steps[:k] not in memo:
-            memo[leaf.steps[:k]] = (pos.copy(), rep, dfn.copy(), cur)
+        if memo is not None and kind == "field" and leaf.steps[:k] not in memo.walked:
+            memo.walked[leaf.steps[:k]] = (pos, rep, dfn, cur)
+            shared_pos, shared_dfn, same = True, True, leaf.steps[:k]
         if kind == "node":
-            optional_all(pos, dfn, _valid(cur), not step[1], bad)
+            valid, nullable = _valid(cur), step[1]
+            if nullable and shared_dfn:  # an optional node counts a level in place
+                dfn, shared_dfn = dfn.copy(), False
+            if nullable and len(valid):  # and its nulls end slots in place
+                pos, shared_pos, same = pos.copy() if shared_pos else pos, False, None
+            optional_all(pos, dfn, valid, not nullable, bad)
             if bad[0]:
                 raise GpuwriteError(f"column {leaf.dotted!r}: a non-nullable field holds a null (row entry "
                                     f"{int(bad[0]) - 1}); declare the field nullable or fill the nulls")
@@ -77,6 +113,24 @@ def walk(arr: pa.Array, leaf: Leaf, memo: dict[tuple, Walked] | None = None) -> 
             new_rep = np.empty(total, dtype=np.uint8)
             new_dfn = np.empty(total, dtype=np.uint8)
             expand_all(pos, rep, dfn, offsets, start, step[1], new_pos, new_rep, new_dfn)
-            pos, rep, dfn = new_pos, new_rep, new_dfn
+            pos, rep, dfn, shared_pos, shared_dfn, same = new_pos, new_rep, new_dfn, False, False, None
             cur = cur.values
-    return pos, rep, dfn, cur
+    return (pos, rep, dfn, cur), same
+
+
+def entry_index(pos: np.ndarray, rep: np.ndarray | None, rows: int, memo: LevelMemo | None = None,
+                same: tuple | None = None) -> EntryIndex:
+    """The entry index of a leaf's slots over `rows` rows (`rep` None: no repetition, an entry per row), one
+    compiled pass; shared through `memo` by the leaves whose walk ended at the positions of its state `same`."""
+    if memo is not None and same is not None and same in memo.indexed:
+        return memo.indexed[same]
+    at = np.empty(len(pos), dtype=np.int64)
+    values_before = np.empty(len(pos) + 1, dtype=np.int64)
+    row_entry = np.empty(rows + 1, dtype=np.int64)
+    count, starts, in_order = present_index(pos, NO_LEVELS if rep is None else rep, at, values_before, row_entry)
+    if starts != rows:
+        raise AssertionError(f"{starts} row starts among the levels of {rows} rows")
+    index = EntryIndex(at[:count], values_before, row_entry, bool(in_order))
+    if memo is not None and same is not None:
+        memo.indexed[same] = index
+    return index

@@ -37,7 +37,7 @@ from ..options.model import WriteOptions
 from ..schema import FileSchema, Leaf
 from .columns import leaf_data
 from .leafdata import LeafBuffer, LeafData
-from .levels import Walked
+from .levels import LevelMemo
 from .rebase import RebaseOptions
 from .views import piece_bytes
 
@@ -298,7 +298,7 @@ def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array],
     schema order, so the first failure is the first failing leaf's). Decimals are checked against their
     precision on the way with `check_decimals` (the options validate; a batch written with more=False is
     checked here: see FileWriter.write)."""
-    memos: list[dict[tuple, Walked]] = [{} for _ in chunks]  # one per chunk: the levels its leaves share
+    memos = [LevelMemo() for _ in chunks]  # one per chunk: the levels its leaves share
     for buffer, leaf in leaves:
         for chunk, memo in zip(chunks, memos, strict=True):
             buffer.append(leaf_data(chunk, leaf, rebase, buffer, memo, check_decimals=check_decimals))

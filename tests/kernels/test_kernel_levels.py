@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from gpuwrite.kernels.convert.levels import bit_block_counts, block_counts, popcount64
+from gpuwrite.kernels.convert.levels import bit_block_counts, block_counts, popcount64, present_index
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -90,7 +90,7 @@ def test_walk_matches_oracle(data):
         rows = rows[1:]
     schema = FileSchema.from_arrow(pa.schema([("c", t)]), WriteOptions())
     for leaf in schema.leaves:
-        pos, rep, dfn, leaf_arr = walk(arr, leaf)
+        (pos, rep, dfn, leaf_arr), _ = walk(arr, leaf)
         expected: list[tuple[int, int, Any]] = []
         for row in rows:
             _oracle(row, t, True, _selectors(leaf.steps), (0, 0, 0), expected)
@@ -161,3 +161,34 @@ def test_level_counts_of_levels_up_to_3_add_to_the_counts(case: tuple[int, list[
     counts = np.array(before[: top + 1], dtype=np.int64)
     level_counts(arr, a, b, counts)
     assert counts.tolist() == (np.array(before[: top + 1]) + np.bincount(arr[a:b], minlength=top + 1)).tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), max_size=60), st.booleans(), st.booleans())
+def test_present_index_matches_its_numpy_form(slots: list[tuple[bool, bool]], repeated: bool, gather: bool) -> None:
+    """One pass gives what the NumPy form did: the present slots' positions, the values before each entry, the
+    entries where rows start (rep == 0, or every entry without repetition) and whether no gather is needed."""
+    n = len(slots)
+    present = np.array([p for p, _ in slots], dtype=bool)
+    rep = np.array([0 if (i == 0 or start) else 1 for i, (_, start) in enumerate(slots)], dtype=np.uint8)
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[present] = np.arange(int(present.sum()))[::-1] if gather else np.arange(int(present.sum()))
+    starts = np.flatnonzero(rep == 0) if repeated else np.arange(n)
+    at = np.empty(n, dtype=np.int64)
+    values_before = np.empty(n + 1, dtype=np.int64)
+    row_entry = np.empty(len(starts) + 1, dtype=np.int64)
+    k, r, in_order = present_index(pos, rep if repeated else np.zeros(0, np.uint8), at, values_before, row_entry)
+    assert (k, r) == (int(present.sum()), len(starts))
+    assert at[:k].tolist() == pos[present].tolist()
+    assert values_before.tolist() == np.concatenate([[0], np.cumsum(present)]).tolist()
+    assert row_entry.tolist() == starts.tolist() + [n]
+    assert in_order == (not gather or k < 2)
+
+
+def test_present_index_counts_row_starts_beyond_the_room_it_is_given() -> None:
+    """More row starts than rows: counted (the caller refuses them), never stored past the array."""
+    row_entry = np.full(3, 7, dtype=np.int64)
+    k, r, _ = present_index(np.arange(4, dtype=np.int64), np.zeros(4, np.uint8), np.empty(4, np.int64),
+                            np.empty(5, np.int64), row_entry)
+    assert (k, r) == (4, 4)
+    assert row_entry.tolist() == [0, 1, 4]

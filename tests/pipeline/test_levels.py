@@ -42,16 +42,42 @@ def test_memo_gives_each_leaf_its_own_levels_and_expands_shared_lists_once(monke
     for column in range(table.num_columns):
         arr = table.column(column).combine_chunks().slice(5, 250)  # a sliced array: offsets not at 0
         leaves = [leaf for leaf in schema.leaves if leaf.index == column][::order]
-        alone = [levels.walk(arr, leaf) for leaf in leaves]
+        alone = [levels.walk(arr, leaf)[0] for leaf in leaves]
         monkeypatch.setattr(levels, "expand_all", counting)
-        memo: dict = {}
-        shared = [levels.walk(arr, leaf, memo) for leaf in leaves]
+        memo = levels.LevelMemo()
+        walks = [levels.walk(arr, leaf, memo) for leaf in leaves]
+        shared = [w for w, _ in walks]
+        indexes = [levels.entry_index(w[0], w[1], len(arr), memo, same) for w, same in walks]
         monkeypatch.undo()
-        for leaf, a, b in zip(leaves, alone, shared, strict=True):
+        for leaf, a, b, index in zip(leaves, alone, shared, indexes, strict=True):
             for x, y in zip(a[:3], b[:3], strict=True):
                 assert np.array_equal(x, y), leaf.dotted
             assert a[3].equals(b[3]), leaf.dotted
+            own = levels.entry_index(a[0], a[1], len(arr))
+            for x, y in zip((own.at, own.values_before, own.row_entry), (index.at, index.values_before,
+                                                                         index.row_entry), strict=True):
+                assert np.array_equal(x, y), leaf.dotted
         repeated = {leaf.steps[:k + 1] for leaf in leaves for k, step in enumerate(leaf.steps)
                     if step[0] not in ("node", "field")}
         assert len(expansions) == len(repeated)  # each distinct list / map step expanded once
         expansions.clear()
+
+
+def test_struct_fields_without_nulls_share_one_entry_index_and_a_field_with_nulls_has_its_own():
+    """Fields of a list's structs that hold no nulls of their own end at the struct's slots: their entry index is
+    computed once; a field with nulls ends slots of its own and gets its own index, with its nulls."""
+    item = pa.struct([("a", pa.int64()), ("b", pa.float64()), ("c", pa.string())])
+    rows = [{"items": None if k % 9 == 0 else [{"a": j, "b": j / 2, "c": None if (k + j) % 4 == 0 else "x"}
+                                               for j in range(k % 4)]} for k in range(200)]
+    table = pa.Table.from_pylist(rows, schema=pa.schema([("items", pa.list_(item))]))
+    schema = FileSchema.from_arrow(table.schema, WriteOptions())
+    arr = table.column(0).combine_chunks()
+    memo = levels.LevelMemo()
+    indexes = {}
+    for leaf in schema.leaves:
+        (pos, rep, _, _), same = levels.walk(arr, leaf, memo)
+        indexes[leaf.path[-1]] = index = levels.entry_index(pos, rep, len(arr), memo, same)
+        assert index.values_before[-1] == int(np.count_nonzero(pos >= 0))
+    assert indexes["a"] is indexes["b"]
+    assert indexes["c"] is not indexes["a"]
+    assert indexes["c"].values_before[-1] < indexes["a"].values_before[-1]
