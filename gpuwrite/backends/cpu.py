@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Sequence
 
 from ..assemble.pages import stamp_headers
-from ..encode.chunk import ChunkEncoder, ChunkOptions
+from ..encode.chunk import ChunkEncoder, ChunkOptions, SharedLevels
 from ..encode.rules import raw_value_bytes
 from ..options.model import WriteOptions
 from ..page_model import Compressor, EncodedChunk, EncodedPage
@@ -48,6 +48,10 @@ class CpuEncoders:
     def __init__(self, leaves: Sequence[Leaf], chunk_options: Sequence[ChunkOptions], pool: WorkPool | None) -> None:
         """`chunk_options`: each leaf's, built once per file (`ChunkOptions.for_leaf`)."""
         self.encoders = [ChunkEncoder(leaf, options) for leaf, options in zip(leaves, chunk_options, strict=True)]
+        shared = SharedLevels()  # sibling nested leaves' pages: their common level sections encoded once
+        for encoder in self.encoders:
+            if encoder.leaf.nested:
+                encoder.shared = shared
         self.pool = pool
         self.window: Sequence[LeafData] = ()
 

@@ -67,8 +67,9 @@ def page_sections(levels: tuple[bytes, bytes], values: Section, chunk: ChunkOpti
 
 
 def encoded_page(leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, encoding: int,
-                 sections: PageSections, stats: PageStats) -> EncodedPage:
-    """The page for `span` of `data`, with its level histograms and unencoded byte size."""
+                 sections: PageSections, stats: PageStats, shared: SharedLevels | None = None) -> EncodedPage:
+    """The page for `span` of `data`, with its level histograms (nested leaves' through `shared` when given)
+    and unencoded byte size."""
     byte_array = None
     if leaf.physical == BYTE_ARRAY:
         offsets = data.byte_offsets
@@ -77,9 +78,11 @@ def encoded_page(leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, 
     # SPEC: SizeStatistics level histograms: repetition when its max level > 0, definition when > 1.
     if leaf.max_rep > 0:
         assert data.rep is not None
-        rep_hist = _histogram(data.rep, span, leaf.max_rep)
+        rep_hist = shared.histogram(data.rep, span, leaf.max_rep) if shared is not None \
+            else _histogram(data.rep, span, leaf.max_rep)
     if leaf.max_def > 1:
-        def_hist = _histogram(data.def_levels, span, leaf.max_def)
+        def_hist = shared.histogram(data.def_levels, span, leaf.max_def) \
+            if shared is not None else _histogram(data.def_levels, span, leaf.max_def)
     return EncodedPage(span, first_row, encoding, sections, stats, byte_array, rep_hist, def_hist, column=leaf.dotted)
 
 
@@ -156,15 +159,49 @@ def _run_of(level: int, count: int, width: int) -> bytes:
     return bytes(out) + level.to_bytes((width + 7) // 8, "little")
 
 
-def encode_levels(leaf: Leaf, data: LeafData, span: PageSpan) -> tuple[bytes, bytes]:
+class SharedLevels:
+    """One row group's nested level sections and histograms, by the level array and entries they come from:
+    sibling leaves of a list share one array of repetition levels, and of definition levels where their own
+    nodes hold no nulls (`pipeline.levels.LevelMemo`), and their pages end at the same rows, so a page's level
+    sections are the same bytes for each of them: encoded once. Entries hold the array (its memory, the key,
+    is not reused while they do); safe from several threads (at worst a section is encoded twice)."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[int, int, int, int], tuple[Array, bytes | list[int]]] = {}
+
+    def section(self, levels: Array, span: PageSpan, width: int) -> bytes:
+        """`_rle_levels` of the page's levels."""
+        key = (levels.__array_interface__["data"][0], span.ea, span.eb, -width)
+        done = self._done.get(key)
+        if done is None:
+            done = self._done[key] = (levels, _rle_levels(levels, span.ea, span.eb, width))
+        assert isinstance(done[1], bytes)
+        return done[1]
+
+    def histogram(self, levels: Array, span: PageSpan, max_level: int) -> list[int]:
+        """`_histogram` of the page's levels."""
+        key = (levels.__array_interface__["data"][0], span.ea, span.eb, max_level)
+        done = self._done.get(key)
+        if done is None:
+            done = self._done[key] = (levels, _histogram(levels, span, max_level))
+        assert isinstance(done[1], list)
+        return done[1]
+
+
+def encode_levels(leaf: Leaf, data: LeafData, span: PageSpan,
+                  shared: SharedLevels | None = None) -> tuple[bytes, bytes]:
     """Repetition and definition level sections of a page (a page whose entries all hold a value has every
-    definition level at its maximum: one run, written without the encoder)."""
+    definition level at its maximum: one run, written without the encoder); nested leaves' through `shared`
+    when given."""
     rep = b""
     if leaf.max_rep:
         assert data.rep is not None
-        rep = _rle_levels(data.rep, span.ea, span.eb, leaf.rep_width)
+        rep = shared.section(data.rep, span, leaf.rep_width) if shared is not None \
+            else _rle_levels(data.rep, span.ea, span.eb, leaf.rep_width)
     if leaf.def_width and span.num_nulls == 0 and span.num_values >= 8:
         return rep, _run_of(leaf.max_def, span.num_values, leaf.def_width)
+    if shared is not None and leaf.max_def > 1:
+        return rep, shared.section(data.def_levels, span, leaf.def_width)
     return rep, _rle_levels(data.def_levels, span.ea, span.eb, leaf.def_width)
 
 
@@ -257,6 +294,7 @@ class ChunkEncoder:
         # chunks written ahead of its end, then finished), the same chunk comes back, built once
         self._finished: tuple[list[EncodedPage], EncodedChunk] | None = None
         # flat INT32 / INT64 leaves (with the default DELTA fallback): each page in one compiled call
+        self.shared: SharedLevels | None = None  # level sections shared with sibling leaves (CpuEncoders sets it)
         self._int_pages = leaf.kind in ("int32", "int64") and not leaf.nested and leaf.max_def <= 1 \
             and not chunk.plain_fallback
 
@@ -285,14 +323,14 @@ class ChunkEncoder:
         if self._int_pages:
             levels, encoding, values, stats = self._int_page(data, span)
         else:
-            levels = encode_levels(self.leaf, data, span)
+            levels = encode_levels(self.leaf, data, span, self.shared)
             encoding, values, ids = self._values(data, span.va, span.vb)
             stats = page_stats(self.leaf, data, span.va, span.vb, span.num_nulls, ids)
         if self.chunk.bloom is not None:
             self._hashes.append(hash_values(self.leaf, data, span.va, span.vb))
         first_row = self.pages[-1].first_row + self.pages[-1].num_rows if self.pages else 0
         page = encoded_page(self.leaf, data, span, first_row=first_row, encoding=int(encoding),
-                              sections=page_sections(levels, values, self.chunk), stats=stats)
+                              sections=page_sections(levels, values, self.chunk), stats=stats, shared=self.shared)
         self.pages.append(page)
         return page
 

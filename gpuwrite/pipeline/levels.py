@@ -54,11 +54,14 @@ class EntryIndex:
 @dataclass
 class LevelMemo:
     """What sibling leaves of one Arrow array share: the walk's state before each struct field (by step prefix),
-    and the entry index of each such state that a leaf's walk ended at with its slot positions unchanged (the
-    fields of a struct without nulls of their own: indexed once for all of them)."""
+    the entry index of each such state that a leaf's walk ended at with its slot positions unchanged, and the
+    definition levels of such a state after optional nodes without nulls (the fields of a struct without nulls
+    of their own: indexed and leveled once for all of them, one array each, which the encoders see as the same
+    levels: `encode.chunk.SharedLevels`)."""
 
     walked: dict[tuple, Walked] = field(default_factory=dict)
     indexed: dict[tuple, EntryIndex] = field(default_factory=dict)
+    counted: dict[tuple[tuple, int], np.ndarray] = field(default_factory=dict)  # (state, levels added): dfn
 
 
 def walk(arr: pa.Array, leaf: Leaf, memo: LevelMemo | None = None) -> tuple[Walked, tuple | None]:
@@ -77,21 +80,32 @@ def walk(arr: pa.Array, leaf: Leaf, memo: LevelMemo | None = None) -> tuple[Walk
     first = 0
     shared_pos = shared_dfn = False  # pos, dfn are a memo state's (copied before they change)
     same: tuple | None = None  # the memo state whose positions pos still equals
+    bumps = 0  # optional nodes without nulls since that state: each added a level to every live slot
     if memo is not None:
         for k in range(len(leaf.steps) - 1, 0, -1):
             hit = memo.walked.get(leaf.steps[:k])
             if hit is not None:
                 pos, rep, dfn, cur = hit
-                first, shared_pos, shared_dfn, same = k, True, True, leaf.steps[:k]
+                first, shared_pos, shared_dfn, same, bumps = k, True, True, leaf.steps[:k], 0
                 break
     for k in range(first, len(leaf.steps)):
         step = leaf.steps[k]
         kind = step[0]
         if memo is not None and kind == "field" and leaf.steps[:k] not in memo.walked:
             memo.walked[leaf.steps[:k]] = (pos, rep, dfn, cur)
-            shared_pos, shared_dfn, same = True, True, leaf.steps[:k]
+            shared_pos, shared_dfn, same, bumps = True, True, leaf.steps[:k], 0
         if kind == "node":
             valid, nullable = _valid(cur), step[1]
+            if memo is not None and same is not None and nullable and not len(valid):
+                # the state's slots with `bumps` levels added: the same levels for every leaf that gets here
+                bumps += 1
+                counted = memo.counted.get((same, bumps))
+                if counted is None:
+                    counted = dfn.copy() if shared_dfn else dfn
+                    optional_all(pos, counted, valid, False, bad)
+                    memo.counted[(same, bumps)] = counted
+                dfn, shared_dfn = counted, True
+                continue
             if nullable and shared_dfn:  # an optional node counts a level in place
                 dfn, shared_dfn = dfn.copy(), False
             if nullable and len(valid):  # and its nulls end slots in place

@@ -1,5 +1,5 @@
 """encode/chunk: level sections; a page whose entries all hold a value gets its one-run definition levels
-without the RLE encoder, with the encoder's bytes."""
+without the RLE encoder, with the encoder's bytes; sibling nested leaves encode their shared level sections once."""
 
 from __future__ import annotations
 
@@ -8,10 +8,21 @@ import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.encode.chunk import _rle_levels, _run_of, encode_levels
+import gpuwrite.encode.chunk as chunk_module
+from gpuwrite.encode.chunk import (
+    ChunkEncoder,
+    ChunkOptions,
+    SharedLevels,
+    _rle_levels,
+    _run_of,
+    encode_levels,
+)
+from gpuwrite.encode.compress import compressor
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.page_model import PageSpan
 from gpuwrite.pipeline.columns import leaf_data
+from gpuwrite.pipeline.leafdata import LeafBuffer
+from gpuwrite.pipeline.levels import LevelMemo
 from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
 
@@ -68,3 +79,45 @@ def test_encode_levels_equals_encoder(seed: int, rows: int) -> None:
                                                                         leaf.def_width))
             fast += span.num_nulls == 0 and span.num_values >= 8
     assert fast > 0  # the one-run path was taken
+
+
+def test_sibling_leaves_share_their_level_sections_with_the_same_pages(monkeypatch) -> None:
+    """A list of structs whose fields hold no nulls of their own: its leaves' pages come out as each encodes
+    them alone, while each page's repetition and definition sections and histograms are encoded once for all
+    three (a field with nulls of its own keeps its own definition levels)."""
+    rng = np.random.default_rng(3)
+    rows = [None if k % 13 == 0 else [{"a": int(rng.integers(0, 50)), "b": float(j), "c": None if j == 2 else "x"}
+                                      for j in range(k % 5)] for k in range(3_000)]
+    item = pa.struct([("a", pa.int64()), ("b", pa.float64()), ("c", pa.string())])
+    table = pa.Table.from_pylist([{"items": r} for r in rows], schema=pa.schema([("items", pa.list_(item))]))
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    memo = LevelMemo()
+    datas = []
+    for leaf in schema.leaves:  # as the window converts them: one memo for the column's leaves
+        buffer = LeafBuffer()
+        buffer.append(leaf_data(table.column(0).chunks[0], leaf, RebaseOptions.of(opts), buffer, memo))
+        datas.append(buffer.view())
+    ranges = [(a, min(3_000, a + 700)) for a in range(0, 3_000, 700)]
+
+    def pages(shared: SharedLevels | None) -> list[list[tuple]]:
+        out = []
+        for leaf, data in zip(schema.leaves, datas, strict=True):
+            encoder = ChunkEncoder(leaf, ChunkOptions.for_leaf(leaf, opts, compressor(opts.compression)))
+            encoder.shared = shared
+            out.append([(bytes(p.sections.body), p.sections.rep_len, p.sections.def_len, p.rep_histogram,
+                         p.def_histogram, p.stats) for p in encoder.encode_pages(data, ranges)])
+        return out
+
+    alone = pages(None)
+    calls: list[int] = []
+    rle = chunk_module._rle_levels
+
+    def counting(*args):
+        calls.append(1)
+        return rle(*args)
+
+    monkeypatch.setattr(chunk_module, "_rle_levels", counting)
+    assert pages(SharedLevels()) == alone
+    # repetition sections once for the three leaves, definition sections once for a and b and once for c
+    assert len(calls) == len(ranges) * 3

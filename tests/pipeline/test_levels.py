@@ -64,8 +64,8 @@ def test_memo_gives_each_leaf_its_own_levels_and_expands_shared_lists_once(monke
 
 
 def test_struct_fields_without_nulls_share_one_entry_index_and_a_field_with_nulls_has_its_own():
-    """Fields of a list's structs that hold no nulls of their own end at the struct's slots: their entry index is
-    computed once; a field with nulls ends slots of its own and gets its own index, with its nulls."""
+    """Fields of a list's structs that hold no nulls of their own end at the struct's slots: their entry index and
+    definition levels are computed once; a field with nulls ends slots of its own and gets its own index, with its nulls."""
     item = pa.struct([("a", pa.int64()), ("b", pa.float64()), ("c", pa.string())])
     rows = [{"items": None if k % 9 == 0 else [{"a": j, "b": j / 2, "c": None if (k + j) % 4 == 0 else "x"}
                                                for j in range(k % 4)]} for k in range(200)]
@@ -73,11 +73,15 @@ def test_struct_fields_without_nulls_share_one_entry_index_and_a_field_with_null
     schema = FileSchema.from_arrow(table.schema, WriteOptions())
     arr = table.column(0).combine_chunks()
     memo = levels.LevelMemo()
-    indexes = {}
+    indexes, dfns = {}, {}
     for leaf in schema.leaves:
-        (pos, rep, _, _), same = levels.walk(arr, leaf, memo)
+        (pos, rep, dfn, _), same = levels.walk(arr, leaf, memo)
         indexes[leaf.path[-1]] = index = levels.entry_index(pos, rep, len(arr), memo, same)
+        dfns[leaf.path[-1]] = dfn
         assert index.values_before[-1] == int(np.count_nonzero(pos >= 0))
+        assert np.array_equal(dfn, levels.walk(arr, leaf)[0][2])
     assert indexes["a"] is indexes["b"]
+    assert dfns["a"] is dfns["b"]  # one array: the encoders see the same levels (encode.chunk.SharedLevels)
+    assert dfns["c"] is not dfns["a"]
     assert indexes["c"] is not indexes["a"]
     assert indexes["c"].values_before[-1] < indexes["a"].values_before[-1]
