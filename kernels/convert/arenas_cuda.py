@@ -12,6 +12,7 @@ import numpy as np
 from numba import cuda
 
 from .._jit import cuda_kernel, device
+from ..block_cuda import block_scan, run_bounds
 from ..plan.layout import (
     CT_DEF,
     CT_KIND,
@@ -105,27 +106,6 @@ def count_chunks(chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, counts: 
         counts[k, C.CC_FIRST] = first
 
 
-@cuda.jit(device=True)
-def _scan2(x: np.int64, y: np.int64, sx: np.ndarray, sy: np.ndarray, t: int, nt: int) -> None:
-    """Inclusive block scan (Hillis-Steele) of x and y over threads 0..nt into sx and sy; every thread of the
-    block calls it; the sums are readable by all threads on return."""
-    sx[t] = x
-    sy[t] = y
-    cuda.syncthreads()  # type: ignore[call-arg]
-    d = 1
-    while d < nt:
-        px = np.int64(0)
-        py = np.int64(0)
-        if t >= d:
-            px = sx[t - d]
-            py = sy[t - d]
-        cuda.syncthreads()  # type: ignore[call-arg]
-        sx[t] += px
-        sy[t] += py
-        cuda.syncthreads()  # type: ignore[call-arg]
-        d *= 2
-
-
 @cuda_kernel
 def scan_columns_block(ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray, cols: np.ndarray,
                        counts: np.ndarray, errs: np.ndarray, idx: np.ndarray) -> None:
@@ -138,16 +118,12 @@ def scan_columns_block(ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray,
     c: int = cuda.blockIdx.x  # type: ignore[assignment]
     t: int = cuda.threadIdx.x  # type: ignore[assignment]
     nt: int = cuda.blockDim.x  # type: ignore[assignment]
-    sv = cuda.shared.array(MAX_THREADS, dtype=np.int64)
-    sb = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sh = cuda.shared.array((2, MAX_THREADS), dtype=np.int64)  # values, bytes
     sl = cuda.shared.array(MAX_THREADS, dtype=np.int64)
     sf = cuda.shared.array(MAX_THREADS, dtype=np.int64)
     sk = cuda.shared.array(MAX_THREADS, dtype=np.int64)
     k0 = ranges[c, C.R_CHUNK0]
-    n = ranges[c, C.R_CHUNK1] - k0
-    per = (n + nt - 1) // nt
-    lo = k0 + min(n, t * per)
-    hi = k0 + min(n, (t + 1) * per)
+    lo, hi = run_bounds(k0, ranges[c, C.R_CHUNK1] - k0, t, nt)
     values = np.int64(0)
     nbytes = np.int64(0)
     low = np.int64(C.INT64_MAX)
@@ -160,9 +136,7 @@ def scan_columns_block(ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray,
         flags |= counts[k, C.CC_FLAGS]
         if found == C.INT64_MAX and counts[k, C.CC_FIRST_ROW] >= 0:
             found = k
-    _scan2(values, nbytes, sv, sb, t, nt)
-    v = sv[t] - values
-    b = sb[t] - nbytes
+    v, b = block_scan(sh, values, nbytes, t, nt)
     for k in range(lo, hi):
         counts[k, C.CC_VBEFORE] = v
         counts[k, C.CC_BBEFORE] = b
@@ -184,7 +158,7 @@ def scan_columns_block(ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarray,
         first = np.int64(0)
         if sk[0] != C.INT64_MAX:
             first = counts[sk[0], C.CC_FIRST]
-        _close_column(c, ranges, chunks, srct, cols, errs, idx, sv[nt - 1], sb[nt - 1], sl[0], sf[0], first)
+        _close_column(c, ranges, chunks, srct, cols, errs, idx, sh[0, nt - 1], sh[1, nt - 1], sl[0], sf[0], first)
 
 
 @cuda_kernel
@@ -199,8 +173,7 @@ def write_chunks(chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, zones: n
     k: int = cuda.blockIdx.x  # type: ignore[assignment]
     t: int = cuda.threadIdx.x  # type: ignore[assignment]
     nt: int = cuda.blockDim.x  # type: ignore[assignment]
-    sv = cuda.shared.array(MAX_THREADS, dtype=np.int64)
-    sb = cuda.shared.array(MAX_THREADS, dtype=np.int64)
+    sh = cuda.shared.array((2, MAX_THREADS), dtype=np.int64)  # present rows, value bytes
     sp = cuda.shared.array(MAX_THREADS, dtype=np.int64)
     p = _piece(srct, chunks[k, C.CK_PIECE])
     a = chunks[k, C.CK_ROW]
@@ -229,11 +202,9 @@ def write_chunks(chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, zones: n
                 else:
                     n = outw
         one = np.int64(1) if ok else np.int64(0)
-        _scan2(one, n, sv, sb, t, nt)
-        ev = sv[t] - one
-        eb = sb[t] - n
-        total_v = sv[nt - 1]
-        total_b = sb[nt - 1]
+        ev, eb = block_scan(sh, one, n, t, nt)
+        total_v = sh[0, nt - 1]
+        total_b = sh[1, nt - 1]
         if i < b:
             _mark_row(lev, idx, dpos, vidx, row0 + i, ok, v0 + ev)
             if ok:
@@ -243,7 +214,7 @@ def write_chunks(chunks: np.ndarray, srct: np.ndarray, src: np.ndarray, zones: n
             sp[t] = at - eb  # the tile's output byte e of this row comes from src[sp[t] + e]
             cuda.syncthreads()  # type: ignore[call-arg]
             for e in range(t, total_b, nt):
-                j = _first_above(sb, nt, e)
+                j = _first_above(sh[1], nt, e)
                 dat[d0 + e] = src[sp[j] + e]
         # the tile's shared sums are read: the next tile may overwrite them
         cuda.syncthreads()  # type: ignore[call-arg]

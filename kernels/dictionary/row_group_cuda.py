@@ -15,6 +15,7 @@ import numpy as np
 from numba import cuda
 
 from .._jit import cuda_kernel, device
+from ..block_cuda import block_scan, run_bounds
 from ..plan.layout import CT_ENT, CT_ENTB, CT_ENTN, CT_KEYS, CT_TAB
 from .row_group import entry_size, home_slot, next_slot, same_value, value_key
 
@@ -82,24 +83,6 @@ def dict_first_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, tab:
         totals[k, 1] = acc[1]
 
 
-@cuda.jit(device=True)
-def _scan_pair(sh: np.ndarray, t: int, threads: int) -> None:
-    """In-place inclusive scan of sh[0, :threads] and sh[1, :threads] (Hillis-Steele, shared memory)."""
-    step = 1
-    while step < threads:
-        a = np.int64(0)
-        b = np.int64(0)
-        if t >= step and t < threads:
-            a = sh[0, t - step]
-            b = sh[1, t - step]
-        cuda.syncthreads()
-        if t >= step and t < threads:
-            sh[0, t] += a
-            sh[1, t] += b
-        cuda.syncthreads()
-        step *= 2
-
-
 @cuda_kernel
 def dict_bases_block(col_chunks: np.ndarray, totals: np.ndarray, bases: np.ndarray) -> None:
     """Step 3; twin: `row_group.dict_bases`. Block c owns dictionary column c's chunks col_chunks[c, 0] ..
@@ -111,22 +94,13 @@ def dict_bases_block(col_chunks: np.ndarray, totals: np.ndarray, bases: np.ndarr
     c = cuda.blockIdx.x
     t = cuda.threadIdx.x
     threads = cuda.blockDim.x
-    k0 = col_chunks[c, 0]
-    n = col_chunks[c, 1]
-    per = (n + threads - 1) // threads
-    lo = k0 + min(n, t * per)
-    hi = k0 + min(n, (t + 1) * per)
+    lo, hi = run_bounds(col_chunks[c, 0], col_chunks[c, 1], t, threads)
     e = np.int64(0)
     b = np.int64(0)
     for k in range(lo, hi):
         e += totals[k, 0]
         b += totals[k, 1]
-    sh[0, t] = e
-    sh[1, t] = b
-    cuda.syncthreads()
-    _scan_pair(sh, t, threads)
-    e = sh[0, t] - e
-    b = sh[1, t] - b
+    e, b = block_scan(sh, e, b, t, threads)
     for k in range(lo, hi):
         bases[k, 0] = e
         bases[k, 1] = b
@@ -150,23 +124,16 @@ def dict_number_block(chunks: np.ndarray, cols: np.ndarray, idx: np.ndarray, lim
     ent = cols[c, CT_ENT]
     room = cols[c, CT_ENTN]
     eb = cols[c, CT_ENTB]
-    start = chunks[k, 1]
-    n = chunks[k, 2]
-    per = (n + threads - 1) // threads
-    lo = start + min(n, t * per)
-    hi = start + min(n, (t + 1) * per)
+    lo, hi = run_bounds(chunks[k, 1], chunks[k, 2], t, threads)
     count = np.int64(0)
     nbytes = np.int64(0)
     for i in range(lo, hi):
         if first[base + i] == i:
             count += 1
             nbytes += _entry_size(cols, c, i, idx)
-    sh[0, t] = count
-    sh[1, t] = nbytes
-    cuda.syncthreads()
-    _scan_pair(sh, t, threads)
-    e = bases[k, 0] + sh[0, t] - count
-    b = bases[k, 1] + sh[1, t] - nbytes
+    e, b = block_scan(sh, count, nbytes, t, threads)
+    e += bases[k, 0]
+    b += bases[k, 1]
     for i in range(lo, hi):
         if first[base + i] == i:
             rank[base + i] = e

@@ -4,7 +4,7 @@
 `dictionary_pages_block`: one block per dictionary column, threads over its entries (each entry's position is
 known from the running dictionary bytes, so entries are written independently).
 `exclusive_scan_block`: one block scans the whole array, each thread a contiguous run of it (the runs' sums
-scanned Hillis-Steele in shared memory). Importing this module imports numba.cuda.
+scanned Hillis-Steele in shared memory: `block_cuda.block_scan`). Importing this module imports numba.cuda.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numpy as np
 from numba import cuda
 
 from .._jit import cuda_kernel, device
+from ..block_cuda import block_scan, run_bounds
 from .page_layout import (
     dictionary_header,
     entry_position,
@@ -101,30 +102,19 @@ def exclusive_scan_block(values: np.ndarray, n: int, out: np.ndarray) -> None:
     twin: `page_layout.exclusive_scan`. Thread t owns the contiguous run of ceil(n / T) items from t * ceil(n / T):
     it sums them, a Hillis-Steele scan of the T sums in shared memory gives the run its start, and it writes
     its run's prefixes. Serial steps per thread: 2 * ceil(n / T) + log2(T)."""
-    sh = cuda.shared.array(MAX_THREADS, np.int64)
+    sh = cuda.shared.array((1, MAX_THREADS), np.int64)
     t = cuda.threadIdx.x
     threads = cuda.blockDim.x
-    per = (n + threads - 1) // threads
-    lo = min(n, t * per)
-    hi = min(n, (t + 1) * per)
+    lo, hi = run_bounds(0, n, t, threads)
     total = np.int64(0)
     for i in range(lo, hi):
         total += values[i]
-    sh[t] = total
-    cuda.syncthreads()
-    step = 1
-    while step < threads:
-        add = sh[t - step] if t >= step else np.int64(0)
-        cuda.syncthreads()
-        sh[t] += add
-        cuda.syncthreads()
-        step *= 2
-    run = sh[t] - total
+    run, _ = block_scan(sh, total, np.int64(0), t, threads)
     for i in range(lo, hi):
         out[i] = run
         run += values[i]
     if t == threads - 1:
-        out[n] = sh[t]
+        out[n] = sh[0, t]
 
 
 @cuda_kernel

@@ -80,7 +80,8 @@ def test_dictionary_steps_serial_work_is_a_chunk_per_thread() -> None:
         assert steps.DICT_IDS.serial is not None and steps.DICT_IDS.serial(rows) == per_thread
         assert steps.DICT_FIRST.serial is not None and steps.DICT_FIRST.serial(rows) == per_thread + 1
         assert steps.DICT_INSERT.serial is not None and steps.DICT_INSERT.serial(rows) == 5 * per_thread
-        assert steps.DICT_NUMBER.serial is not None and steps.DICT_NUMBER.serial(rows) == 2 * per_thread + 2 * 7
+        # dict_number: its run walked twice around ONE block scan of two rows (log2 T rounds), as dict_bases'
+        assert steps.DICT_NUMBER.serial is not None and steps.DICT_NUMBER.serial(rows) == 2 * per_thread + 7
     # dict_bases: a block per column, each thread a run of the chunks (all 40 counted), then a block scan
     assert steps.DICT_BASES.serial is not None and steps.DICT_BASES.serial(3, None, np.zeros((40, 2)), None) == 2 + 7
     assert steps.DICT_BASES.serial(3, None, np.zeros((4000, 2)), None) == 2 * 32 + 7

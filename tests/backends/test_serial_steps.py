@@ -9,7 +9,7 @@ import numpy as np
 from gpuwrite.backends.device import steps
 from gpuwrite.backends.device.convert import SCAN as CONVERT_SCAN
 from gpuwrite.backends.device.ops import THREADS
-from gpuwrite.backends.device.serial_steps import block_runs_steps, log2_threads
+from gpuwrite.backends.device.serial_steps import T, block_runs_steps, block_steps, ceil_div, log2_threads
 
 
 def test_formulas() -> None:
@@ -17,6 +17,15 @@ def test_formulas() -> None:
     assert block_runs_steps(0) == 7
     assert block_runs_steps(128) == 2 + 7
     assert block_runs_steps(129, scans=3) == 4 + 21
+
+
+def test_one_vocabulary_for_strided_shares_and_scans() -> None:
+    # steps.py's helpers are serial_steps' (one module owns them); a binary search over nothing takes no step
+    assert (steps._div, steps._log2, steps.T) == (ceil_div, log2_threads, T) and T == THREADS
+    assert log2_threads(0) == 0 and ceil_div(257, 128) == 3
+    assert block_steps(0) == 0 and block_steps(129) == 2 and block_steps(-5, walks=2, scans=1) == 7
+    assert block_steps(300, walks=2, scans=3) == block_runs_steps(300, scans=3) == 6 + 21
+    assert block_steps(300, scans=1, threads=32) == 10 + 5
 
 
 def test_block_scans_of_chunks_and_pages() -> None:

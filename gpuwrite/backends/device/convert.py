@@ -63,7 +63,7 @@ from ...pipeline.leafdata import LeafData
 from ...pipeline.rebase import RebaseOptions, date_switch_error, timestamp_switch_error, unknown_zone_error
 from ...schema import Leaf
 from .ops import THREADS, Device, Kernel
-from .serial_steps import block_runs_steps
+from .serial_steps import block_runs_steps, block_steps, ceil_div, log2_threads
 from .sources import Sources, conversion, device_readable, flat_chunks, prepare_device, source_type
 
 ARENAS = ("lev", "idx", "v8", "v32", "v64", "dat")
@@ -80,7 +80,7 @@ def _convert_cuda() -> Any:
 
 def _count_serial(items: int, *args: Any) -> int:
     """Each thread counts its share of a chunk's rows (at most CHUNK_ROWS), then thread 0 folds the T shares."""
-    return -(-K.CHUNK_ROWS // THREADS) + THREADS
+    return block_steps(K.CHUNK_ROWS) + THREADS
 
 
 COUNT = Kernel("convert_count", cuda=lambda: _convert_cuda().count_chunks, twin=K.count_chunks,
@@ -100,9 +100,9 @@ SCAN = Kernel("convert_scan", cuda=lambda: _convert_cuda().scan_columns_block, t
 def _write_serial(items: int, *args: Any) -> int:
     """A block walks its chunk in tiles of T rows, a block scan each (log2 T), then copies the tile's string
     bytes (the even share of `dat` per chunk, T bytes a step)."""
-    tiles = -(-K.CHUNK_ROWS // THREADS)
+    tiles = block_steps(K.CHUNK_ROWS)
     dat = args[-1]
-    return tiles * (2 + max(0, THREADS - 1).bit_length()) + -(-int(dat.nbytes) // max(1, items) // THREADS)
+    return tiles * (2 + log2_threads()) + block_steps(ceil_div(dat.nbytes, max(1, items)))
 
 
 WRITE = Kernel("convert_write", cuda=lambda: _convert_cuda().write_chunks, twin=K.write_chunks,

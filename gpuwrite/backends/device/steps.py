@@ -32,10 +32,11 @@ from gpuwrite.options.model import (
     DEFAULT_PAGE_SIZE,
 )
 
-from .ops import THREADS, Kernel
-from .serial_steps import block_runs_steps
+from .ops import Kernel
+from .serial_steps import T, block_runs_steps, block_steps
+from .serial_steps import ceil_div as _div
+from .serial_steps import log2_threads as _log2
 
-T = THREADS
 PAGE_VALUES = DEFAULT_PAGE_ROW_COUNT_LIMIT  # values of a flat page, at most (default options)
 PAGE_BYTES = DEFAULT_PAGE_SIZE  # bytes of a page's values or body (default options; the check lets it exceed a bit)
 DICT_ENTRIES = DEFAULT_DICTIONARY_PAGE_SIZE // 4  # entries of a dictionary, at most (4-byte entries, 1 MiB)
@@ -50,16 +51,6 @@ def _cuda(module: str, name: str) -> Callable[[], Any]:
             cache["k"] = getattr(importlib.import_module(f"gpuwrite.kernels.{module}"), name)
         return cache["k"]
     return get
-
-
-def _div(a: int, b: int) -> int:
-    """ceil(a / b)."""
-    return -(-int(a) // int(b))
-
-
-def _log2(n: int) -> int:
-    """ceil(log2(n)): the steps of a tree reduction / Hillis-Steele scan over n threads (or a binary search)."""
-    return max(0, int(n) - 1).bit_length()
 
 
 def _size(a: Any) -> int:
@@ -77,16 +68,11 @@ def _page_bytes(*arrays: Any) -> int:
     return max(1, min(PAGE_BYTES, max(int(a.nbytes) for a in arrays)))
 
 
-def _strided(n: int) -> int:
-    """A block's threads striding over n items: ceil(n / T) steps each."""
-    return _div(n, T)
-
-
 # dictionary (kernels/dictionary/row_group.py)
 def _dict_insert_serial(items: int, *args: Any) -> int:
     """Each value probes the table (1.5 slots a value: a load of at most 2/3, so about (1 + 1/(1 - 2/3)**2) / 2
     = 5 linear probes expected for a miss)."""
-    return _strided(CHUNK) * 5
+    return block_steps(CHUNK) * 5
 
 
 DICT_INSERT = Kernel("dict_insert", _cuda("dictionary.row_group_cuda", "dict_insert_block"), D.dict_insert,
@@ -95,7 +81,7 @@ DICT_INSERT = Kernel("dict_insert", _cuda("dictionary.row_group_cuda", "dict_ins
 
 def _dict_first_serial(items: int, *args: Any) -> int:
     """Each thread reads its share's first occurrences, then one shared atomic add."""
-    return _strided(CHUNK) + 1
+    return block_steps(CHUNK) + 1
 
 
 DICT_FIRST = Kernel("dict_first", _cuda("dictionary.row_group_cuda", "dict_first_block"), D.dict_first,
@@ -114,7 +100,7 @@ DICT_BASES = Kernel("dict_bases", _cuda("dictionary.row_group_cuda", "dict_bases
 
 def _dict_number_serial(items: int, *args: Any) -> int:
     """Each thread owns a contiguous run (CHUNK / T), walked twice around a block scan."""
-    return 2 * _strided(CHUNK) + 2 * _log2(T)
+    return block_runs_steps(CHUNK)
 
 
 DICT_NUMBER = Kernel("dict_number", _cuda("dictionary.row_group_cuda", "dict_number_block"), D.dict_number,
@@ -123,7 +109,7 @@ DICT_NUMBER = Kernel("dict_number", _cuda("dictionary.row_group_cuda", "dict_num
 
 def _dict_ids_serial(items: int, *args: Any) -> int:
     """Each thread writes its share's ids."""
-    return _strided(CHUNK)
+    return block_steps(CHUNK)
 
 
 DICT_IDS = Kernel("dict_ids", _cuda("dictionary.row_group_cuda", "dict_ids_block"), D.dict_ids,
@@ -133,7 +119,7 @@ DICT_IDS = Kernel("dict_ids", _cuda("dictionary.row_group_cuda", "dict_ids_block
 # page encoders (kernels/encode/rle_cuda.py, delta_cuda.py, pages_cuda.py; twins in rle.py, delta.py, pages.py)
 def _rle_serial(items: int, values: Any, *args: Any) -> int:
     """Each thread finds the runs of its segment (n / T values) and writes its items, around ~3 block scans."""
-    return 2 * _strided(_page_values(values)) + 3 * _log2(T)
+    return block_runs_steps(_page_values(values), scans=3)
 
 
 RLE = Kernel("rle", _cuda("encode.rle_cuda", "rle_encode_block"), RT.rle_pages, serial=_rle_serial)
@@ -141,7 +127,7 @@ RLE = Kernel("rle", _cuda("encode.rle_cuda", "rle_encode_block"), RT.rle_pages, 
 
 def _delta_blocks(n: int) -> int:
     """A block walks the page's DELTA blocks in turn: per block its deltas, the miniblock ORs and packing."""
-    return _div(n, DELTA_BLOCK) * (2 * _strided(DELTA_BLOCK) + MINIBLOCKS + 2)
+    return _div(n, DELTA_BLOCK) * (block_steps(DELTA_BLOCK, walks=2) + MINIBLOCKS + 2)
 
 
 def _delta_serial(items: int, values: Any, *args: Any) -> int:
@@ -155,7 +141,7 @@ DELTA = Kernel("delta", _cuda("encode.delta_cuda", "delta_pages"), DT.delta_page
 def _delta_bytes_serial(items: int, offsets: Any, data: Any, *args: Any) -> int:
     """Prefix lengths (one value per thread a step), two DELTA encodings of the lengths, the suffix bytes."""
     n = _page_values(offsets)
-    return _strided(n) + 2 * _delta_blocks(n) + _strided(_page_bytes(data))
+    return block_steps(n) + 2 * _delta_blocks(n) + block_steps(_page_bytes(data))
 
 
 DELTA_BYTES = Kernel("delta_bytes", _cuda("encode.delta_cuda", "delta_bytes_pages"), DT.delta_bytes_pages,
@@ -164,7 +150,7 @@ DELTA_BYTES = Kernel("delta_bytes", _cuda("encode.delta_cuda", "delta_bytes_page
 
 def _plain_fixed_serial(items: int, values: Any, *args: Any) -> int:
     """Each thread writes its share of the values."""
-    return _strided(_page_values(values))
+    return block_steps(_page_values(values))
 
 
 PLAIN_FIXED = Kernel("plain_fixed", _cuda("encode.pages_cuda", "block_plain_fixed"), PT.plain_fixed_pages,
@@ -173,7 +159,7 @@ PLAIN_FIXED = Kernel("plain_fixed", _cuda("encode.pages_cuda", "block_plain_fixe
 
 def _plain_bool_serial(items: int, values: Any, *args: Any) -> int:
     """Each thread writes its share of the output bytes, 8 values each."""
-    return _strided(_div(_page_values(values), 8)) * 8
+    return block_steps(_div(_page_values(values), 8)) * 8
 
 
 PLAIN_BOOL = Kernel("plain_bool", _cuda("encode.pages_cuda", "block_plain_bool"), PT.plain_bool_pages,
@@ -182,7 +168,7 @@ PLAIN_BOOL = Kernel("plain_bool", _cuda("encode.pages_cuda", "block_plain_bool")
 
 def _copy_bytes_serial(items: int, offsets: Any, data: Any, *args: Any) -> int:
     """Each thread copies its share of the page's bytes."""
-    return _strided(_page_bytes(data))
+    return block_steps(_page_bytes(data))
 
 
 COPY_BYTES = Kernel("copy_bytes", _cuda("encode.pages_cuda", "block_copy_bytes"), PT.copy_bytes_pages,
@@ -191,7 +177,7 @@ COPY_BYTES = Kernel("copy_bytes", _cuda("encode.pages_cuda", "block_copy_bytes")
 
 def _plain_byte_array_serial(items: int, offsets: Any, data: Any, *args: Any) -> int:
     """T values a step (lengths, a block scan of their sizes), then their bytes by the block."""
-    return _strided(_page_values(offsets)) * (2 + 2 * _log2(T)) + _strided(_page_bytes(data))
+    return block_steps(_page_values(offsets)) * (2 + 2 * _log2(T)) + block_steps(_page_bytes(data))
 
 
 PLAIN_BYTE_ARRAY = Kernel("plain_byte_array", _cuda("encode.pages_cuda", "block_plain_byte_array"),
@@ -200,7 +186,7 @@ PLAIN_BYTE_ARRAY = Kernel("plain_byte_array", _cuda("encode.pages_cuda", "block_
 
 def _gather_serial(items: int, *args: Any) -> int:
     """Each thread copies its share of the page body (levels and values)."""
-    return _strided(_page_bytes(args[-2]))
+    return block_steps(_page_bytes(args[-2]))
 
 
 GATHER = Kernel("gather", _cuda("encode.pages_cuda", "block_gather"), PT.gather_pages, serial=_gather_serial)
@@ -208,7 +194,7 @@ GATHER = Kernel("gather", _cuda("encode.pages_cuda", "block_gather"), PT.gather_
 
 def _minmax_serial(items: int, values: Any, *args: Any) -> int:
     """Each thread's candidates over its share, then a block reduction."""
-    return _strided(_page_values(values)) + _log2(T)
+    return block_steps(_page_values(values), scans=1)
 
 
 INT_MINMAX = Kernel("int_minmax", _cuda("encode.pages_cuda", "block_int_minmax"), PT.int_minmax_pages,
@@ -219,7 +205,7 @@ FLOAT_MINMAX = Kernel("float_minmax", _cuda("encode.pages_cuda", "block_float_mi
 
 def _bytes_minmax_serial(items: int, offsets: Any, *args: Any) -> int:
     """Each thread's candidates over its share, then a block reduction (comparisons' lengths not counted)."""
-    return _strided(_page_values(offsets)) + _log2(T)
+    return block_steps(_page_values(offsets), scans=1)
 
 
 BYTES_MINMAX = Kernel("bytes_minmax", _cuda("encode.pages_cuda", "block_bytes_minmax"), PT.bytes_minmax_pages,
@@ -229,7 +215,7 @@ BYTES_MINMAX = Kernel("bytes_minmax", _cuda("encode.pages_cuda", "block_bytes_mi
 def _crc32_serial(items: int, buf: Any, *args: Any) -> int:
     """The table (256 / T), each thread's contiguous share of the bytes, then a combine tree (32-bit GF(2)
     products a level)."""
-    return _strided(256) + _strided(_page_bytes(buf)) + 32 * _log2(T)
+    return block_steps(256) + block_steps(_page_bytes(buf), scans=32)
 
 
 CRC32 = Kernel("crc32", _cuda("encode.pages_cuda", "block_crc32"), PT.crc32_pages, serial=_crc32_serial)
@@ -276,7 +262,7 @@ DICT_HEADERS = Kernel("dict_headers", _cuda("plan.page_layout_cuda", "dictionary
 
 def _dict_pages_serial(items: int, dcol: Any, count: Any, cols: Any, efirst: Any, *args: Any) -> int:
     """Threads stride over a dictionary's entries."""
-    return _strided(min(DICT_ENTRIES, max(1, int(efirst.size))))
+    return block_steps(min(DICT_ENTRIES, max(1, int(efirst.size))))
 
 
 DICT_PAGES = Kernel("dict_pages", _cuda("plan.page_layout_cuda", "dictionary_pages_block"), L.dictionary_pages,
@@ -296,7 +282,7 @@ SCAN = Kernel("scan", _cuda("plan.page_layout_cuda", "exclusive_scan_block"), L.
 def _pack_levels_serial(items: int, streams: Any, lev: Any, bits: Any) -> int:
     """A block per 1-bit level stream (the even share of the level bytes), threads over its words, 64 levels
     each."""
-    return _strided(_div(_div(int(lev.size), items), 64)) * 64
+    return block_steps(_div(_div(int(lev.size), items), 64)) * 64
 
 
 PACK_LEVELS = Kernel("pack_levels", _cuda("plan.planner_cuda", "pack_levels_block"), P.pack_levels,
