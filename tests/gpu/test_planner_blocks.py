@@ -264,12 +264,12 @@ def _segmented(cuda: bool, seg_rows: int, cols: ColumnArrays, opts: WriteOptions
 
 
 @pytest.mark.parametrize("cuda", [False, True])
-@pytest.mark.parametrize(("seed", "nested", "ncols", "threads", "page_size", "estimate"), CASES)
-def test_segmented_plan_matches_plan_pages(cuda: bool, seed: int, nested: bool, ncols: int, threads: int,
-                                           page_size: int, estimate: bool) -> None:
+@pytest.mark.parametrize("case", CASES)
+def test_segmented_plan_matches_plan_pages(cuda: bool, case: tuple[int, bool, int, int, int, bool]) -> None:
     """Every check row, page, level measure and the final state of the segmented planner equal plan_pages', planned
     up to random horizons into arrays too small, with segments from 37 to 300 rows: most do not meet their guess
     (the planner goes on from there in one chain)."""
+    seed, nested, ncols, _, page_size, estimate = case
     cols, opts, rng, rows = _case(seed, nested, ncols, page_size, estimate)
     horizons = [*sorted(int(h) for h in rng.integers(0, rows, 2)), rows]
     want = _drive(_sequential, cols, opts, horizons, capacity=3)

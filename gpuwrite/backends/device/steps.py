@@ -320,14 +320,14 @@ def _plan_count_serial(items: int, desc: Any, bits: Any, *args: Any) -> int:
     return _div(cols, T) * (2 * _div(int(bits.size), cols * items) + 2)
 
 
-def _plan_walk_serial(items: int, w: int, desc: Any, levels: Any, words: Any, bits: Any, index: Any, params: Any,
-                      segs: Any, ones: Any, sched: Any, cursor: Any, xs: Any, xc: Any, xr: Any, *args: Any) -> int:
+def _plan_walk_serial(items: int, *args: Any) -> int:
     """A block per segment runs one chain of its checks, at most xr.shape[2] (the room the kernel stops at:
     `planner.segment_checks`, the checks a segment can hold), a thread per column of each tile of T: per check its
     column checks, a 2 log2(T)-step scan per tile and two log2(T)-step min-reductions, the guess's page starts
     recorded or compared (a log2(T)-step sum) with thread 0 stepping through the guess's checks (at most as many
     again); its start state (the guess sums its column's counts of the segments before: `items` steps); over the
     chain a thread walks its columns' levels in the segment (`_level_share`)."""
+    desc, levels, bits, xc, xr = args[1], args[2], args[4], args[12], args[13]  # (w, desc, levels, words, bits, ...)
     cols = max(1, int(desc.shape[0]))
     tiles = _div(cols, T)
     checks = int(xr.shape[2])
@@ -336,11 +336,11 @@ def _plan_walk_serial(items: int, w: int, desc: Any, levels: Any, words: Any, bi
                                                                                                   items)
 
 
-def _plan_emit_serial(items: int, segs: Any, sched: Any, cursor: Any, xs: Any, xc: Any, xr: Any, xe: Any, xl: Any,
-                      xfc: Any, *args: Any) -> int:
+def _plan_emit_serial(items: int, *args: Any) -> int:
     """A block per segment: each thread sums the segments' counts before its own (`items` steps), then copies its
     share of the segment's checks (both walks': 2 xr.shape[2], each with its columns' level bytes) and pages (2
     xfc.shape[2]); the last kept segment's threads copy the state (their columns)."""
+    xc, xr, xl, xfc = args[4], args[5], args[7], args[8]  # (segs, sched, cursor, xs, xc, xr, xe, xl, xfc, ...)
     cols = max(1, int(xl.shape[3]))
     return (2 * items + _div(2 * int(xr.shape[2]), T) * (cols + 2) + 2 * _div(2 * int(xfc.shape[2]), T)
             + _div(cols, T) * int(xc.shape[3]))
