@@ -28,6 +28,7 @@ from gpuwrite.kernels.plan import page_layout as L
 from gpuwrite.kernels.plan import planner as P
 from gpuwrite.options.model import (
     DEFAULT_DICTIONARY_PAGE_SIZE,
+    DEFAULT_MAX_ROW_COUNT_FOR_PAGE_SIZE_CHECK,
     DEFAULT_PAGE_ROW_COUNT_LIMIT,
     DEFAULT_PAGE_SIZE,
 )
@@ -38,6 +39,7 @@ from .serial_steps import block_runs_steps
 T = THREADS
 PAGE_VALUES = DEFAULT_PAGE_ROW_COUNT_LIMIT  # values of a flat page, at most (default options)
 PAGE_BYTES = DEFAULT_PAGE_SIZE  # bytes of a page's values or body (default options; the check lets it exceed a bit)
+CHECK_MAX_ROWS = DEFAULT_MAX_ROW_COUNT_FOR_PAGE_SIZE_CHECK  # rows between page checks, at most (default options)
 DICT_ENTRIES = DEFAULT_DICTIONARY_PAGE_SIZE // 4  # entries of a dictionary, at most (4-byte entries, 1 MiB)
 
 
@@ -304,20 +306,23 @@ PACK_LEVELS = Kernel("pack_levels", _cuda("plan.planner_cuda", "pack_levels_bloc
 
 
 def _level_share(levels: Any, bits: Any, cols: int, segments: int) -> int:
-    """A column's even share of one segment's level words (the packed 1-bit streams' words, and the wider levels 8
-    a word, over columns and segments: flat columns have the same rows, segments the same length), walked once to
-    count and once to meter, plus the words either end of the segment."""
+    """A column's even share of one segment's level words, walked once to count and once to meter: the packed
+    1-bit streams' words and the wider levels 8 a word, over columns (flat columns have the same rows) and over
+    segments - 2 (the segments between the first and the last, which can be shorter, are whole), plus the rows
+    between the previous segment's last check and this segment (a check interval: page_size_check_max rows at the
+    defaults) and a word either end."""
     bit_words = int(bits.size)
     wide = max(0, int(levels.size) - 64 * bit_words)
-    return _div(2 * bit_words + _div(wide, 8), cols * max(1, segments)) + 2
+    whole = max(1, segments - 2)
+    return _div(2 * bit_words + _div(wide, 8), cols * whole) + 2 * _div(CHECK_MAX_ROWS, 64) + 2
 
 
 def _plan_count_serial(items: int, desc: Any, bits: Any, *args: Any) -> int:
     """A block per segment, a thread per column of each tile of T: the column's set bits over its segment's 1-bit
-    words, one word a step (the even share of the 1-bit words, twice: segment 0 counts from the last check before
-    it)."""
+    words, one word a step (the even share of the 1-bit words over columns and the whole segments, as
+    `_level_share`; segment 0 counts from the last check before it, a check interval more)."""
     cols = max(1, int(desc.shape[0]))
-    return _div(cols, T) * (2 * _div(int(bits.size), cols * items) + 2)
+    return _div(cols, T) * (_div(int(bits.size), cols * max(1, items - 2)) + _div(CHECK_MAX_ROWS, 64) + 2)
 
 
 def _plan_walk_serial(items: int, *args: Any) -> int:
