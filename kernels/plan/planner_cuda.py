@@ -13,7 +13,22 @@ import numpy as np
 from numba import cuda
 
 from .._jit import cuda_kernel, device
-from .planner import pack_stream, page_span
+from .planner import (
+    SEG_LAST,
+    W_FIX,
+    W_SPEC,
+    X_MEET,
+    emit_copy,
+    emit_plan,
+    emit_state,
+    pack_stream,
+    page_span,
+    segment_ones,
+    walk_begin,
+    walk_column,
+    walk_room,
+    walk_step,
+)
 from .schedule import (
     B_CUT,
     B_EVENTS,
@@ -27,6 +42,7 @@ from .schedule import (
     REPLAY_NEED_PLAN,
     REPLAY_NEED_SIZES,
     REPLAY_NOT_YET,
+    S_START,
     SC_EVENTS,
     SC_FLUSHES,
     SC_NEXT,
@@ -51,6 +67,14 @@ _column_memory = device(column_memory)
 _column_metered = device(column_metered)
 _verdict_of = device(verdict_of)
 _page_span = device(page_span)
+_segment_ones = device(segment_ones)
+_walk_column = device(walk_column)
+_walk_begin = device(walk_begin)
+_walk_room = device(walk_room)
+_walk_step = device(walk_step)
+_emit_plan = device(emit_plan)
+_emit_copy = device(emit_copy)
+_emit_state = device(emit_state)
 
 
 @cuda_kernel
@@ -59,102 +83,13 @@ def pack_levels_block(streams: np.ndarray, lev: np.ndarray, bits: np.ndarray) ->
     _pack_stream(cuda.blockIdx.x, streams, lev, bits, cuda.threadIdx.x, cuda.blockDim.x)
 
 
-@cuda_kernel
-def plan_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
-               params: np.ndarray, horizon: int, sched: np.ndarray, cursor: np.ndarray, ev_row: np.ndarray,
-               ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
-               status: np.ndarray) -> None:
-    """Every page check up to `horizon`, the columns of each check in parallel. CPU twin: `planner.plan_step`
-    (`schedule.plan_pages`); same arguments without `n`, same outputs byte for byte.
-
-    Geometry: ONE block of blockDim <= MAX_THREADS threads (grid 1). The checks stay one chain (each check's row
-    comes from the last); within a check thread t runs `column_check` for columns t, t + blockDim, ... (tiles
-    of blockDim columns: count, level meter, page end), a Hillis-Steele scan of the tile's page-end flags in
-    shared memory places its pages at fl_col/fl_start in column order, and a tree min-reduction gives the next
-    check row. Thread 0 alone reads and writes `sched`, ev_row[k], ev_end[k] and status[0].
-    Inputs: desc int64[C, D_COUNT], levels uint8 / words uint64 (same bytes), bits uint64, index int64,
-    params int64[P_COUNT]. State and outputs as plan_pages: sched int64[3], cursor int64[C, S_COUNT],
-    ev_row / ev_end int64[E], ev_lev int32[E, C], fl_col / fl_start int64[F], status int64[1].
-    """
-    ctl = cuda.shared.array(4, np.int64)  # row, check number, pages so far, control (_GO / DONE / FULL)
-    flag = cuda.shared.array(MAX_THREADS, np.int64)
-    wait = cuda.shared.array(MAX_THREADS, np.int64)
-    nrc = cuda.shared.array(MAX_THREADS, np.int64)
-    t = cuda.threadIdx.x
-    threads = cuda.blockDim.x
-    ncols = desc.shape[0]
-    while True:
-        if t == 0:
-            row0 = sched[SC_NEXT]
-            ctl[0] = row0
-            ctl[1] = sched[SC_EVENTS]
-            ctl[2] = sched[SC_FLUSHES]
-            if row0 > horizon:
-                ctl[3] = PLAN_DONE
-            elif ctl[1] >= ev_row.shape[0] or ctl[2] + ncols > fl_col.shape[0]:
-                ctl[3] = PLAN_FULL
-            else:
-                ctl[3] = _GO
-        cuda.syncthreads()
-        verdict = ctl[3]
-        if verdict != _GO:
-            if t == 0:
-                status[0] = verdict
-            return
-        row = ctl[0]
-        nev = ctl[1]
-        my_wait = LONG_MAX
-        my_rc = LONG_MAX
-        for tile in range(0, ncols, threads):
-            c = tile + t
-            flushed = np.int64(-1)
-            if c < ncols:
-                flushed, to_fill, col_rc = _column_check(desc, levels, words, bits, index, params, row, cursor,
-                                                         ev_lev, nev, c)
-                my_wait = min(my_wait, to_fill)
-                my_rc = min(my_rc, col_rc)
-            flag[t] = 1 if flushed >= 0 else 0
-            cuda.syncthreads()
-            step = 1
-            while step < threads:
-                add = flag[t - step] if t >= step else np.int64(0)
-                cuda.syncthreads()
-                flag[t] += add
-                cuda.syncthreads()
-                step *= 2
-            if flushed >= 0:
-                j = ctl[2] + flag[t] - 1
-                fl_col[j] = c
-                fl_start[j] = flushed
-            cuda.syncthreads()
-            if t == threads - 1:
-                ctl[2] += flag[t]
-            cuda.syncthreads()
-        wait[t] = my_wait
-        nrc[t] = my_rc
-        cuda.syncthreads()
-        half = 1
-        while half < threads:
-            half *= 2
-        half //= 2
-        while half > 0:
-            if t < half and t + half < threads:
-                wait[t] = min(wait[t], wait[t + half])
-                nrc[t] = min(nrc[t], nrc[t + half])
-            cuda.syncthreads()
-            half //= 2
-        if t == 0:
-            ev_row[nev] = row
-            ev_end[nev] = ctl[2]
-            sched[SC_EVENTS] = nev + 1
-            sched[SC_FLUSHES] = ctl[2]
-            sched[SC_NEXT] = _next_check(params, row, wait[0], nrc[0])
-        cuda.syncthreads()
+_SUM, _MIN = 0, 1  # _block_reduce's operations
 
 
 @cuda.jit(device=True)
-def _block_sum(buf: np.ndarray, t: int, threads: int) -> int:
-    """Tree sum of buf[:threads] in shared memory (every thread of the block calls it); the total, to all."""
+def _block_reduce(buf: np.ndarray, t: int, threads: int, op: int) -> int:
+    """Tree sum (_SUM) or minimum (_MIN) of buf[:threads] in shared memory (every thread of the block calls it);
+    the result, to all."""
     cuda.syncthreads()
     half = 1
     while half < threads:
@@ -162,12 +97,204 @@ def _block_sum(buf: np.ndarray, t: int, threads: int) -> int:
     half //= 2
     while half > 0:
         if t < half and t + half < threads:
-            buf[t] += buf[t + half]
+            if op == _SUM:
+                buf[t] += buf[t + half]
+            else:
+                buf[t] = min(buf[t], buf[t + half])
         cuda.syncthreads()
         half //= 2
     total = buf[0]
     cuda.syncthreads()
     return total
+
+
+@cuda.jit(device=True)
+def _block_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+                 params: np.ndarray, row: int, nev: int, nfl: int, cursor: np.ndarray, ev_lev: np.ndarray,
+                 fl_col: np.ndarray, fl_start: np.ndarray, flag: np.ndarray, wait: np.ndarray, t: int,
+                 threads: int) -> tuple[int, int]:
+    """The page check at `row`, check number nev, by the whole block (`schedule._size_check`): thread t runs
+    `column_check` for columns t, t + blockDim, ... (tiles of blockDim columns), a Hillis-Steele scan of the tile's
+    page-end flags places its pages at fl_col / fl_start from nfl in column order, and tree min-reductions give the
+    next check row. Returns (pages so far, next check row), the same to every thread."""
+    ncols = desc.shape[0]
+    my_wait = LONG_MAX
+    my_rc = LONG_MAX
+    for tile in range(0, ncols, threads):
+        c = tile + t
+        flushed = np.int64(-1)
+        if c < ncols:
+            flushed, to_fill, col_rc = _column_check(desc, levels, words, bits, index, params, row, cursor, ev_lev,
+                                                     nev, c)
+            my_wait = min(my_wait, to_fill)
+            my_rc = min(my_rc, col_rc)
+        flag[t] = 1 if flushed >= 0 else 0
+        cuda.syncthreads()
+        step = 1
+        while step < threads:
+            add = flag[t - step] if t >= step else np.int64(0)
+            cuda.syncthreads()
+            flag[t] += add
+            cuda.syncthreads()
+            step *= 2
+        if flushed >= 0:
+            j = nfl + flag[t] - 1
+            fl_col[j] = c
+            fl_start[j] = flushed
+        nfl += flag[threads - 1]
+        cuda.syncthreads()
+    wait[t] = my_wait
+    least_wait = _block_reduce(wait, t, threads, _MIN)
+    wait[t] = my_rc
+    least_rc = _block_reduce(wait, t, threads, _MIN)
+    return nfl, _next_check(params, row, least_wait, least_rc)
+
+
+@cuda_kernel
+def plan_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+               params: np.ndarray, horizon: int, sched: np.ndarray, cursor: np.ndarray, ev_row: np.ndarray,
+               ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
+               status: np.ndarray) -> None:
+    """Every page check up to `horizon` in one chain, the columns of each check in parallel. CPU twin:
+    `planner.plan_step` (`schedule.plan_pages`); same arguments without `n`, same outputs byte for byte. The
+    device plan runs the segmented planner (plan_count_block, plan_walk_block, plan_emit_block), whose walks are
+    this chain cut into segments.
+
+    Geometry: ONE block of blockDim <= MAX_THREADS threads (grid 1): `_block_check` per check; thread 0 alone reads
+    and writes `sched`, ev_row[k], ev_end[k] and status[0].
+    Inputs: desc int64[C, D_COUNT], levels uint8 / words uint64 (same bytes), bits uint64, index int64,
+    params int64[P_COUNT]. State and outputs as plan_pages: sched int64[3], cursor int64[C, S_COUNT],
+    ev_row / ev_end int64[E], ev_lev int32[E, C], fl_col / fl_start int64[F], status int64[1].
+    """
+    ctl = cuda.shared.array(2, np.int64)  # control (_GO / DONE / FULL), check row
+    flag = cuda.shared.array(MAX_THREADS, np.int64)
+    wait = cuda.shared.array(MAX_THREADS, np.int64)
+    t = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    ncols = desc.shape[0]
+    while True:
+        if t == 0:
+            ctl[1] = sched[SC_NEXT]
+            ctl[0] = _GO
+            if ctl[1] > horizon:
+                ctl[0] = PLAN_DONE
+            elif sched[SC_EVENTS] >= ev_row.shape[0] or sched[SC_FLUSHES] + ncols > fl_col.shape[0]:
+                ctl[0] = PLAN_FULL
+            if ctl[0] != _GO:
+                status[0] = ctl[0]
+        cuda.syncthreads()
+        if ctl[0] != _GO:
+            return
+        row = ctl[1]
+        nev = sched[SC_EVENTS]
+        nfl, nxt = _block_check(desc, levels, words, bits, index, params, row, nev, sched[SC_FLUSHES], cursor,
+                                ev_lev, fl_col, fl_start, flag, wait, t, threads)
+        if t == 0:
+            ev_row[nev] = row
+            ev_end[nev] = nfl
+            sched[SC_EVENTS] = nev + 1
+            sched[SC_FLUSHES] = nfl
+            sched[SC_NEXT] = nxt
+        cuda.syncthreads()
+
+
+@cuda_kernel
+def plan_count_block(desc: np.ndarray, bits: np.ndarray, segs: np.ndarray, cursor: np.ndarray,
+                     ones: np.ndarray) -> None:
+    """Block k, thread t: ones[k, c] (`planner.segment_ones`) for columns c = t, t + blockDim, ... CPU twin:
+    `planner.plan_count`. Geometry: a block per segment (grid S)."""
+    k = cuda.blockIdx.x
+    for c in range(cuda.threadIdx.x, desc.shape[0], cuda.blockDim.x):
+        ones[k, c] = _segment_ones(k, c, desc, bits, segs, cursor)
+
+
+@cuda_kernel
+def plan_walk_block(w: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
+                    index: np.ndarray, params: np.ndarray, segs: np.ndarray, ones: np.ndarray, sched: np.ndarray,
+                    cursor: np.ndarray, xs: np.ndarray, xc: np.ndarray, xr: np.ndarray, xe: np.ndarray,
+                    xl: np.ndarray, xfc: np.ndarray, xfs: np.ndarray, starts: np.ndarray) -> None:
+    """Chain w (W_SPEC: from the guess; W_FIX: from the previous segment's guessed end, until it meets this
+    segment's guess) of segment k = blockIdx.x, the columns of each check in parallel (`_block_check`). CPU twin:
+    `planner.plan_walk`; same arguments with `n` for the grid, same outputs byte for byte.
+
+    Geometry: a block per segment (grid S), blockDim <= MAX_THREADS. Thread 0 alone reads and writes xs[w, k],
+    xr[w, k] and xe[w, k] and steps through the guess's checks for a meeting; a meeting's page starts are compared
+    by thread t for columns t, t + blockDim, ... and a tree sum. A chain makes at most xr.shape[2] checks (its room:
+    `planner.segment_checks`, a bound on the checks of a segment).
+    """
+    ctl = cuda.shared.array(3, np.int64)  # control (_GO / stop), check row, the guess's check at or after it
+    flag = cuda.shared.array(MAX_THREADS, np.int64)
+    wait = cuda.shared.array(MAX_THREADS, np.int64)
+    k = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    ncols = desc.shape[0]
+    for c in range(t, ncols, threads):
+        _walk_column(w, k, desc, index, segs, ones, cursor, xc, c)
+    if t == 0:
+        _walk_begin(w, k, params, segs, sched, xs)
+        ctl[2] = 0
+    cuda.syncthreads()
+    if w == W_FIX and k == 0:
+        return
+    spn = xs[W_SPEC, k, SC_EVENTS]
+    while True:
+        if t == 0:
+            row0 = xs[w, k, SC_NEXT]
+            ctl[1] = row0
+            ctl[0] = _GO if row0 <= segs[k, SEG_LAST] else PLAN_DONE
+            j0 = ctl[2]
+            while w == W_FIX and j0 < spn and xr[W_SPEC, k, j0] < row0:
+                j0 += 1
+            ctl[2] = j0
+        cuda.syncthreads()
+        if ctl[0] != _GO:
+            return
+        row = ctl[1]
+        j = ctl[2]
+        if w == W_FIX and j < spn and xr[W_SPEC, k, j] == row:
+            mine = np.int64(0)
+            for c in range(t, ncols, threads):
+                if xc[W_FIX, k, c, S_START] != starts[k, j, c]:
+                    mine += 1
+            flag[t] = mine
+            if _block_reduce(flag, t, threads, _SUM) == 0:
+                if t == 0:
+                    xs[w, k, X_MEET] = j
+                return
+        if t == 0:
+            ctl[0] = _GO if _walk_room(w, k, ncols, xs, xr, xfc) else PLAN_FULL
+        cuda.syncthreads()
+        if ctl[0] != _GO:
+            return
+        nev = xs[w, k, SC_EVENTS]
+        if w == W_SPEC:
+            for c in range(t, ncols, threads):
+                starts[k, nev, c] = xc[w, k, c, S_START]
+        nfl, nxt = _block_check(desc, levels, words, bits, index, params, row, nev, xs[w, k, SC_FLUSHES], xc[w, k],
+                                xl[w, k], xfc[w, k], xfs[w, k], flag, wait, t, threads)
+        if t == 0:
+            _walk_step(w, k, row, nfl, nxt, xs, xr, xe)
+        cuda.syncthreads()
+
+
+@cuda_kernel
+def plan_emit_block(segs: np.ndarray, sched: np.ndarray, cursor: np.ndarray, xs: np.ndarray, xc: np.ndarray,
+                    xr: np.ndarray, xe: np.ndarray, xl: np.ndarray, xfc: np.ndarray, xfs: np.ndarray,
+                    ev_row: np.ndarray, ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray,
+                    fl_start: np.ndarray, status: np.ndarray) -> None:
+    """Segment k = blockIdx.x's part of the true chain copied to the planner's arrays by the block's threads; the
+    last kept segment's block writes the true state; block 0's thread 0 the status. CPU twin: `planner.plan_emit`.
+    Geometry: a block per segment (grid S); each thread finds its segment's place from the segments' counts (S
+    steps)."""
+    k = cuda.blockIdx.x
+    t = cuda.threadIdx.x
+    threads = cuda.blockDim.x
+    keep, my_e, my_f, last, events, flushes = _emit_plan(k, t, segs, xs, xe, ev_row, fl_col, status)
+    if keep:
+        _emit_copy(k, t, threads, xs, xr, xe, xl, xfc, xfs, my_e, my_f, ev_row, ev_end, ev_lev, fl_col, fl_start)
+        if k == last:
+            _emit_state(last, t, threads, xs, xc, sched, cursor, events, flushes)
 
 
 @cuda_kernel
@@ -255,16 +382,16 @@ def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
             lo[t] = my_lo
             hi[t] = my_hi
             sure[t] = my_sure
-            total_lo = _block_sum(lo, t, threads)
-            total_hi = _block_sum(hi, t, threads)
-            all_sure = _block_sum(sure, t, threads) == threads
+            total_lo = _block_reduce(lo, t, threads, _SUM)
+            total_hi = _block_reduce(hi, t, threads, _SUM)
+            all_sure = _block_reduce(sure, t, threads, _SUM) == threads
             answer = _verdict_of(total_lo, total_hi, row, block_size) if all_sure else -1
             if answer < 0:
                 mine = np.int64(0)
                 for c in range(t, ncols, threads):
                     mine += _column_metered(desc, levels, words, bits, index, cursor, c, row)
                 lo[t] = mine
-                total_lo = _block_sum(lo, t, threads)
+                total_lo = _block_reduce(lo, t, threads, _SUM)
             if t == 0:
                 if answer == 1 or _block_full(total_lo, row, block_size, block):
                     block[B_CUT] = row

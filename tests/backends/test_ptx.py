@@ -27,6 +27,7 @@ i64, b1 = T.int64, T.boolean
 A_u8, A_i64, A_i32, A_u64, A_u32 = T.uint8[:], T.int64[:], T.int32[:], T.uint64[:], T.uint32[:]
 # C-contiguous arrays, as the device steps launch them (Device arrays are contiguous; tables are 2-D)
 C_u8, C_i32, C_i64, C2_i64 = T.uint8[::1], T.int32[::1], T.int64[::1], T.int64[:, ::1]
+C3_i64 = T.int64[:, :, ::1]
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,14 @@ KERNELS: list[Row] = [
     Row("plan.planner_cuda", "plan_block", (C2_i64, C_u8, T.uint64[::1], T.uint64[::1], C_i64, C_i64, i64, C_i64,
                                            C2_i64, C_i64, C_i64, T.int32[:, ::1], C_i64, C_i64, C_i64),
         shared=True, barriers=3),
+    Row("plan.planner_cuda", "plan_count_block", (C2_i64, T.uint64[::1], C2_i64, C2_i64, C2_i64)),
+    Row("plan.planner_cuda", "plan_walk_block", (i64, C2_i64, C_u8, T.uint64[::1], T.uint64[::1], C_i64, C_i64,
+                                                C2_i64, C2_i64, C_i64, C2_i64, C3_i64, T.int64[:, :, :, ::1],
+                                                C3_i64, C3_i64, T.int32[:, :, :, ::1], C3_i64, C3_i64, C3_i64),
+        shared=True, barriers=3),
+    Row("plan.planner_cuda", "plan_emit_block", (C2_i64, C_i64, C2_i64, C3_i64, T.int64[:, :, :, ::1], C3_i64,
+                                                C3_i64, T.int32[:, :, :, ::1], C3_i64, C3_i64, C_i64, C_i64,
+                                                T.int32[:, ::1], C_i64, C_i64, C_i64)),
     Row("plan.planner_cuda", "replay_block", (C2_i64, C_u8, T.uint64[::1], T.uint64[::1], C_i64, C_i64, C_i64,
                                              C_i64, C_i64, C_i64, T.int32[:, ::1], C_i64, C_i64, C_i64, C2_i64, C_i64),
         shared=True, barriers=3),

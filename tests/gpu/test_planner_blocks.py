@@ -1,6 +1,7 @@
 """The parallel page planner and row-group replay (kernels/plan/planner_cuda.plan_block / replay_block, one block
-with a thread per column), run by numba's CUDA simulator, against their sequential twins (kernels/plan/schedule
-.plan_pages / replay_blocks): random flat and nested tables with more columns than a block has threads, pages
+with a thread per column; the segmented planner plan_count_block / plan_walk_block / plan_emit_block, a block per
+segment of rows), run by numba's CUDA simulator and as their CPU twins, against the sequential
+kernels/plan/schedule.plan_pages / replay_blocks: random flat and nested tables with more columns than a block has threads, pages
 ending at many checks, planned in pieces up to random horizons into arrays too small (so both return PLAN_FULL and
 resume), replayed with random stored sizes and small row groups (memory checks deciding from bounds and from
 metered levels, cuts); every output and state array compared whole."""
@@ -13,8 +14,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from gpuwrite.kernels.plan import planner as P
 from gpuwrite.kernels.plan import schedule as k
-from gpuwrite.kernels.plan.planner_cuda import plan_block, replay_block
+from gpuwrite.kernels.plan.planner_cuda import (
+    plan_block,
+    plan_count_block,
+    plan_emit_block,
+    plan_walk_block,
+    replay_block,
+)
 
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
@@ -187,3 +195,114 @@ def test_replay_block_matches_replay_blocks(seed: int, nested: bool, ncols: int,
             np.testing.assert_array_equal(got[name], arr, err_msg=f"{name} at block size {block_size}")
         cuts.append(int(want["block"][k.B_CUT]))
     assert len(set(cuts)) > 2  # row groups cut at several rows
+
+
+def _segmented(cuda: bool, seg_rows: int, cols: ColumnArrays, opts: WriteOptions, horizons: list[int],
+               capacity: int) -> tuple[dict[str, Any], list[int], int]:
+    """The segmented planner (plan_count, plan_walk W_SPEC / W_FIX, plan_emit: the CUDA kernels in simulated blocks of
+    8 threads, or their twins) driven as DeviceSchedule.plan drives it: emitted again into arrays grown to status[1:]
+    on PLAN_FULL, the rest planned in one chain (plan_block / plan_pages) from where it stopped on PLAN_AGAIN. The
+    state, the planned checks and pages (to their counts), the statuses, and how many segments (after the first of a
+    call) met their guess."""
+    ncols = cols.desc.shape[0]
+    params = schedule_params(opts)
+    sched = np.array([opts.page_size_check_min, 0, 0], dtype=np.int64)
+    cursor = np.zeros((ncols, k.S_COUNT), dtype=np.int64)
+    ev_row, ev_end = np.full(capacity, -7, np.int64), np.full(capacity, -7, np.int64)
+    ev_lev = np.full((capacity, ncols), -7, np.int32)
+    fl_col, fl_start = np.full(capacity, -7, np.int64), np.full(capacity, -7, np.int64)
+    statuses: list[int] = []
+    met = 0
+    e = P.segment_checks(seg_rows, ncols, params)
+    f = e * ncols + ncols
+    for horizon in horizons:
+        status = np.full(3, -9, np.int64)
+        while status[0] != P.PLAN_DONE:
+            segs = P.segment_table(int(sched[k.SC_NEXT]), horizon, seg_rows)
+            n = len(segs)
+            ones = np.full((n, ncols), -7, np.int64)
+            xs = np.full((2, n, P.X_COUNT), -7, np.int64)
+            xc = np.full((2, n, ncols, k.S_COUNT), -7, np.int64)
+            xr, xe = np.full((2, n, e), -7, np.int64), np.full((2, n, e), -7, np.int64)
+            xl = np.full((2, n, e, ncols), -7, np.int32)
+            xfc, xfs = np.full((2, n, f), -7, np.int64), np.full((2, n, f), -7, np.int64)
+            starts = np.full((n, e, ncols), -7, np.int64)
+            data = (cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, segs, ones, sched, cursor, xs,
+                    xc, xr, xe, xl, xfc, xfs, starts)
+            if cuda:
+                plan_count_block[n, 8](cols.desc, cols.bits, segs, cursor, ones)
+                plan_walk_block[n, 8](P.W_SPEC, *data)
+                plan_walk_block[n, 8](P.W_FIX, *data)
+            else:
+                P.plan_count(n, cols.desc, cols.bits, segs, cursor, ones)
+                P.plan_walk(n, P.W_SPEC, *data)
+                P.plan_walk(n, P.W_FIX, *data)
+            met += int((xs[P.W_FIX, 1:, P.X_MEET] >= 0).sum())
+            while True:
+                out = (ev_row, ev_end, ev_lev, fl_col, fl_start, status)
+                if cuda:
+                    plan_emit_block[n, 8](segs, sched, cursor, xs, xc, xr, xe, xl, xfc, xfs, *out)
+                else:
+                    P.plan_emit(n, segs, sched, cursor, xs, xc, xr, xe, xl, xfc, xfs, *out)
+                statuses.append(int(status[0]))
+                if status[0] != P.PLAN_FULL:
+                    break
+                grow_e, grow_f = int(status[1]) - len(ev_row), int(status[2]) - len(fl_col)
+                ev_row, ev_end, ev_lev = (np.concatenate([a, np.full((max(0, grow_e), *a.shape[1:]), -7, a.dtype)])
+                                          for a in (ev_row, ev_end, ev_lev))
+                fl_col, fl_start = (np.concatenate([a, np.full(max(0, grow_f), -7, a.dtype)]) for a in (fl_col, fl_start))
+            assert status[0] != P.PLAN_BROKEN
+            if status[0] == P.PLAN_AGAIN:  # the rest in one chain
+                rest = _block(8) if cuda else _sequential
+                while rest(cols, params, horizon, sched, cursor, ev_row, ev_end, ev_lev, fl_col, fl_start) != 0:
+                    ev_row, ev_end, ev_lev, fl_col, fl_start = (np.concatenate([a, np.full_like(a, -7)]) for a in
+                                                                (ev_row, ev_end, ev_lev, fl_col, fl_start))
+                status[0] = P.PLAN_DONE
+    nev, nfl = int(sched[k.SC_EVENTS]), int(sched[k.SC_FLUSHES])
+    return {"sched": sched, "cursor": cursor, "ev_row": ev_row[:nev], "ev_end": ev_end[:nev],
+            "ev_lev": ev_lev[:nev], "fl_col": fl_col[:nfl], "fl_start": fl_start[:nfl]}, statuses, met
+
+
+@pytest.mark.parametrize("cuda", [False, True])
+@pytest.mark.parametrize("case", CASES)
+def test_segmented_plan_matches_plan_pages(cuda: bool, case: tuple[int, bool, int, int, int, bool]) -> None:
+    """Every check row, page, level measure and the final state of the segmented planner equal plan_pages', planned
+    up to random horizons into arrays too small, with segments from 37 to 300 rows: most do not meet their guess
+    (the planner goes on from there in one chain)."""
+    seed, nested, ncols, _, page_size, estimate = case
+    cols, opts, rng, rows = _case(seed, nested, ncols, page_size, estimate)
+    horizons = [*sorted(int(h) for h in rng.integers(0, rows, 2)), rows]
+    want = _drive(_sequential, cols, opts, horizons, capacity=3)
+    nev, nfl = int(want["sched"][k.SC_EVENTS]), int(want["sched"][k.SC_FLUSHES])
+    seen: set[int] = set()
+    met = 0
+    for seg_rows in (37, 120, 300):
+        got, statuses, n = _segmented(cuda, seg_rows, cols, opts, horizons, capacity=3)
+        seen.update(statuses)
+        met += n
+        for name in ("sched", "cursor"):
+            np.testing.assert_array_equal(got[name], want[name], err_msg=f"{name}, segments of {seg_rows} rows")
+        for name, n in (("ev_row", nev), ("ev_end", nev), ("ev_lev", nev), ("fl_col", nfl), ("fl_start", nfl)):
+            np.testing.assert_array_equal(got[name], want[name][:n], err_msg=f"{name}, segments of {seg_rows} rows")
+    assert {P.PLAN_FULL, P.PLAN_AGAIN, P.PLAN_DONE} <= seen  # arrays grown; segments that did not meet
+
+
+@pytest.mark.parametrize("cuda", [False, True])
+@pytest.mark.parametrize("nested", [False, True])
+def test_segments_meet_where_the_row_limit_ends_the_pages(cuda: bool, nested: bool) -> None:
+    """Pages that the page row limit ends (store_sales' at the defaults) fall at multiples of it from the row
+    group's start, as do the segments: every segment's walk from the true start meets its guess, the call is done
+    in one round, and its checks and pages equal plan_pages'."""
+    rng = np.random.default_rng(7)
+    rows = 1000
+    opts = WriteOptions(page_size=1 << 20, page_row_count_limit=40, page_size_check_min=10, page_size_check_max=20)
+    cols = _columns(_table(rng, rows, 9, nested), opts)
+    want = _drive(_sequential, cols, opts, [rows], capacity=3)
+    got, statuses, met = _segmented(cuda, 120, cols, opts, [rows], capacity=3)
+    assert P.PLAN_AGAIN not in statuses and met == rows // 120  # every segment after the first met its guess
+    nev, nfl = int(want["sched"][k.SC_EVENTS]), int(want["sched"][k.SC_FLUSHES])
+    assert nfl > 9 * (rows // 40 - 1)
+    for name in ("sched", "cursor"):
+        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+    for name, n in (("ev_row", nev), ("ev_end", nev), ("ev_lev", nev), ("fl_col", nfl), ("fl_start", nfl)):
+        np.testing.assert_array_equal(got[name], want[name][:n], err_msg=name)

@@ -1,6 +1,7 @@
 """parquet-java's page checks and row-group replay over a window on the device: the compiled planner
-(`kernels/plan/schedule.py`, the same code the CPU backend calls on the host) run as one-thread device steps over
-the window's arenas, so the host never holds the levels.
+(`kernels/plan/schedule.py`, the same code the CPU backend calls on the host) run as device steps over the window's
+arenas, so the host never holds the levels. The page checks run in segments of rows, all at once (`plan`:
+kernels/plan/planner.py, plan_count / plan_walk / plan_emit), the replay as one block.
 
 The planner's column data is the window itself: `desc` from the column table, level bytes from `lev` (widths
 above 1), 1-bit level streams packed into `bits` by one launch, indexes from `idx`.
@@ -12,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuwrite.kernels.plan import planner as P
 from gpuwrite.kernels.plan import schedule as k
 from gpuwrite.kernels.plan.layout import (
     CT_DEF,
@@ -98,6 +100,11 @@ class DeviceSchedule:
         events = win.rows // spacing + self.ncols + 2
         self._arrays(events, 2 * events + self.ncols)
         self.status = device.empty(1, np.int64)
+        self.plan_status = device.empty(3, np.int64)
+        self.next_row = opts.page_size_check_min  # the next page check's row, as the last plan left it
+        self.seg_rows = P.segment_rows(opts.page_row_count_limit)
+        self.params_host = schedule_params(opts)
+        self.seg_checks = P.segment_checks(self.seg_rows, self.ncols, self.params_host)
         self.bad: np.ndarray | None = None  # host copy of win.bad, once read
         self.events = self.flushes = 0
 
@@ -110,45 +117,93 @@ class DeviceSchedule:
         self.fl_col = d.empty(flushes, np.int64)
         self.fl_start = d.empty(flushes, np.int64)
 
-    def _grow(self, sched: np.ndarray) -> None:
-        """The planner filled its arrays: double the full ones, keeping their contents."""
+    def _grow(self, events: int, flushes: int) -> None:
+        """Room for `events` checks and `flushes` pages (doubling), keeping the arrays' contents."""
         d = self.device
-        if int(sched[k.SC_EVENTS]) >= len(self.ev_row):
-            size = 2 * len(self.ev_row)
+        if events > len(self.ev_row):
+            size = max(events, 2 * len(self.ev_row))
             self.ev_row, self.ev_end, self.ev_lev = (d.grown(a, size) for a in (self.ev_row, self.ev_end, self.ev_lev))
-        else:
-            size = 2 * len(self.fl_col) + self.ncols
+        if flushes > len(self.fl_col):
+            size = max(flushes, 2 * len(self.fl_col) + self.ncols)
             self.fl_col, self.fl_start = (d.grown(a, size) for a in (self.fl_col, self.fl_start))
+
+    def _walks(self, horizon: int) -> tuple[int, tuple[Any, ...], tuple[Any, ...]]:
+        """Launch the segments' counts and both walks of each segment from the next check up to `horizon`: (the
+        segments, plan_emit's first arguments: segs, sched, cursor and the chains)."""
+        d, ar = self.device, self.win.arenas
+        segs = P.segment_table(self.next_row, horizon, self.seg_rows)
+        n, e, c = len(segs), self.seg_checks, self.ncols
+        f = e * c + c  # a walk needs room for a check's pages before each check
+        dsegs = d.upload(segs)
+        ones = d.empty(n * c, np.int64).reshape(n, c)
+        chain = (d.empty(2 * n * P.X_COUNT, np.int64).reshape(2, n, P.X_COUNT),
+                 d.empty(2 * n * c * k.S_COUNT, np.int64).reshape(2, n, c, k.S_COUNT),
+                 d.empty(2 * n * e, np.int64).reshape(2, n, e), d.empty(2 * n * e, np.int64).reshape(2, n, e),
+                 d.empty(2 * n * e * c, np.int32).reshape(2, n, e, c),
+                 d.empty(2 * n * f, np.int64).reshape(2, n, f), d.empty(2 * n * f, np.int64).reshape(2, n, f))
+        starts = d.empty(n * e * c, np.int64).reshape(n, e, c)
+        d.launch(steps.PLAN_COUNT, n, self.desc, self.bits, dsegs, self.cursor, ones)
+        for kernel, w in ((steps.PLAN_SPEC, P.W_SPEC), (steps.PLAN_FIX, P.W_FIX)):
+            d.launch(kernel, n, w, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, dsegs, ones,
+                     self.sched, self.cursor, *chain, starts)
+        return n, (dsegs, self.sched, self.cursor), chain
 
     def plan(self, horizon: int) -> tuple[PageTable, np.ndarray]:
         """Plan every check up to `horizon`: the new pages (in check order, then column order; their entries
         and values still to be found), and each column's open page start after them."""
-        d, ar = self.device, self.win.arenas
         first_event, first_flush = self.events, self.flushes
+        n, head, chain = self._walks(horizon)
         while True:
-            d.launch(steps.PLAN, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, horizon,
-                     self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start,
-                     self.status)
-            # one sync: the planner's counters, the conversion's and the value checks' refusals, and its pages
-            # and events read to the arrays' capacity (the counts are known only after the read)
-            got = d.download_many([self.sched, self.status, self.cursor[:, k.S_START], self._errs(),
-                                   self.fl_col[first_flush:], self.fl_start[first_flush:],
-                                   self.ev_row[first_event:], self.ev_end[first_event:],
-                                   *([self.win.bad] if self.win.bad is not None and self.bad is None else [])],
-                                  "plan")
-            sched, status, cursor, errs = got[:4]
-            if len(got) > 8:
-                self.bad = got[8]  # the value checks' results (checks.py), read with the same sync
-            self._refuse(errs)
-            if int(status[0]) == k.PLAN_DONE:
+            self.device.launch(steps.PLAN_EMIT, n, *head, *chain, self.ev_row, self.ev_end, self.ev_lev, self.fl_col,
+                               self.fl_start, self.plan_status)
+            got = self._read(first_event, first_flush)
+            sched, plan_status = got[0], got[1]
+            status = int(plan_status[0])
+            if status != k.PLAN_FULL:
                 break
-            self._grow(sched)  # PLAN_FULL: more checks than the first guess; go on where it stopped
+            self._grow(int(plan_status[1]), int(plan_status[2]))  # emitted again into room for all
+        if status == P.PLAN_BROKEN:
+            raise RuntimeError("page planner: a segment's checks outgrew their bound (planner.segment_checks)")
+        if status == P.PLAN_AGAIN:
+            got = self._rest(horizon, sched, first_event, first_flush)
+            sched = got[0]
+        self.next_row = int(sched[k.SC_NEXT])
         self.events, self.flushes = int(sched[k.SC_EVENTS]), int(sched[k.SC_FLUSHES])
+        cursor = got[2]
         col, start = got[4][:self.flushes - first_flush], got[5][:self.flushes - first_flush]
         ev_row, ev_end = got[6][:self.events - first_event], got[7][:self.events - first_event]
         end = page_ends(ev_row, ev_end, first_flush)
         return PageTable(col, start, end, np.zeros_like(col), np.zeros_like(col), np.zeros_like(col),
                          np.zeros_like(col)), cursor
+
+    def _rest(self, horizon: int, sched: np.ndarray, first_event: int, first_flush: int) -> list[np.ndarray]:
+        """A segment's walks did not meet (its chain from the guess never joined the true one): the checks from its
+        end up to `horizon` in one chain (plan_block), into arrays with room for as many checks as those rows can
+        hold; one more sync. Returns the read as `_read`."""
+        d, ar = self.device, self.win.arenas
+        rows = max(0, horizon - int(sched[k.SC_NEXT]) + 1)
+        events = int(sched[k.SC_EVENTS]) + P.segment_checks(rows, self.ncols, self.params_host)
+        self._grow(events, int(sched[k.SC_FLUSHES]) + (events - int(sched[k.SC_EVENTS]) + 1) * self.ncols)
+        while True:
+            d.launch(steps.PLAN_REST, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, horizon,
+                     self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start,
+                     self.plan_status)
+            got = self._read(first_event, first_flush)
+            if int(got[1][0]) == k.PLAN_DONE:
+                return got
+            self._grow(2 * len(self.ev_row), 2 * len(self.fl_col))  # not reached: the room is a bound
+
+    def _read(self, first_event: int, first_flush: int) -> list[np.ndarray]:
+        """One sync: the planner's counters and status, the conversion's and the value checks' refusals, and its
+        pages and events read to the arrays' capacity (the counts are known only after the read)."""
+        got: list[np.ndarray] = self.device.download_many(
+            [self.sched, self.plan_status, self.cursor[:, k.S_START], self._errs(), self.fl_col[first_flush:],
+             self.fl_start[first_flush:], self.ev_row[first_event:], self.ev_end[first_event:],
+             *([self.win.bad] if self.win.bad is not None and self.bad is None else [])], "plan")
+        if len(got) > 8:
+            self.bad = got[8]  # the value checks' results (checks.py), read with the same sync
+        self._refuse(got[3])
+        return got
 
     def _errs(self) -> Any:
         """The conversion's refusals, read with the planner's first sync (a placeholder when none are kept)."""

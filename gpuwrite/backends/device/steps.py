@@ -28,6 +28,7 @@ from gpuwrite.kernels.plan import page_layout as L
 from gpuwrite.kernels.plan import planner as P
 from gpuwrite.options.model import (
     DEFAULT_DICTIONARY_PAGE_SIZE,
+    DEFAULT_MAX_ROW_COUNT_FOR_PAGE_SIZE_CHECK,
     DEFAULT_PAGE_ROW_COUNT_LIMIT,
     DEFAULT_PAGE_SIZE,
 )
@@ -39,6 +40,7 @@ from .serial_steps import log2_threads as _log2
 
 PAGE_VALUES = DEFAULT_PAGE_ROW_COUNT_LIMIT  # values of a flat page, at most (default options)
 PAGE_BYTES = DEFAULT_PAGE_SIZE  # bytes of a page's values or body (default options; the check lets it exceed a bit)
+CHECK_MAX_ROWS = DEFAULT_MAX_ROW_COUNT_FOR_PAGE_SIZE_CHECK  # rows between page checks, at most (default options)
 DICT_ENTRIES = DEFAULT_DICTIONARY_PAGE_SIZE // 4  # entries of a dictionary, at most (4-byte entries, 1 MiB)
 
 
@@ -289,30 +291,71 @@ PACK_LEVELS = Kernel("pack_levels", _cuda("plan.planner_cuda", "pack_levels_bloc
                      serial=_pack_levels_serial)
 
 
-def _walk_steps(levels: Any, bits: Any, ev_lev: Any) -> int:
-    """What the one planner thread walks: one step per column per check (ev_lev's capacity), the packed 1-bit
-    streams word by word twice (value counts and level meters), and the wider levels 8 a word (the level bytes
-    not in the 1-bit streams)."""
+def _level_share(levels: Any, bits: Any, cols: int, segments: int) -> int:
+    """A column's even share of one segment's level words, walked once to count and once to meter: the packed
+    1-bit streams' words and the wider levels 8 a word, over columns (flat columns have the same rows) and over
+    segments - 2 (the segments between the first and the last, which can be shorter, are whole), plus the rows
+    between the previous segment's last check and this segment (a check interval: page_size_check_max rows at the
+    defaults) and a word either end."""
     bit_words = int(bits.size)
     wide = max(0, int(levels.size) - 64 * bit_words)
-    return int(ev_lev.size) + 2 * bit_words + _div(wide, 8)
+    whole = max(1, segments - 2)
+    return _div(2 * bit_words + _div(wide, 8), cols * whole) + 2 * _div(CHECK_MAX_ROWS, 64) + 2
 
 
-def _plan_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
-    """One block runs the chain of page checks (at most ev_row's capacity, args[5]), a thread per column of each
-    tile of T: per check its column checks, a 2 log2(T)-step scan per tile and a log2(T)-step min-reduction; over
-    all checks a thread walks its columns' levels once to count and once to meter them (the even share of
-    `_walk_steps`' level words; flat columns have the same rows)."""
+def _plan_count_serial(items: int, desc: Any, bits: Any, *args: Any) -> int:
+    """A block per segment, a thread per column of each tile of T: the column's set bits over its segment's 1-bit
+    words, one word a step (the even share of the 1-bit words over columns and the whole segments, as
+    `_level_share`; segment 0 counts from the last check before it, a check interval more)."""
+    cols = max(1, int(desc.shape[0]))
+    return _div(cols, T) * (_div(int(bits.size), cols * max(1, items - 2)) + _div(CHECK_MAX_ROWS, 64) + 2)
+
+
+def _plan_walk_serial(items: int, *args: Any) -> int:
+    """A block per segment runs one chain of its checks, at most xr.shape[2] (the room the kernel stops at:
+    `planner.segment_checks`, the checks a segment can hold), a thread per column of each tile of T: per check its
+    column checks, a 2 log2(T)-step scan per tile and two log2(T)-step min-reductions, the guess's page starts
+    recorded or compared (a log2(T)-step sum) with thread 0 stepping through the guess's checks (at most as many
+    again); its start state (the guess sums its column's counts of the segments before: `items` steps); over the
+    chain a thread walks its columns' levels in the segment (`_level_share`)."""
+    desc, levels, bits, xc, xr = args[1], args[2], args[4], args[12], args[13]  # (w, desc, levels, words, bits, ...)
     cols = max(1, int(desc.shape[0]))
     tiles = _div(cols, T)
-    per_check = tiles * (2 * _log2(T) + 4) + _log2(T) + 3
-    bit_words = int(bits.size)
-    wide = max(0, int(levels.size) - 64 * bit_words)
-    walk = tiles * _div(2 * bit_words + _div(wide, 8), cols)
-    return int(args[5].shape[0]) * per_check + walk
+    checks = int(xr.shape[2])
+    per_check = tiles * (2 * _log2(T) + 5) + 3 * (_log2(T) + 2) + 6
+    return checks * (per_check + 1) + tiles * (int(xc.shape[3]) + items) + tiles * _level_share(levels, bits, cols,
+                                                                                                  items)
 
 
-PLAN = Kernel("plan", _cuda("plan.planner_cuda", "plan_block"), P.plan_step, serial=_plan_serial)
+def _plan_emit_serial(items: int, *args: Any) -> int:
+    """A block per segment: each thread sums the segments' counts before its own (`items` steps), then copies its
+    share of the segment's checks (both walks': 2 xr.shape[2], each with its columns' level bytes) and pages (2
+    xfc.shape[2]); the last kept segment's threads copy the state (their columns)."""
+    xc, xr, xl, xfc = args[4], args[5], args[7], args[8]  # (segs, sched, cursor, xs, xc, xr, xe, xl, xfc, ...)
+    cols = max(1, int(xl.shape[3]))
+    return (2 * items + _div(2 * int(xr.shape[2]), T) * (cols + 2) + 2 * _div(2 * int(xfc.shape[2]), T)
+            + _div(cols, T) * int(xc.shape[3]))
+
+
+def _plan_rest_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
+    """After a segment that did not meet its guess: one block runs the rest of the chain of page checks (at most
+    ev_row's capacity, args[5]), a thread per column of each tile of T, as a segment's walk (`_plan_walk_serial`),
+    over all its columns' levels (the even share of the level words, as one segment)."""
+    cols = max(1, int(desc.shape[0]))
+    tiles = _div(cols, T)
+    per_check = tiles * (2 * _log2(T) + 4) + 2 * (_log2(T) + 2) + 4
+    return int(args[5].shape[0]) * per_check + tiles * _level_share(levels, bits, cols, 1)
+
+
+PLAN_REST = Kernel("plan_rest", _cuda("plan.planner_cuda", "plan_block"), P.plan_step, serial=_plan_rest_serial)
+PLAN_COUNT = Kernel("plan_count", _cuda("plan.planner_cuda", "plan_count_block"), P.plan_count,
+                    serial=_plan_count_serial)
+PLAN_SPEC = Kernel("plan_spec", _cuda("plan.planner_cuda", "plan_walk_block"), P.plan_walk,
+                   serial=_plan_walk_serial)
+PLAN_FIX = Kernel("plan_fix", _cuda("plan.planner_cuda", "plan_walk_block"), P.plan_walk,
+                  serial=_plan_walk_serial)
+PLAN_EMIT = Kernel("plan", _cuda("plan.planner_cuda", "plan_emit_block"), P.plan_emit,
+                   serial=_plan_emit_serial)
 
 
 def _replay_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
@@ -323,7 +366,7 @@ def _replay_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *a
     thread applies its share of the check's pages (one per column at most); per memory check it bounds its columns
     and takes part in three log2(T)-step sums (a fourth when the bounds leave the answer open), thread 0 a few
     steps of the block check; over all checks a thread meters and counts its columns' levels once (the even share
-    of `_walk_steps`' level words, as `_plan_serial`)."""
+    of the level words, as `_level_share` for one segment)."""
     cols = max(1, int(desc.shape[0]))
     tiles = _div(cols, T)
     checks = int(args[4].shape[0])
