@@ -249,7 +249,8 @@ def streamed_steps(folder: str) -> None:
     re-read between steps (`Dictionary.warm`), as in any write of more than a step's rows."""
     import numpy as np
 
-    from ..api import ParquetWriter  # first: importing pipeline.window alone is circular (backends.base needs it)
+    # api first: importing pipeline.window on its own is circular (backends.base imports it back)
+    from ..api import ParquetWriter
     from ..pipeline.window import STREAM_CONVERT_ROWS
 
     table = flat_table().drop_columns(["sv", "bv"])
