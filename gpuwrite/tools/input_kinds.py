@@ -243,9 +243,28 @@ def datasets(folder: str) -> None:
                                hive_compatible_buckets=True)
 
 
+def streamed_steps(folder: str) -> None:
+    """A streaming ParquetWriter fed batches of every flat type (views aside: Arrow cannot `take` them), each a
+    conversion step, into one row group: each column's pages are encoded a step at a time, its dictionary
+    re-read between steps (`Dictionary.warm`), as in any write of more than a step's rows."""
+    import numpy as np
+
+    # api first: importing pipeline.window on its own is circular (backends.base imports it back)
+    from ..api import ParquetWriter
+    from ..pipeline.window import STREAM_CONVERT_ROWS
+
+    table = flat_table().drop_columns(["sv", "bv"])
+    batch = table.take(np.arange(STREAM_CONVERT_ROWS) % table.num_rows)
+    with ParquetWriter(os.path.join(folder, "streamed.parquet"), table.schema, streaming=True,
+                       widen_unsigned=True) as writer:
+        for _ in range(3):
+            writer.write(batch)
+
+
 KINDS: dict[str, tuple[Callable[[str], None], str | None]] = {
     "options": (with_options, None),
     "datasets": (datasets, None),
+    "streamed steps": (streamed_steps, None),
     "pyarrow flat": (arrow_flat, None),
     "pyarrow nested": (arrow_nested, None),
     "pandas": (pandas_frames, "pandas"),

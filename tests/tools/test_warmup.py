@@ -166,3 +166,23 @@ def test_gpu_warmup_says_it_needs_a_gpu(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["warmup", "--device", "gpu"]) == EXIT_FAILED
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("gpuwrite warmup --device gpu needs a GPU") and missing in err
+
+
+def test_warmup_encodes_a_row_group_in_several_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The warm-up's writes include a row group whose pages are encoded over several steps, a dictionary re-read
+    before the second (`Dictionary.warm`: its kernel compiles on no other path, and every write of more than a
+    step's rows, the demo's first among them, takes it)."""
+    import warnings
+
+    from gpuwrite.encode.dictionary import Dictionary
+    from gpuwrite.pipeline.int96_zones import held_back
+    from gpuwrite.tools.warmup import sample_table, steps
+
+    warmed: list[int] = []
+    warm = Dictionary.warm
+    monkeypatch.setattr(Dictionary, "warm", lambda self: (warmed.append(self.size), warm(self))[1])
+    with held_back(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _label, run in steps(sample_table(300), str(tmp_path)):
+            run()
+    assert warmed and min(warmed) > 0
