@@ -7,7 +7,7 @@ and tests. Flat columns are converted on the device straight from their Arrow bu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -74,6 +74,12 @@ class DeviceWindow:
     errs: Any = None  # device int64[C, ER_COUNT]: the conversion's refusals, read with the planner's first sync
     converted: Any = None  # the conversion's own window (its error messages, its inputs kept alive)
     bad: Any = None  # device int64[K, 2]: the value checks' first failing row per chunk (checks.py), or None
+
+    def host_side(self) -> DeviceWindow:
+        """This window without its device arrays (the column table and host-converted columns only): what the
+        row group's deferred write reads, so the arenas are freed before the next window is built."""
+        return replace(self, dev_cols=None, arenas=Arenas(None, None, None, None, None, None), errs=None,
+                       converted=None, bad=None)
 
     def histograms(self, leaf: Leaf, span: Any, column: int) -> tuple[list[int] | None, list[int] | None]:
         """SizeStatistics level histograms of a page of `column` (repetition when its max level > 0, definition
