@@ -42,6 +42,7 @@ from gpuwrite.kernels.plan.layout import (
 from ...options.model import WriteOptions
 from ...pipeline.leafdata import LeafData
 from ...schema import Leaf
+from .convert import value_index
 from .dictionary import assign_dictionary_fields
 from .ops import Device
 
@@ -154,9 +155,7 @@ def window_from_leafdata(device: Device, leaves: Sequence[Leaf], datas: Sequence
                 cols[c, CT_REP] = parts["lev"].put(data.rep)
         elif data.valid is not None:
             cols[c, CT_DEF] = parts["lev"].put(data.valid.view(np.uint8))
-            prefix = np.zeros(rows + 1, dtype=np.int64)
-            np.cumsum(data.valid, out=prefix[1:])
-            cols[c, CT_VIDX] = parts["idx"].put(prefix)
+            cols[c, CT_VIDX] = parts["idx"].put(value_index(data.valid))
         if leaf.fixed_width:
             values = data.value_array
             if leaf.kind in ("float", "double"):
