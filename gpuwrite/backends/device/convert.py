@@ -308,6 +308,9 @@ def build_window(device: Device, table: pa.Table | DeviceTable | Sequence[Any], 
     plan.sizes["lev"] = -(-plan.sizes["lev"] // 8) * 8 + 8  # whole words and one more (the planner reads words)
     srct = plan.sources.table()
     chunks, ranges = plan.chunks(srct, chunk_rows)
+    tables = [plan.cols, srct, chunks, ranges, plan.sources.zones]
+    device.staging.reserve([view.nbytes for _, view, on_device in plan.sources.parts if not on_device]
+                           + [host.nbytes for _, _, host in plan.uploads] + [sum(t.nbytes for t in tables)])
     src = device.empty(max(plan.sources.size, 8), np.uint8)
     for pos, view, on_device in plan.sources.parts:
         if on_device:
