@@ -5,11 +5,14 @@ what the write asked of the device and how much host work no GPU can remove.
     python bench/gpu_model.py --input IN.parquet --out OUT.parquet --compression snappy --json REPORT.json
     python bench/gpu_model.py --rows 2880404 --out /tmp/ss.parquet          # store_sales generated in memory
     python bench/gpu_model.py --input IN.parquet --device-input ...          # input placed on the device first
+    python bench/gpu_model.py --rows 28804040 --block-size 134217728 --repeats 1 --out /tmp/ss.parquet
 
 Reported (JSON and a table): rows, row_groups, input_bytes (the input's Arrow bytes), output_bytes, host_s
 (wall time of the write minus the time inside stand-in kernels and stand-in copies: the host floor; host_cpu_s
 the same in process CPU time, which a loaded machine does not inflate), standin_s,
-launches, syncs (host waits on the device), h2d_bytes, d2h_bytes, per row group where it applies, and whether
+launches, syncs (host waits on the device), h2d_bytes, d2h_bytes, per row group where it applies,
+largest_row_group_input_bytes (the Arrow bytes of the largest row group's rows: the device's memory bound is
+per row group, device_peak_over_row_group_input), and whether
 OUT is byte-identical to `write_table(..., device="cpu")` with the same codec (the stand-in codec is the host
 codec). The counters are incremented in `gpuwrite/backends/device/ops.Device`, the one place that launches,
 copies and syncs, so the model cannot miss one.
@@ -52,8 +55,10 @@ def load(args: argparse.Namespace) -> pa.Table:
     return store_sales_table(args.rows)
 
 
-def model_write(table: pa.Table, out: Path, compression: str, device_input: bool = False) -> dict[str, Any]:
-    """Write `table` through the GPU backend on the stand-in device; the report."""
+def model_write(table: pa.Table, out: Path, compression: str, device_input: bool = False,
+                block_size: int | None = None) -> dict[str, Any]:
+    """Write `table` through the GPU backend on the stand-in device (row groups of `block_size` bytes, the
+    writer's default when None); the report."""
     with standin():
         data: Any = table
         if device_input:  # placed on the stand-in device once, untimed, and exported as pylibcudf exports
@@ -63,7 +68,8 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
         # a fresh path: renaming over an existing file makes ext4 flush it (auto_da_alloc), a file-system
         # cost of replacing a file that has nothing to do with the writer
         Path(out).unlink(missing_ok=True)
-        writer = gpuwrite.ParquetWriter(out, table.schema, device="gpu", compression=compression)
+        sized = {} if block_size is None else {"block_size": block_size}
+        writer = gpuwrite.ParquetWriter(out, table.schema, device="gpu", compression=compression, **sized)
         start, start_cpu = time.perf_counter(), time.process_time()
         writer.write(data)
         result = writer.close()
@@ -72,6 +78,7 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
     device = writer._backend.device  # type: ignore[attr-defined]
     counters = device.counters
     groups = len(result.footer.row_groups)
+    group_input = largest_row_group_input(table, [rg.num_rows for rg in result.footer.row_groups])
     summary = counters.as_dict()
     report = {"rows": result.num_rows, "row_groups": groups, "input_bytes": table.nbytes,
               "output_bytes": result.size, "wall_s": wall, "host_s": wall - counters.standin_s,
@@ -85,6 +92,8 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
               "d2h_over_output": counters.d2h_bytes / max(1, result.size),
               "device_peak_bytes": counters.device_peak_bytes, "device_arrays_peak_bytes": device.peak_bytes,
               "device_peak_over_input": counters.device_peak_bytes / max(1, table.nbytes),
+              "largest_row_group_input_bytes": group_input,
+              "device_peak_over_row_group_input": counters.device_peak_bytes / max(1, group_input),
               "max_serial_steps": summary["max_serial_steps"], "serial_step_kernel": summary["serial_step_kernel"],
               "modeled_device_s": summary["modeled_device_s"],
               "modeled_device_s_by_step": summary["modeled_device_s_by_step"],
@@ -92,6 +101,16 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
                         "step_s": cost.STEP_S, "launch_s": cost.LAUNCH_S},
               "by_kernel": counters.by_kernel, "waits": dict(counters.waits), "host_rss_after": rss_bytes()}
     return report
+
+
+def largest_row_group_input(table: pa.Table, group_rows: list[int]) -> int:
+    """The Arrow bytes of the rows of the largest row group (by bytes) of a file whose row groups hold
+    `group_rows` rows of `table` in order."""
+    largest, start = 0, 0
+    for n in group_rows:
+        largest = max(largest, table.slice(start, n).nbytes)
+        start += n
+    return largest
 
 
 def rss_bytes() -> int:
@@ -105,11 +124,12 @@ def rss_bytes() -> int:
     return 0
 
 
-def identical_to_cpu(table: pa.Table, gpu_file: Path, compression: str) -> bool:
-    """Whether the CPU path writes the same bytes for the same table and codec."""
+def identical_to_cpu(table: pa.Table, gpu_file: Path, compression: str, block_size: int | None = None) -> bool:
+    """Whether the CPU path writes the same bytes for the same table, codec and row-group size."""
     with tempfile.TemporaryDirectory() as tmp:
         cpu_file = Path(tmp) / "cpu.parquet"
-        gpuwrite.write_table(table, cpu_file, device="cpu", compression=compression)
+        sized = {} if block_size is None else {"block_size": block_size}
+        gpuwrite.write_table(table, cpu_file, device="cpu", compression=compression, **sized)
         return cpu_file.read_bytes() == gpu_file.read_bytes()
 
 
@@ -125,7 +145,8 @@ def format_report(r: dict[str, Any]) -> str:
              f"{'H2D bytes':24s} {r['h2d_bytes']:,} ({r['h2d_over_input']:.3f}x the input)",
              f"{'D2H bytes':24s} {r['d2h_bytes']:,} ({r['d2h_over_output']:.3f}x the file)",
              f"{'D2D bytes (input)':24s} {r.get('d2d_bytes', 0):,} ({r.get('d2d_copies', 0)} copies)",
-             f"{'device memory peak':24s} {r['device_peak_bytes']:,} ({r['device_peak_bytes'] / max(1, r['input_bytes']):.2f}x the input)",
+             f"{'device memory peak':24s} {r['device_peak_bytes']:,} ({r['device_peak_bytes'] / max(1, r['input_bytes']):.2f}x the input, "
+             f"{r['device_peak_over_row_group_input']:.2f}x the largest row group's)",
              f"{'max serial steps':24s} {r['max_serial_steps']:,} (in {r['serial_step_kernel']})",
              f"{'modeled H200 device (s)':24s} {r['modeled_device_s']:.4f}",
              f"{'identical to CPU path':24s} {r.get('identical_to_cpu')}"]
@@ -144,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, default=2_880_404, help="rows of the generated store_sales table")
     p.add_argument("--out", required=True, help="where the GPU backend's file goes")
     p.add_argument("--compression", default="snappy")
+    p.add_argument("--block-size", type=int, help="row-group size in bytes (parquet.block.size; default 128 MiB)")
     p.add_argument("--json", help="write the report here as JSON")
     p.add_argument("--device-input", action="store_true", help="place the input on the (stand-in) device first")
     p.add_argument("--repeats", type=int, default=3, help="writes; the report is the one with the median host_s")
@@ -151,8 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     table = load(args)
     out = Path(args.out)
-    model_write(table, out, args.compression, args.device_input)  # warm-up: kernels loaded from the cache
-    in_order = [model_write(table, out, args.compression, args.device_input) for _ in range(args.repeats)]
+    model_write(table, out, args.compression, args.device_input, args.block_size)  # warm-up: kernels loaded
+    in_order = [model_write(table, out, args.compression, args.device_input, args.block_size)
+                for _ in range(args.repeats)]
     runs = sorted(in_order, key=lambda r: r["host_s"])
     report = runs[len(runs) // 2]
     report["host_rss_after_writes"] = [r["host_rss_after"] for r in in_order]  # in write order
@@ -160,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     report["host_cpu_s_runs"] = sorted(r["host_cpu_s"] for r in runs)
     report["host_cpu_s_median"] = report["host_cpu_s_runs"][len(runs) // 2]
     if not args.no_identity:
-        report["identical_to_cpu"] = identical_to_cpu(table, out, args.compression)
+        report["identical_to_cpu"] = identical_to_cpu(table, out, args.compression, args.block_size)
     print(format_report(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))

@@ -9,7 +9,13 @@ import numpy as np
 import pyarrow as pa
 from gpuwrite.kernels.plan.layout import CT_DEF, CT_OFFS, CT_ROWS, CT_VALUES, CT_VBEFORE, CT_VIDX
 
-from gpuwrite.backends.device.convert import DeviceWindow, build_window, check_window, window_as_leafdata
+from gpuwrite.backends.device.convert import (
+    DeviceWindow,
+    build_window,
+    check_window,
+    value_index,
+    window_as_leafdata,
+)
 from gpuwrite.backends.device.ops import Device
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline.columns import leaf_data
@@ -219,8 +225,8 @@ def convert_and_check(device: Device, table: pa.Table, opts: WriteOptions, chunk
         assert (row[CT_DEF] >= 0) == (want.valid is not None) == (row[CT_VIDX] >= 0), leaf.dotted
         if want.valid is not None:
             assert np.array_equal(lev[row[CT_DEF]:row[CT_DEF] + want.num_rows], want.def_levels), leaf.dotted
-            expected = [want.value_index(r) for r in range(want.num_rows)] + [want.num_values]
-            assert idx[row[CT_VIDX]:row[CT_VIDX] + want.num_rows + 1].tolist() == expected, leaf.dotted
+            expected = value_index(want.valid)
+            assert idx[row[CT_VIDX]:row[CT_VIDX] + len(expected)].tolist() == expected.tolist(), leaf.dotted
         if row[CT_OFFS] >= 0:
             offsets = idx[row[CT_OFFS]:row[CT_OFFS] + want.num_values + 1]
             assert (np.diff(offsets) >= 0).all() and offsets[-1] <= window.sizes["dat"], leaf.dotted

@@ -462,8 +462,9 @@ def close_column(c: int, ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarra
     errs[c, ER_VALUES] = values
     errs[c, ER_BYTES] = nbytes
     if cols[c, CT_VBEFORE] < 0:  # a flat column
-        if cols[c, CT_VIDX] >= 0:
-            idx[cols[c, CT_VIDX] + cols[c, CT_ROWS]] = values
+        rows = cols[c, CT_ROWS]
+        if cols[c, CT_VIDX] >= 0 and rows & 63 == 0:  # the group after the last row: all values before it
+            idx[cols[c, CT_VIDX] + 2 * (rows >> 6)] = values
         if cols[c, CT_OFFS] >= 0:
             idx[cols[c, CT_OFFS] + values] = ranges[c, R_DAT] + nbytes
 
@@ -481,12 +482,18 @@ def scan_columns(n: int, ranges: np.ndarray, chunks: np.ndarray, srct: np.ndarra
 
 @jit_inline
 def mark_row(lev: np.ndarray, idx: np.ndarray, dpos: int, vidx: int, r: int, ok: bool, v: int) -> None:
-    """Row r of a column: its definition level at lev[dpos + r] and the values before it at idx[vidx + r]
-    (each only when the column has them: dpos / vidx >= 0)."""
+    """Row r of a column: its definition level at lev[dpos + r] and its place in the value index at vidx
+    (layout.py: per 64 rows the values before them, then a mask of those that have one; the masks zeroed before
+    the launch), each only when the column has them (dpos / vidx >= 0). The twin's form; on a GPU the mask bit is
+    set atomically (threads share a word: `arenas_cuda._mark_row`)."""
     if dpos >= 0:
         lev[dpos + r] = 1 if ok else 0
     if vidx >= 0:
-        idx[vidx + r] = v
+        g = vidx + 2 * (r >> 6)
+        if r & 63 == 0:
+            idx[g] = v
+        if ok:
+            idx[g + 1] |= np.int64(1) << np.int64(r & 63)
 
 
 @jit

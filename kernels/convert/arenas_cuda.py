@@ -31,10 +31,24 @@ from . import arenas as C
 MAX_THREADS = 128  # the size of the per-thread shared arrays
 
 _byte_span = device(C.byte_span)
+
+
+@cuda.jit(device=True)
+def _mark_row(lev: np.ndarray, idx: np.ndarray, dpos: int, vidx: int, r: int, ok: bool, v: int) -> None:
+    """`arenas.mark_row` on a GPU: the 64 rows of a value-index group are different threads' (and, where an Arrow
+    chunk starts inside a group, different blocks'), so each sets its mask bit with an atomic OR."""
+    if dpos >= 0:
+        lev[dpos + r] = 1 if ok else 0
+    if vidx >= 0:
+        g = vidx + 2 * (r >> 6)
+        if r & 63 == 0:
+            idx[g] = v
+        if ok:
+            cuda.atomic.or_(idx, g + 1, np.int64(1) << np.int64(r & 63))  # type: ignore[call-arg]
+
 _close_column = device(C.close_column)
 _count_row = device(C.count_row)
 _first_above = device(C.first_above)
-_mark_row = device(C.mark_row)
 _piece = device(C.piece)
 _put_value = device(C.put_value)
 _quick_count = device(C.quick_count)

@@ -9,8 +9,11 @@ by their sequential CPU twins, so a window built on the CPU and on a GPU is the 
 Arenas:
   lev  uint8   levels: a column's definition levels (one per entry) at CT_DEF, repetition levels at CT_REP
   idx  int64   indexes: row -> first entry (rows + 1) at CT_ENTRY for nested columns; entry -> values before
-               it (entries + 1) at CT_VBEFORE for nested columns; row -> values before it (rows + 1) at
-               CT_VIDX for flat columns with nulls; value offsets (values + 1, absolute positions in `dat`)
+               it (entries + 1) at CT_VBEFORE for nested columns; the value index of flat columns with
+               nulls at CT_VIDX: for each 64 rows (rows // 64 + 1 groups) two words, the values before
+               them and a mask of those that have one (bit j: row 64 g + j), so the values before row r
+               are word 2 (r >> 6) + popcount(word 2 (r >> 6) + 1 below bit r & 63): 1/32 of a word a row
+               (`convert.value_index` on the host); value offsets (values + 1, absolute positions in `dat`)
                at CT_OFFS for byte kinds
   v8   uint8   K_BOOL values (0 / 1), compacted (nulls removed), at CT_VALS
   v32  int32   K_INT32 values, K_FLOAT values as IEEE bits, compacted, at CT_VALS
@@ -36,7 +39,7 @@ KIND_CODES = {"bool": K_BOOL, "int32": K_INT32, "int64": K_INT64, "float": K_FLO
  CT_REP,  # lev: repetition levels (-1: none)
  CT_ENTRY,  # idx: row -> first entry (-1: one entry per row)
  CT_VBEFORE,  # idx: entry -> values before (-1: flat column)
- CT_VIDX,  # idx: row -> values before (-1: none needed, value index == row)
+ CT_VIDX,  # idx: the value index, per 64 rows values before and a mask (-1: none needed, value index == row)
  CT_VALS,  # v8 / v32 / v64 by kind: the first value (-1 for byte kinds)
  CT_OFFS,  # idx: value offsets into dat for byte kinds (-1 for fixed kinds)
  CT_WIDTH,  # bytes per value: 1 / 4 / 8, the fixed length of FLBA, 12 for INT96, 0 for BYTE_ARRAY

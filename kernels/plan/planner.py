@@ -95,9 +95,20 @@ def value_of(cols: np.ndarray, idx: np.ndarray, c: int, row: int) -> int:
     """Non-null values of column c before `row`."""
     if cols[c, CT_VBEFORE] >= 0:
         return int(idx[cols[c, CT_VBEFORE] + entry_of(cols, idx, c, row)])
-    if cols[c, CT_VIDX] >= 0:
-        return int(idx[cols[c, CT_VIDX] + row])
+    if cols[c, CT_VIDX] >= 0:  # per 64 rows: values before them, then the mask of those that have one
+        g = cols[c, CT_VIDX] + 2 * (row >> 6)
+        below = np.uint64(idx[g + 1]) & ((np.uint64(1) << np.uint64(row & 63)) - np.uint64(1))
+        return int(idx[g]) + popcount(below)
     return row
+
+
+@jit
+def popcount(x: np.uint64) -> int:
+    """Set bits of a word."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @jit

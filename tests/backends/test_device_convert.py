@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from convert_cases import FLAT, convert_and_check, decimals, random_table
-from gpuwrite.kernels.plan.layout import ST_COL
+from gpuwrite.kernels.plan.layout import CT_VIDX, ST_COL
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,7 +43,9 @@ def test_window_matches_leaf_data(seed, rows, chunk_rows, chunked, opts):
     device = Device("standin")
     window = convert_and_check(device, random_table(seed, rows, chunked), opts, chunk_rows)
     launched = {"convert_count": 1, "convert_scan": 1, "convert_write": 1} if rows else {"convert_scan": 1}
-    launched["fill"] = 1  # the run of ones (levels of optional columns without nulls)
+    # the run of ones (levels of optional columns without nulls), and the value indexes' masks zeroed
+    indexed = any(window.cols[c, CT_VIDX] >= 0 for c in range(len(window.cols)) if c not in window.host)
+    launched["fill"] = 1 + int(indexed)
     assert device.counters.by_kernel == launched  # no chunks without rows
     assert window.rows == rows
 
@@ -74,7 +76,7 @@ def test_copies_are_one_per_buffer_and_no_more_than_the_arrow_bytes():
     opts = WriteOptions()
     build_window(device, table, FileSchema.from_arrow(table.schema, opts).leaves, opts)
     assert device.counters.syncs == 0  # nothing waits for the device
-    assert device.counters.launches == 4  # count, scan, write and the fill of the run of ones
+    assert device.counters.launches == 5  # count, scan, write, the fill of the run of ones, the masks zeroed
     arrow_bytes = sum(c.nbytes for c in table.columns)
     tables = device.counters.h2d_copies - 1
     buffers = sum(1 for col in table.columns for b in col.chunk(0).buffers() if b is not None and b.size)
@@ -170,3 +172,21 @@ def test_decimal_python_values_round_trip():
                       "w": pa.array(values, type=pa.decimal256(20, 3))})
     convert_and_check(Device("standin"), table, WriteOptions(legacy_format=True), 2)
     convert_and_check(Device("standin"), table, WriteOptions(), 2)
+
+
+@pytest.mark.parametrize("rows", [1, 63, 64, 65, 128, 1000])
+def test_value_index_gives_the_values_before_every_row(rows: int) -> None:
+    """The value index of a flat column with nulls (layout.py: per 64 rows the values before them and a mask)
+    gives the planner the values before each row and after the last (`planner.value_of`): 1/32 of a word a row."""
+    from gpuwrite.kernels.plan.layout import CT_COUNT
+    from gpuwrite.kernels.plan.planner import value_of
+
+    from gpuwrite.backends.device.convert import value_index
+
+    valid = np.random.default_rng(rows).random(rows) < 0.6
+    idx = np.concatenate([np.full(3, -1, np.int64), value_index(valid)])
+    cols = np.full((1, CT_COUNT), -1, np.int64)
+    cols[0, CT_VIDX] = 3
+    assert len(idx) - 3 == 2 * (rows // 64 + 1)
+    want = np.concatenate([[0], np.cumsum(valid)]).tolist()
+    assert [value_of(cols, idx, 0, r) for r in range(rows + 1)] == want

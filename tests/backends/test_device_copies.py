@@ -137,3 +137,21 @@ def test_an_aborted_write_drops_the_pending_row_group(tmp_path: Path) -> None:
         device.defer(lambda: (_ for _ in ()).throw(AssertionError("written after abort")))
         writer.abort()
     assert device.deferred == [] and not (tmp_path / "x.parquet").exists()
+
+
+def test_a_windows_uploads_are_staged_in_one_buffer_reserved_for_them(tmp_path: Path) -> None:
+    """The window's Arrow buffers and tables are known before they are staged: one staging buffer of their size
+    is allocated (pinned on a GPU: locked and touched once) instead of a series of doubling ones, and the small
+    uploads after it do not double that buffer."""
+    from gpuwrite.backends.device.convert import build_window
+    from gpuwrite.options.model import WriteOptions
+    from gpuwrite.schema import FileSchema
+
+    table = store_sales_table(40_000)
+    opts = WriteOptions()
+    device = Device("standin")
+    build_window(device, table, FileSchema.from_arrow(table.schema, opts).leaves, opts)
+    assert device.staging.allocations == 1
+    assert table.nbytes // 2 < len(device.staging.buf) < 2 * table.nbytes
+    device.upload(np.ones((6 << 20) // 8, dtype=np.int64))  # more than is left: a buffer of its size, not 2x
+    assert device.staging.allocations == 2 and len(device.staging.buf) < table.nbytes

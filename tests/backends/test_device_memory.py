@@ -158,3 +158,30 @@ def test_the_raw_arrow_copy_is_dropped_once_converted(tmp_path: Path, monkeypatc
         gpuwrite.write_table(table, tmp_path / "t.parquet", device="gpu")
     assert loaded and all(s.win is not None and "src" not in s.win.converted.inputs for s in loaded)
     assert all({"chunks", "srct"} <= set(s.win.converted.inputs) for s in loaded)  # small tables stay
+
+
+def test_a_written_row_groups_arenas_are_freed_before_the_next_window(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A row group's bytes are written (deferred) while the next row group's window is built; that write reads
+    the column table only, so the last window's arenas are freed first: when a window is built, the device holds
+    less than the last window's arenas (before: all of them, 4.22x the row group's input against 3.43x at 2.88M
+    store_sales rows in 16 MiB row groups)."""
+    from gpuwrite.backends.device.builder import DeviceSteps
+
+    seen: list[tuple[int, int]] = []  # (device bytes held when a window is built, that window's arena bytes)
+    load = DeviceSteps.load
+
+    def measured(self: DeviceSteps, window: object) -> None:
+        held = self.device.live_bytes
+        load(self, window)  # type: ignore[arg-type]
+        assert self.win is not None
+        a = self.win.arenas
+        seen.append((held, sum(int(x.nbytes) for x in (a.lev, a.idx, a.v8, a.v32, a.v64, a.dat))))
+
+    monkeypatch.setattr(DeviceSteps, "load", measured)
+    table = store_sales_table(60_000)
+    with standin():
+        result = gpuwrite.write_table(table, tmp_path / "t.parquet", device="gpu", block_size=1 << 20)
+    assert len(result.footer.row_groups) >= 3 and len(seen) >= 3
+    for (held, _), (_, last_arenas) in zip(seen[1:], seen, strict=False):
+        assert held < last_arenas, (held, last_arenas)

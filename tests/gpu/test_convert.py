@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from convert_cases import FLAT, assert_leaf_equal, random_table
 from gpuwrite.kernels.convert import arenas as K
+from gpuwrite.kernels.plan.layout import CT_VIDX
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,6 +59,17 @@ def test_cuda_forms_match_twins(seed, rows, grid, chunked, opts, names):
 @pytest.mark.parametrize("opts", OPTIONS[:2])
 def test_every_flat_type_in_one_launch(opts):
     _run(random_table(5, 24, True, names=sorted(FLAT)), opts, 16, 32)
+
+
+def test_value_index_groups_shared_by_threads_blocks_and_arrow_chunks():
+    """The value index's 64-row masks are set bit by bit by many threads, by the blocks of neighbouring chunks
+    and by the chunks of Arrow pieces that start inside a group (atomic ORs): the same words as the twin's."""
+    table = random_table(7, 300, True, names=["i32", "f64", "date"])
+    _run(table, OPTIONS[0], 40, 8)
+    leaves = FileSchema.from_arrow(table.schema, OPTIONS[0]).leaves
+    window = build_window(Device("standin"), table, leaves, OPTIONS[0], chunk_rows=40)
+    indexed = int((window.cols[:, CT_VIDX] >= 0).sum())
+    assert indexed == 3 and window.sizes["idx"] == indexed * 2 * (300 // 64 + 1)  # a row's index was a word
 
 
 def test_errors_match_twins():

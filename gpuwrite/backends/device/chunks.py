@@ -198,6 +198,7 @@ def queue_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], l
     total, pending = _gather(device, sources, segments, (win.arenas.dat, extra), more)
     stats_at = np.zeros(len(flat.col) + 1, dtype=np.int64)
     np.cumsum(np.where(byte_kind, flat.ext[:, 1] + flat.ext[:, 3], 0), out=stats_at[1:])
+    win = win.host_side()  # the arenas are not kept for the deferred write: the next window is built beside it
 
     def finished() -> list[EncodedChunk]:
         blob, stats, *got = pending.result()

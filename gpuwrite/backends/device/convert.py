@@ -142,6 +142,7 @@ class _Plan:
         self.uploads: list[tuple[str, int, np.ndarray]] = []  # host arrays of nested leaves
         self.errors: list[tuple[int, GpuwriteError]] = []
         self.host: dict[int, LeafData] = {}  # columns converted on the host
+        self.vidx = 0  # idx words of the value indexes written on the device (a region after the rest, zeroed)
 
     def take(self, arena: str, n: int) -> int:
         """Reserve n elements of an arena (8-byte-aligned in dat)."""
@@ -178,7 +179,8 @@ class _Plan:
         row[CT_ROWS], row[CT_ENTRIES], row[CT_VALUES] = rows, rows, values
         if values < rows:
             row[CT_DEF] = self.take("lev", rows)
-            row[CT_VIDX] = self.take("idx", rows + 1)
+            row[CT_VIDX] = self.vidx  # within the region: placed by `place_value_indexes`
+            self.vidx += value_index_words(rows)
         if leaf.fixed_width:
             row[CT_VALS] = self.take(_VALUE_ARENA.get(int(row[CT_KIND]), "v64"), values)
         else:
@@ -199,9 +201,7 @@ class _Plan:
             row[CT_VBEFORE] = self._put("idx", data.values_before)
         elif data.valid is not None:
             row[CT_DEF] = self._put("lev", data.valid.view(np.uint8))
-            prefix = np.zeros(data.num_rows + 1, dtype=np.int64)
-            np.cumsum(data.valid, out=prefix[1:])
-            row[CT_VIDX] = self._put("idx", prefix)
+            row[CT_VIDX] = self._put("idx", value_index(data.valid))
         if data.values is not None:
             values = data.values
             if values.dtype.kind == "f":
@@ -212,6 +212,15 @@ class _Plan:
             first, last = int(offsets[0]), int(offsets[-1])
             self.dat[c] = self._put("dat", data.byte_data[first:last])
             row[CT_OFFS] = self._put("idx", offsets - first + self.dat[c])
+
+    def place_value_indexes(self, device_columns: Sequence[int]) -> tuple[int, int]:
+        """Put the value indexes written on the device (of `device_columns`) in one region at the end of idx;
+        (its first word, its words): zeroed by one fill before the conversion sets the masks' bits."""
+        start = self.take("idx", self.vidx)
+        for c in device_columns:
+            if self.cols[c, CT_VIDX] >= 0:
+                self.cols[c, CT_VIDX] += start
+        return start, self.vidx
 
     def _put(self, arena: str, host: np.ndarray) -> int:
         """Reserve room for `host` in an arena and remember its copy."""
@@ -235,6 +244,27 @@ class _Plan:
         ranges[:, K.R_CHUNK0] = ranges[:, K.R_CHUNK1] - per_col
         ranges[:, K.R_DAT] = self.dat
         return chunks, ranges
+
+
+def value_index_words(rows: int) -> int:
+    """idx words of a flat column's value index over `rows` rows (layout.py: two per 64 rows and the end)."""
+    return 2 * (rows // 64 + 1)
+
+
+def value_index(valid: np.ndarray) -> np.ndarray:
+    """The value index (layout.py, CT_VIDX) of a flat column whose rows have a value where `valid`: per 64 rows
+    the values before them and the mask of those that have one (int64 words), as the conversion writes it."""
+    rows = len(valid)
+    groups = rows // 64 + 1
+    out = np.zeros((groups, 2), dtype=np.int64)
+    bits = np.zeros(groups * 64, dtype=bool)
+    bits[:rows] = valid
+    masks = np.packbits(bits, bitorder="little").view("<u8").view(np.int64)
+    out[:, 1] = masks
+    counts = np.bitwise_count(masks.view(np.uint64)) if hasattr(np, "bitwise_count") else \
+        bits.reshape(groups, 64).sum(axis=1)
+    np.cumsum(counts[:-1], out=out[1:, 0])
+    return out.reshape(-1)
 
 
 def _views(device: Device, tables: list[np.ndarray]) -> list[Any]:
@@ -273,10 +303,14 @@ def build_window(device: Device, table: pa.Table | DeviceTable | Sequence[Any], 
     for c, leaf in enumerate(leaves):
         plan.column(c, leaf, columns[leaf.index])
     rows = max((len(c) for c in columns), default=0)
+    region = plan.place_value_indexes([c for c in range(len(leaves)) if c not in plan.host])
     ones = plan.take("lev", rows + 1)  # a run of ones: the levels of optional flat columns without nulls
     plan.sizes["lev"] = -(-plan.sizes["lev"] // 8) * 8 + 8  # whole words and one more (the planner reads words)
     srct = plan.sources.table()
     chunks, ranges = plan.chunks(srct, chunk_rows)
+    tables = [plan.cols, srct, chunks, ranges, plan.sources.zones]
+    device.staging.reserve([view.nbytes for _, view, on_device in plan.sources.parts if not on_device]
+                           + [host.nbytes for _, _, host in plan.uploads] + [sum(t.nbytes for t in tables)])
     src = device.empty(max(plan.sources.size, 8), np.uint8)
     for pos, view, on_device in plan.sources.parts:
         if on_device:
@@ -287,6 +321,8 @@ def build_window(device: Device, table: pa.Table | DeviceTable | Sequence[Any], 
     for name, pos, host in plan.uploads:
         device.upload_into(arenas[name], pos, host)
     device.fill_range(arenas["lev"], ones, plan.sizes["lev"] - ones, 1)  # the padding words too: never unset
+    if region[1]:
+        device.fill_range(arenas["idx"], region[0], region[1], 0)  # the value indexes' masks start empty
     zones = plan.sources.zones
     cols_d, srct_d, chunks_d, ranges_d, zones_d = _views(device, [plan.cols, srct, chunks, ranges, zones])
     slots = max(len(chunks), 1)  # no zero-size arrays on the device

@@ -58,6 +58,7 @@ class Staging:
         self.used = 0
         self.retired: list[np.ndarray] = []
         self.allocations = 0  # buffers allocated so far (reuse shows as a count that stops growing)
+        self.step = 0  # the size `stage` last grew the buffer to: it doubles that, not a `reserve`d buffer
 
     def stage(self, host: np.ndarray) -> np.ndarray:
         """A copy of contiguous `host` in the staging buffer (same dtype and shape), for an async copy."""
@@ -66,7 +67,8 @@ class Staging:
         if start + n > len(self.buf):
             if self.used:
                 self.retired.append(self.buf)
-            self.buf = self.alloc(max(2 * len(self.buf), _rounded(self.used + n) + ALIGN, MIN_STAGING))
+            self.step = max(2 * self.step, _rounded(n) + ALIGN, MIN_STAGING)
+            self.buf = self.alloc(self.step)
             self.allocations += 1
             start = 0
         self.used = start + n
@@ -74,9 +76,23 @@ class Staging:
         np.copyto(view, host)
         return view
 
+    def reserve(self, sizes: list[int]) -> None:
+        """Make room for arrays of `sizes` bytes staged next (a window's uploads, known before they are staged)
+        in the buffer: one allocation of what they need where growing as they come allocates (and, pinned, locks
+        and first touches) a series of doubling buffers."""
+        need = sum(_rounded(n) for n in sizes)
+        if _rounded(self.used) + need <= len(self.buf):
+            return
+        if self.used:
+            self.retired.append(self.buf)
+        self.buf = self.alloc(max(need + ALIGN, MIN_STAGING))
+        self.allocations += 1
+        self.used = 0
+
     def release(self) -> None:
         """Let the buffer go (the write is over: on a GPU, its pinned memory goes back to CuPy's pinned pool)."""
         self.buf = np.zeros(0, dtype=np.uint8)
+        self.step = 0
         self.reset()
 
     def reset(self) -> None:

@@ -7,7 +7,7 @@ and tests. Flat columns are converted on the device straight from their Arrow bu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -42,6 +42,7 @@ from gpuwrite.kernels.plan.layout import (
 from ...options.model import WriteOptions
 from ...pipeline.leafdata import LeafData
 from ...schema import Leaf
+from .convert import value_index
 from .dictionary import assign_dictionary_fields
 from .ops import Device
 
@@ -74,6 +75,12 @@ class DeviceWindow:
     errs: Any = None  # device int64[C, ER_COUNT]: the conversion's refusals, read with the planner's first sync
     converted: Any = None  # the conversion's own window (its error messages, its inputs kept alive)
     bad: Any = None  # device int64[K, 2]: the value checks' first failing row per chunk (checks.py), or None
+
+    def host_side(self) -> DeviceWindow:
+        """This window without its device arrays (the column table and host-converted columns only): what the
+        row group's deferred write reads, so the arenas are freed before the next window is built."""
+        return replace(self, dev_cols=None, arenas=Arenas(None, None, None, None, None, None), errs=None,
+                       converted=None, bad=None)
 
     def histograms(self, leaf: Leaf, span: Any, column: int) -> tuple[list[int] | None, list[int] | None]:
         """SizeStatistics level histograms of a page of `column` (repetition when its max level > 0, definition
@@ -148,9 +155,7 @@ def window_from_leafdata(device: Device, leaves: Sequence[Leaf], datas: Sequence
                 cols[c, CT_REP] = parts["lev"].put(data.rep)
         elif data.valid is not None:
             cols[c, CT_DEF] = parts["lev"].put(data.valid.view(np.uint8))
-            prefix = np.zeros(rows + 1, dtype=np.int64)
-            np.cumsum(data.valid, out=prefix[1:])
-            cols[c, CT_VIDX] = parts["idx"].put(prefix)
+            cols[c, CT_VIDX] = parts["idx"].put(value_index(data.valid))
         if leaf.fixed_width:
             values = data.value_array
             if leaf.kind in ("float", "double"):
