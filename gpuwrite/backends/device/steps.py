@@ -365,12 +365,11 @@ def _wide_walk(levels: Any, bits: Any, cols: int, rows: int, rows_total: int) ->
     return 2 * _div(_div(wide * rows, max(1, rows_total)), 8 * cols) if wide else 0
 
 
-def _replay_marks_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, index: Any, ev_row: Any,
-                         *args: Any) -> int:
+def _replay_marks_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
     """A thread per page (the planned pages, then each column's open page): a binary search for its check over
     ev_row, then its page's levels walked once (a page holds at most PAGE_VALUES rows' levels: 3 words per 64 rows
     of 1-bit streams, and its share of the wider levels), leaving a mark of MK_COUNT values every `every` rows."""
-    every, marks = args[-2], args[-1]
+    ev_row, every, marks = args[1], args[-2], args[-1]  # (index, ev_row, ev_end, ..., limits, every, marks)
     cols = max(1, int(desc.shape[0]))
     rows_total = int(marks.shape[1]) * int(every)
     return (_log2(int(ev_row.shape[0])) + 3 * (_div(PAGE_VALUES, 64) + 1)
