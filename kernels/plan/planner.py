@@ -469,9 +469,11 @@ MK_COUNT = 13
 @jit
 def mark_page(p: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
               ev_row: np.ndarray, ev_end: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
-              plan_cursor: np.ndarray, available: int, every: int, marks: np.ndarray) -> None:
-    """Page p's marks (every `every` rows): planned page p (fl_col / fl_start, ending at its check's row), or, past the planned pages,
-    column p - pages' open page after them (from plan_cursor's start), both up to row `available`."""
+              plan_cursor: np.ndarray, sched: np.ndarray, available: int, every: int, marks: np.ndarray) -> None:
+    """Page p's marks (every `every` rows): planned page p (fl_col / fl_start, ending at its check's row), or, past
+    the planned pages, column p - pages' open page after them (from plan_cursor's start to the next page check,
+    sched[SC_NEXT]: the replay counts no further before more is planned), both up to row `available`. A page
+    holds at most the page row limit's rows (its check comes then), so a thread walks one page's levels."""
     events = ev_row.shape[0]
     pages = ev_end[events - 1] if events > 0 else 0
     if p < pages:
@@ -489,7 +491,7 @@ def mark_page(p: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, b
     else:
         c = p - pages
         s = plan_cursor[c, S_START]
-        e = available
+        e = min(sched[SC_NEXT], available)
     ones = desc[c, D_VBEFORE] < 0 and desc[c, D_DEF] >= 0
     if not (ones or _has_levels(desc, c)):
         return
@@ -515,11 +517,12 @@ def mark_page(p: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, b
 @jit
 def replay_marks(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
                  index: np.ndarray, ev_row: np.ndarray, ev_end: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
-                 plan_cursor: np.ndarray, limits: np.ndarray, every: int, marks: np.ndarray) -> None:
+                 plan_cursor: np.ndarray, sched: np.ndarray, limits: np.ndarray, every: int,
+                 marks: np.ndarray) -> None:
     """Twin (a thread per page on a GPU): mark_page for the n = planned pages + columns (limits[0]: available)."""
     for p in range(n):
-        mark_page(p, desc, levels, words, bits, index, ev_row, ev_end, fl_col, fl_start, plan_cursor, limits[0],
-                  every, marks)
+        mark_page(p, desc, levels, words, bits, index, ev_row, ev_end, fl_col, fl_start, plan_cursor, sched,
+                  limits[0], every, marks)
 
 
 @jit

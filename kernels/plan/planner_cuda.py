@@ -425,14 +425,14 @@ def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
 @cuda_kernel
 def replay_marks_thread(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
                         index: np.ndarray, ev_row: np.ndarray, ev_end: np.ndarray, fl_col: np.ndarray,
-                        fl_start: np.ndarray, plan_cursor: np.ndarray, limits: np.ndarray, every: int,
-                        marks: np.ndarray) -> None:
+                        fl_start: np.ndarray, plan_cursor: np.ndarray, sched: np.ndarray, limits: np.ndarray,
+                        every: int, marks: np.ndarray) -> None:
     """Thread p: page p's marks for replay_block (`planner.mark_page`: the planned pages, then each column's open
-    page after them, up to row limits[0]); it walks one page's levels. CPU twin: `planner.replay_marks`."""
+    page after them up to the next page check, all up to row limits[0]); it walks one page's levels. CPU twin: `planner.replay_marks`."""
     p = cuda.grid(1)
     if p < n:
-        _mark_page(p, desc, levels, words, bits, index, ev_row, ev_end, fl_col, fl_start, plan_cursor, limits[0],
-                   every, marks)
+        _mark_page(p, desc, levels, words, bits, index, ev_row, ev_end, fl_col, fl_start, plan_cursor, sched,
+                   limits[0], every, marks)
 
 
 @cuda_kernel

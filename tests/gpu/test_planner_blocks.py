@@ -174,7 +174,7 @@ def _marks(cuda: bool, cols: ColumnArrays, planned: dict[str, Any], limits: np.n
     marks = np.full((ncols, max(1, (int(limits[0]) - 1) // every + 1), P.MK_COUNT), -7, np.int64)
     n = int(planned["ev_end"][events - 1] if events else 0) + ncols
     args = (cols.desc, cols.levels, cols.words, cols.bits, cols.index, planned["ev_row"][:events],
-            planned["ev_end"][:events], planned["fl_col"], planned["fl_start"], planned["cursor"], limits, every, marks)
+            planned["ev_end"][:events], planned["fl_col"], planned["fl_start"], planned["cursor"], planned["sched"], limits, every, marks)
     if cuda:
         replay_marks_thread[(n + 7) // 8, 8](n, *args)
     else:
@@ -189,6 +189,8 @@ def _replay_block(threads: int, planned: dict[str, Any], every: int, seen: list[
         status = np.full(1, -9, np.int64)
         marks = _marks(True, cols, planned, limits, every)
         np.testing.assert_array_equal(marks, _marks(False, cols, planned, limits, every), err_msg="marks")
+        unplanned = -(-int(planned["sched"][k.SC_NEXT]) // every)  # marks at or past the next page check
+        assert (marks[:, unplanned:] == -7).all()  # are never read: no thread walks past a page
         seen.append(marks)
         replay_block[1, threads](cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, limits, *state,
                                  status, marks, every)

@@ -234,7 +234,8 @@ class DeviceSchedule:
         cells = max(1, (available - 1) // every + 1)
         marks = d.empty(self.ncols * cells * P.MK_COUNT, np.int64).reshape(self.ncols, cells, P.MK_COUNT)
         d.launch(steps.REPLAY_MARKS, n + self.ncols, self.desc, ar.lev, self.words, self.bits, ar.idx,
-                 self.ev_row[:e], self.ev_end[:e], self.fl_col, self.fl_start, self.cursor, limits, every, marks)
+                 self.ev_row[:e], self.ev_end[:e], self.fl_col, self.fl_start, self.cursor, self.sched, limits, every,
+                 marks)
         d.launch(steps.REPLAY, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, limits, self.sched,
                  self.ev_row[:e], self.ev_end[:e], self.ev_lev[:e], self.fl_col, sizes, self.block,
                  self.replay_cursor, self.status, marks, every)
