@@ -13,6 +13,9 @@ from .layout import CT_ENTRY, CT_VBEFORE, CT_VIDX
 from .level_meter import count_ones
 from .schedule import (
     D_DEF,
+    D_DEFW,
+    D_REP,
+    D_REPW,
     D_VBEFORE,
     P_CHECK_MAX,
     P_CHECK_MIN,
@@ -20,7 +23,9 @@ from .schedule import (
     PLAN_DONE,
     PLAN_FULL,
     S_COUNT,
+    S_DEF,
     S_MUPTO,
+    S_REP,
     S_START,
     S_UPTO,
     S_VSTART,
@@ -28,8 +33,14 @@ from .schedule import (
     SC_EVENTS,
     SC_FLUSHES,
     SC_NEXT,
+    _count,
     _entry,
+    _feed_meter,
+    _has_levels,
     _size_check,
+    apply_page,
+    column_memory,
+    column_metered,
     plan_pages,
     replay_blocks,
 )
@@ -38,13 +49,27 @@ from .schedule import (
 LS_LEV, LS_COUNT, LS_WORD = range(3)
 
 
+PACK_PART = 1024  # words of a 1-bit level stream one block packs (pack_levels' parts: 65,536 levels)
+
+
+def pack_parts(streams: np.ndarray) -> np.ndarray:
+    """pack_levels' parts (int64[B, 2]: stream, first word): each stream cut into runs of PACK_PART words."""
+    parts = [(k, w) for k in range(len(streams)) for w in range(0, max(1, (int(streams[k, LS_COUNT]) + 63) // 64),
+                                                                 PACK_PART)]
+    return np.array(parts, dtype=np.int64).reshape(-1, 2)
+
+
 @jit
-def pack_stream(k: int, streams: np.ndarray, lev: np.ndarray, bits: np.ndarray, first: int, step: int) -> None:
-    """Words first, first + step, ... of stream k: 64 levels (0 / 1) a word, LSB first, zero past the end."""
+def pack_part(b: int, parts: np.ndarray, streams: np.ndarray, lev: np.ndarray, bits: np.ndarray, first: int,
+              step: int) -> None:
+    """Words first, first + step, ... of part b (up to PACK_PART words of a stream from parts[b, 1]): 64 levels
+    (0 / 1) a word, LSB first, zero past the stream's end."""
+    k = parts[b, 0]
     base = streams[k, LS_LEV]
     n = streams[k, LS_COUNT]
     word0 = streams[k, LS_WORD]
-    for w in range(first, (n + 63) // 64, step):
+    lo = parts[b, 1]
+    for w in range(lo + first, min(lo + PACK_PART, (n + 63) // 64), step):
         word = np.uint64(0)
         for j in range(64):
             i = w * 64 + j
@@ -54,10 +79,11 @@ def pack_stream(k: int, streams: np.ndarray, lev: np.ndarray, bits: np.ndarray, 
 
 
 @jit
-def pack_levels(n: int, streams: np.ndarray, lev: np.ndarray, bits: np.ndarray) -> None:
-    """Twin: every 1-bit level stream packed into `bits` (one block per stream on a GPU, threads over words)."""
-    for k in range(n):
-        pack_stream(k, streams, lev, bits, 0, 1)
+def pack_levels(n: int, parts: np.ndarray, streams: np.ndarray, lev: np.ndarray, bits: np.ndarray) -> None:
+    """Twin: the n parts of the 1-bit level streams packed into `bits` (a block per part on a GPU, threads over its
+    words)."""
+    for b in range(n):
+        pack_part(b, parts, streams, lev, bits, 0, 1)
 
 
 @jit
@@ -75,9 +101,10 @@ def plan_step(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, b
 def replay_step(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
                 index: np.ndarray, params: np.ndarray, limits: np.ndarray, sched: np.ndarray, ev_row: np.ndarray,
                 ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_size: np.ndarray, block: np.ndarray,
-                cursor: np.ndarray, status: np.ndarray) -> None:
-    """Twin (one thread on a GPU): `schedule.replay_blocks` with limits = (available, final, checks sized);
-    status[0] = its result."""
+                cursor: np.ndarray, status: np.ndarray, marks: np.ndarray, every: int) -> None:
+    """Twin (one block on a GPU): `schedule.replay_blocks` with limits = (available, final, checks sized);
+    status[0] = its result. The twin is the definition: it walks the levels itself and leaves `marks` (the GPU
+    form's shortcut, replay_marks') unread."""
     if n > 0:
         status[0] = replay_blocks(desc, levels, words, bits, index, params, limits[0], limits[1] != 0, sched, ev_row,
                                   ev_end, ev_lev, fl_col, fl_size, limits[2], block, cursor)
@@ -437,3 +464,130 @@ def segment_checks(rows: int, ncols: int, params: np.ndarray) -> int:
     page_rows = int(params[P_PAGE_ROWS])
     spacing = max(1, min(int(params[P_CHECK_MIN]), int(params[P_CHECK_MAX]), page_rows))
     return rows // spacing + 1 + ncols * (rows // page_rows + 1) + 1
+
+
+# The replay's marks (replay_marks; used by replay_block in planner_cuda.py). A column's level meters and value count
+# at a row depend only on its open page's start and the row (the meters give the same result for every split of the
+# levels), so one thread per planned page walks the page once and leaves, at every multiple of MARK_ROWS inside it,
+# marks[c, g] = the meters' state (rep 6, def 6: rle_emitted_size's) and the values since the page start. The replay
+# then counts and meters a column at any row from the mark before it: at most MARK_ROWS rows, however long the row
+# group. Same results as schedule.replay_blocks, the definition (tests/gpu/test_planner_blocks.py).
+MARK_ROWS = 256  # rows between marks (DeviceSchedule's; the kernels take it as `every`)
+MK_ONES = 12  # marks column: values (set definition bits) from the page start to the mark
+MK_COUNT = 13
+
+
+@jit
+def mark_page(p: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+              ev_row: np.ndarray, ev_end: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
+              plan_cursor: np.ndarray, sched: np.ndarray, available: int, every: int, marks: np.ndarray) -> None:
+    """Page p's marks (every `every` rows): planned page p (fl_col / fl_start, ending at its check's row), or, past
+    the planned pages, column p - pages' open page after them (from plan_cursor's start to the next page check,
+    sched[SC_NEXT]: the replay counts no further before more is planned), both up to row `available`. A page
+    holds at most the page row limit's rows (its check comes then), so a thread walks one page's levels."""
+    events = ev_row.shape[0]
+    pages = ev_end[events - 1] if events > 0 else 0
+    if p < pages:
+        c = fl_col[p]
+        s = fl_start[p]
+        lo = 0
+        hi = events - 1
+        while lo < hi:  # the page's check: the first with ev_end > p
+            mid = (lo + hi) // 2
+            if ev_end[mid] > p:
+                hi = mid
+            else:
+                lo = mid + 1
+        e = min(ev_row[lo], available)
+    else:
+        c = p - pages
+        s = plan_cursor[c, S_START]
+        e = min(sched[SC_NEXT], available)
+    ones = desc[c, D_VBEFORE] < 0 and desc[c, D_DEF] >= 0
+    if not (ones or _has_levels(desc, c)):
+        return
+    g = s // every + 1
+    a = s
+    prev = -1
+    while g * every < e:
+        b = g * every
+        mk = marks[c, g]
+        for f in range(MK_COUNT):
+            mk[f] = 0 if prev < 0 else marks[c, prev, f]
+        ea = _entry(desc, index, c, a)
+        eb = _entry(desc, index, c, b)
+        _feed_meter(levels, words, bits, desc[c, D_REP], desc[c, D_REPW], ea, eb, mk[0:6])
+        _feed_meter(levels, words, bits, desc[c, D_DEF], desc[c, D_DEFW], ea, eb, mk[6:12])
+        if ones:
+            mk[MK_ONES] += count_ones(bits, desc[c, D_DEF] + a, desc[c, D_DEF] + b)
+        prev = g
+        a = b
+        g += 1
+
+
+@jit
+def replay_marks(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
+                 index: np.ndarray, ev_row: np.ndarray, ev_end: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
+                 plan_cursor: np.ndarray, sched: np.ndarray, limits: np.ndarray, every: int,
+                 marks: np.ndarray) -> None:
+    """Twin (a thread per page on a GPU): mark_page for the n = planned pages + columns (limits[0]: available)."""
+    for p in range(n):
+        mark_page(p, desc, levels, words, bits, index, ev_row, ev_end, fl_col, fl_start, plan_cursor, sched,
+                  limits[0], every, marks)
+
+
+@jit
+def count_marked(desc: np.ndarray, bits: np.ndarray, index: np.ndarray, marks: np.ndarray, every: int,
+                 st: np.ndarray, c: int, row: int) -> None:
+    """schedule._count from the mark before `row` when the column's count is further back (fewer than `every`
+    rows walked); the same values."""
+    upto = st[S_UPTO]
+    dfn = desc[c, D_DEF]
+    if row <= upto or desc[c, D_VBEFORE] >= 0 or dfn < 0:
+        _count(desc, bits, index, st, c, row)
+        return
+    base = (row - 1) // every * every
+    if upto >= base:
+        st[S_VUPTO] += count_ones(bits, dfn + upto, dfn + row)
+    else:  # base is inside the open page (upto >= its start): a mark of it
+        st[S_VUPTO] = (st[S_VSTART] + marks[c, base // every, MK_ONES]
+                       + count_ones(bits, dfn + base, dfn + row))
+    st[S_UPTO] = row
+
+
+@jit
+def meter_from_mark(desc: np.ndarray, marks: np.ndarray, every: int, st: np.ndarray, c: int, row: int) -> None:
+    """Before schedule._meter to `row`: the meters at the mark before it when they are further back."""
+    base = (row - 1) // every * every
+    if row > st[S_MUPTO] and st[S_MUPTO] < base and _has_levels(desc, c):
+        mk = marks[c, base // every]
+        for f in range(6):
+            st[S_REP + f] = mk[f]
+            st[S_DEF + f] = mk[6 + f]
+        st[S_MUPTO] = base
+
+
+@jit
+def memory_marked(desc: np.ndarray, bits: np.ndarray, index: np.ndarray, marks: np.ndarray, every: int,
+                  planned: int, applied: int, ev_row: np.ndarray, ev_lev: np.ndarray, cursor: np.ndarray, c: int,
+                  row: int) -> tuple[int, int, bool]:
+    """schedule.column_memory, counting from the marks."""
+    count_marked(desc, bits, index, marks, every, cursor[c], c, row)
+    return column_memory(desc, bits, index, planned, applied, ev_row, ev_lev, cursor, c, row)
+
+
+@jit
+def metered_marked(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
+                   marks: np.ndarray, every: int, cursor: np.ndarray, c: int, row: int) -> int:
+    """schedule.column_metered, metering from the marks."""
+    meter_from_mark(desc, marks, every, cursor[c], c, row)
+    return column_metered(desc, levels, words, bits, index, cursor, c, row)
+
+
+@jit
+def apply_marked(desc: np.ndarray, bits: np.ndarray, index: np.ndarray, marks: np.ndarray, every: int,
+                 fl_col: np.ndarray, fl_size: np.ndarray, cursor: np.ndarray, j: int, row: int) -> None:
+    """schedule.apply_page, counting from the marks."""
+    c = fl_col[j]
+    count_marked(desc, bits, index, marks, every, cursor[c], c, row)
+    apply_page(desc, bits, index, fl_col, fl_size, cursor, j, row)

@@ -1,9 +1,10 @@
 """CUDA forms of the device planner steps (twins and shared sources: `plan_device.py`).
 
-`pack_levels_block`: one block per 1-bit level stream, threads over its words. `plan_block`: the page checks are
-one sequential chain (each check's row depends on the last), but within a check the columns are independent, so
-one block runs the chain with a thread per column; `replay_block` likewise. Their sequential twins are
-`schedule.plan_pages` / `replay_blocks` on the CPU (tests/gpu/test_planner_blocks.py). `page_spans_thread`:
+`pack_levels_block`: a block per part of a 1-bit level stream (PACK_PART words), threads over its words.
+`plan_block`: the page checks are one sequential chain (each check's row depends on the last), but within a check
+the columns are independent, so one block runs the chain with a thread per column; `replay_block` likewise, after
+`replay_marks_thread` (a thread per page) has marked the columns' counts and level meters. Their sequential twins
+are `schedule.plan_pages` / `replay_blocks` on the CPU (tests/gpu/test_planner_blocks.py). `page_spans_thread`:
 one thread per page. Importing this module imports numba.cuda.
 """
 
@@ -13,15 +14,20 @@ import numpy as np
 from numba import cuda
 
 from .._jit import cuda_kernel, device
+from ..block_cuda import block_scan
 from .planner import (
     SEG_LAST,
     W_FIX,
     W_SPEC,
     X_MEET,
+    apply_marked,
     emit_copy,
     emit_plan,
     emit_state,
-    pack_stream,
+    mark_page,
+    memory_marked,
+    metered_marked,
+    pack_part,
     page_span,
     segment_ones,
     walk_begin,
@@ -46,11 +52,8 @@ from .schedule import (
     SC_EVENTS,
     SC_FLUSHES,
     SC_NEXT,
-    apply_page,
     block_full,
     column_check,
-    column_memory,
-    column_metered,
     next_check,
     verdict_of,
 )
@@ -58,13 +61,14 @@ from .schedule import (
 MAX_THREADS = 128  # threads of a block, at most (ops.THREADS): the shared scan and reduction buffers
 _GO = -1  # plan_block's control: check on (else PLAN_DONE / PLAN_FULL)
 
-_pack_stream = device(pack_stream)
+_pack_part = device(pack_part)
 _column_check = device(column_check)
 _next_check = device(next_check)
-_apply_page = device(apply_page)
+_apply_marked = device(apply_marked)
 _block_full = device(block_full)
-_column_memory = device(column_memory)
-_column_metered = device(column_metered)
+_memory_marked = device(memory_marked)
+_metered_marked = device(metered_marked)
+_mark_page = device(mark_page)
 _verdict_of = device(verdict_of)
 _page_span = device(page_span)
 _segment_ones = device(segment_ones)
@@ -78,9 +82,10 @@ _emit_state = device(emit_state)
 
 
 @cuda_kernel
-def pack_levels_block(streams: np.ndarray, lev: np.ndarray, bits: np.ndarray) -> None:
-    """Block k packs stream k; thread t its words t, t + blockDim, ..."""
-    _pack_stream(cuda.blockIdx.x, streams, lev, bits, cuda.threadIdx.x, cuda.blockDim.x)
+def pack_levels_block(parts: np.ndarray, streams: np.ndarray, lev: np.ndarray, bits: np.ndarray) -> None:
+    """Block b packs part b (`planner.pack_part`: up to PACK_PART words of one stream); thread t its words t,
+    t + blockDim, ... CPU twin: `planner.pack_levels`."""
+    _pack_part(cuda.blockIdx.x, parts, streams, lev, bits, cuda.threadIdx.x, cuda.blockDim.x)
 
 
 _SUM, _MIN = 0, 1  # _block_reduce's operations
@@ -109,14 +114,35 @@ def _block_reduce(buf: np.ndarray, t: int, threads: int, op: int) -> int:
 
 
 @cuda.jit(device=True)
+def _block_sums(buf: np.ndarray, t: int, threads: int) -> tuple[int, int, int]:
+    """Tree sums of buf[0, :threads], buf[1, :threads] and buf[2, :threads] (shared int64[3, >= threads]) in the
+    same log2(threads) rounds (every thread of the block calls it); the three totals, to all."""
+    cuda.syncthreads()
+    half = 1
+    while half < threads:
+        half *= 2
+    half //= 2
+    while half > 0:
+        if t < half and t + half < threads:
+            for r in range(3):
+                buf[r, t] += buf[r, t + half]
+        cuda.syncthreads()
+        half //= 2
+    a, b, c = buf[0, 0], buf[1, 0], buf[2, 0]
+    cuda.syncthreads()
+    return a, b, c
+
+
+@cuda.jit(device=True)
 def _block_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
                  params: np.ndarray, row: int, nev: int, nfl: int, cursor: np.ndarray, ev_lev: np.ndarray,
                  fl_col: np.ndarray, fl_start: np.ndarray, flag: np.ndarray, wait: np.ndarray, t: int,
                  threads: int) -> tuple[int, int]:
     """The page check at `row`, check number nev, by the whole block (`schedule._size_check`): thread t runs
-    `column_check` for columns t, t + blockDim, ... (tiles of blockDim columns), a Hillis-Steele scan of the tile's
-    page-end flags places its pages at fl_col / fl_start from nfl in column order, and tree min-reductions give the
-    next check row. Returns (pages so far, next check row), the same to every thread."""
+    `column_check` for columns t, t + blockDim, ... (tiles of blockDim columns), a scan of the tile's page-end flags
+    (`block_cuda.block_scan`; flag int64[1, >= blockDim] in shared memory) places its pages at fl_col / fl_start
+    from nfl in column order, and tree min-reductions give the next check row. Returns (pages so far, next check
+    row), the same to every thread."""
     ncols = desc.shape[0]
     my_wait = LONG_MAX
     my_rc = LONG_MAX
@@ -128,20 +154,12 @@ def _block_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
                                                      nev, c)
             my_wait = min(my_wait, to_fill)
             my_rc = min(my_rc, col_rc)
-        flag[t] = 1 if flushed >= 0 else 0
-        cuda.syncthreads()
-        step = 1
-        while step < threads:
-            add = flag[t - step] if t >= step else np.int64(0)
-            cuda.syncthreads()
-            flag[t] += add
-            cuda.syncthreads()
-            step *= 2
+        before, _ = block_scan(flag, 1 if flushed >= 0 else 0, 0, t, threads)
         if flushed >= 0:
-            j = nfl + flag[t] - 1
+            j = nfl + before
             fl_col[j] = c
             fl_start[j] = flushed
-        nfl += flag[threads - 1]
+        nfl += flag[0, threads - 1]
         cuda.syncthreads()
     wait[t] = my_wait
     least_wait = _block_reduce(wait, t, threads, _MIN)
@@ -167,7 +185,7 @@ def plan_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np
     ev_row / ev_end int64[E], ev_lev int32[E, C], fl_col / fl_start int64[F], status int64[1].
     """
     ctl = cuda.shared.array(2, np.int64)  # control (_GO / DONE / FULL), check row
-    flag = cuda.shared.array(MAX_THREADS, np.int64)
+    flag = cuda.shared.array((1, MAX_THREADS), np.int64)
     wait = cuda.shared.array(MAX_THREADS, np.int64)
     t = cuda.threadIdx.x
     threads = cuda.blockDim.x
@@ -223,7 +241,7 @@ def plan_walk_block(w: int, desc: np.ndarray, levels: np.ndarray, words: np.ndar
     `planner.segment_checks`, a bound on the checks of a segment).
     """
     ctl = cuda.shared.array(3, np.int64)  # control (_GO / stop), check row, the guess's check at or after it
-    flag = cuda.shared.array(MAX_THREADS, np.int64)
+    flag = cuda.shared.array((1, MAX_THREADS), np.int64)
     wait = cuda.shared.array(MAX_THREADS, np.int64)
     k = cuda.blockIdx.x
     t = cuda.threadIdx.x
@@ -257,8 +275,8 @@ def plan_walk_block(w: int, desc: np.ndarray, levels: np.ndarray, words: np.ndar
             for c in range(t, ncols, threads):
                 if xc[W_FIX, k, c, S_START] != starts[k, j, c]:
                     mine += 1
-            flag[t] = mine
-            if _block_reduce(flag, t, threads, _SUM) == 0:
+            wait[t] = mine
+            if _block_reduce(wait, t, threads, _SUM) == 0:
                 if t == 0:
                     xs[w, k, X_MEET] = j
                 return
@@ -301,7 +319,7 @@ def plan_emit_block(segs: np.ndarray, sched: np.ndarray, cursor: np.ndarray, xs:
 def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
                  params: np.ndarray, limits: np.ndarray, sched: np.ndarray, ev_row: np.ndarray, ev_end: np.ndarray,
                  ev_lev: np.ndarray, fl_col: np.ndarray, fl_size: np.ndarray, block: np.ndarray, cursor: np.ndarray,
-                 status: np.ndarray) -> None:
+                 status: np.ndarray, marks: np.ndarray, every: int) -> None:
     """The memory checks interleaved with the planned page checks, the columns of each check in parallel. CPU
     twin: `planner.replay_step` (`schedule.replay_blocks`); same arguments without `n`, same outputs byte for byte.
 
@@ -309,15 +327,15 @@ def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
     (which check comes next, the cut, `block_full` and its next check: a few steps each); at a page check the
     check's pages (distinct columns) are applied by threads j, j + blockDim, ...; at a memory check thread t
     bounds (and, when the bounds leave the answer open, meters) columns t, t + blockDim, ... and tree sums in
-    shared memory give the row group's bytes. Inputs as replay_blocks: limits int64[3] = (available, final,
-    checks sized), fl_size int64[F] (stored page sizes), block int64[B_COUNT], cursor int64[C, S_COUNT] (the
-    replay's own), status int64[1].
+    shared memory give the row group's bytes (the low and high bounds and the columns sure of them in one). A column is counted and metered from the mark before the row
+    (`marks`, int64[C, G, MK_COUNT]: replay_marks_thread's, `every` rows apart), so a thread walks at most
+    `every` rows of a column's levels per check. Inputs as replay_blocks: limits int64[3] = (available,
+    final, checks sized), fl_size int64[F] (stored page sizes), block int64[B_COUNT], cursor int64[C, S_COUNT]
+    (the replay's own), status int64[1].
     """
     ctl = cuda.shared.array(4, np.int64)  # row, control (_GO or a status), page check (1/0), memory check (1/0)
     span = cuda.shared.array(2, np.int64)  # the page check's pages
-    lo = cuda.shared.array(MAX_THREADS, np.int64)
-    hi = cuda.shared.array(MAX_THREADS, np.int64)
-    sure = cuda.shared.array(MAX_THREADS, np.int64)
+    sums = cuda.shared.array((3, MAX_THREADS), np.int64)  # low, high, sure; then the metered bytes in row 0
     t = cuda.threadIdx.x
     threads = cuda.blockDim.x
     ncols = desc.shape[0]
@@ -359,7 +377,7 @@ def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
         row = ctl[0]
         if ctl[2] != 0:
             for j in range(span[0] + t, span[1], threads):
-                _apply_page(desc, bits, index, fl_col, fl_size, cursor, j, row)
+                _apply_marked(desc, bits, index, marks, every, fl_col, fl_size, cursor, j, row)
         cuda.syncthreads()
         verdict = ctl[1]
         if verdict != _GO:
@@ -373,25 +391,26 @@ def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
             my_hi = np.int64(0)
             my_sure = np.int64(1)
             for c in range(t, ncols, threads):
-                low, high, known = _column_memory(desc, bits, index, planned, applied, ev_row, ev_lev, cursor, c,
-                                                  row)
+                low, high, known = _memory_marked(desc, bits, index, marks, every, planned, applied, ev_row, ev_lev,
+                                                  cursor, c, row)
                 my_lo += low
                 my_hi += high
                 if not known:
                     my_sure = 0
-            lo[t] = my_lo
-            hi[t] = my_hi
-            sure[t] = my_sure
-            total_lo = _block_reduce(lo, t, threads, _SUM)
-            total_hi = _block_reduce(hi, t, threads, _SUM)
-            all_sure = _block_reduce(sure, t, threads, _SUM) == threads
+            sums[0, t] = my_lo
+            sums[1, t] = my_hi
+            sums[2, t] = my_sure
+            total_lo, total_hi, sure = _block_sums(sums, t, threads)
+            all_sure = sure == threads
             answer = _verdict_of(total_lo, total_hi, row, block_size) if all_sure else -1
             if answer < 0:
                 mine = np.int64(0)
                 for c in range(t, ncols, threads):
-                    mine += _column_metered(desc, levels, words, bits, index, cursor, c, row)
-                lo[t] = mine
-                total_lo = _block_reduce(lo, t, threads, _SUM)
+                    mine += _metered_marked(desc, levels, words, bits, index, marks, every, cursor, c, row)
+                sums[0, t] = mine
+                sums[1, t] = 0
+                sums[2, t] = 0
+                total_lo, _, _ = _block_sums(sums, t, threads)
             if t == 0:
                 if answer == 1 or _block_full(total_lo, row, block_size, block):
                     block[B_CUT] = row
@@ -401,6 +420,19 @@ def replay_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
             if ctl[1] == REPLAY_CUT:
                 return
         cuda.syncthreads()
+
+
+@cuda_kernel
+def replay_marks_thread(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
+                        index: np.ndarray, ev_row: np.ndarray, ev_end: np.ndarray, fl_col: np.ndarray,
+                        fl_start: np.ndarray, plan_cursor: np.ndarray, sched: np.ndarray, limits: np.ndarray,
+                        every: int, marks: np.ndarray) -> None:
+    """Thread p: page p's marks for replay_block (`planner.mark_page`: the planned pages, then each column's open
+    page after them up to the next page check, all up to row limits[0]); it walks one page's levels. CPU twin: `planner.replay_marks`."""
+    p = cuda.grid(1)
+    if p < n:
+        _mark_page(p, desc, levels, words, bits, index, ev_row, ev_end, fl_col, fl_start, plan_cursor, sched,
+                   limits[0], every, marks)
 
 
 @cuda_kernel

@@ -118,14 +118,19 @@ def _serial_by_step(c: Counters) -> dict[str, int]:
 
 def test_plan_serial_steps_do_not_grow_with_the_rows_replay_grows_with_the_checks(tmp_path: Path) -> None:
     """plan runs its checks in segments of rows, a block each (a thread per column): its longest loop is one
-    segment's, whatever the rows; replay runs a block with a thread per column over the chain of checks."""
+    segment's, whatever the rows; replay runs a block with a thread per column over the chain of checks, counting
+    and metering each column from the marks replay_marks leaves (a thread per page), so it grows with the checks
+    (fewer than the rows: they start close together) and no longer with a column's levels; pack_levels packs
+    parts of at most PACK_PART words, a block each."""
     rows = (30_000, 120_000)
     small, large = (_serial_by_step(_counters(tmp_path, n)) for n in rows)
     plan_steps = ("plan_count", "plan_spec", "plan_fix", "plan")
     most = [max(by_step[s] for s in plan_steps) for by_step in (small, large)]
     assert most[1] <= 1.2 * most[0]  # 1 and 2 segments of 60,000 rows
     assert most[1] <= 65_536
-    assert large["replay"] > 1.5 * small["replay"]  # the checks planned: at most page_size_check_max rows apart
+    assert small["replay"] < large["replay"] < 2 * small["replay"]  # the checks' chain; 4x the rows' levels unwalked
+    for step in ("replay_marks", "pack_levels"):
+        assert large[step] <= 1.2 * small[step]
     for by_step, n in zip((small, large), rows, strict=True):
         assert by_step["replay"] <= n // 4
 

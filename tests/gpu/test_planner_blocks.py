@@ -17,11 +17,13 @@ import pytest
 from gpuwrite.kernels.plan import planner as P
 from gpuwrite.kernels.plan import schedule as k
 from gpuwrite.kernels.plan.planner_cuda import (
+    pack_levels_block,
     plan_block,
     plan_count_block,
     plan_emit_block,
     plan_walk_block,
     replay_block,
+    replay_marks_thread,
 )
 
 from gpuwrite.options.model import WriteOptions
@@ -164,12 +166,34 @@ def _replay_sequential(cols: ColumnArrays, params: np.ndarray, limits: np.ndarra
                                cursor))
 
 
-def _replay_block(threads: int) -> Callable[..., int]:
-    """replay_block in one simulated block of `threads` threads."""
+def _marks(cuda: bool, cols: ColumnArrays, planned: dict[str, Any], limits: np.ndarray, every: int) -> np.ndarray:
+    """replay_marks_thread (simulated, blocks of 8 threads) or its twin over the planned pages and each column's
+    open page, to row limits[0], a mark every `every` rows; cells no page writes stay -7."""
+    ncols = cols.desc.shape[0]
+    events = int(planned["sched"][k.SC_EVENTS])
+    marks = np.full((ncols, max(1, (int(limits[0]) - 1) // every + 1), P.MK_COUNT), -7, np.int64)
+    n = int(planned["ev_end"][events - 1] if events else 0) + ncols
+    args = (cols.desc, cols.levels, cols.words, cols.bits, cols.index, planned["ev_row"][:events],
+            planned["ev_end"][:events], planned["fl_col"], planned["fl_start"], planned["cursor"], planned["sched"], limits, every, marks)
+    if cuda:
+        replay_marks_thread[(n + 7) // 8, 8](n, *args)
+    else:
+        P.replay_marks(n, *args)
+    return marks
+
+
+def _replay_block(threads: int, planned: dict[str, Any], every: int, seen: list[np.ndarray]) -> Callable[..., int]:
+    """replay_block in one simulated block of `threads` threads, after replay_marks_thread with a mark every `every`
+    rows (its marks must equal its twin's; each call's are kept in `seen`)."""
     def run(cols: ColumnArrays, params: np.ndarray, limits: np.ndarray, *state: np.ndarray) -> int:
         status = np.full(1, -9, np.int64)
+        marks = _marks(True, cols, planned, limits, every)
+        np.testing.assert_array_equal(marks, _marks(False, cols, planned, limits, every), err_msg="marks")
+        unplanned = -(-int(planned["sched"][k.SC_NEXT]) // every)  # marks at or past the next page check
+        assert (marks[:, unplanned:] == -7).all()  # are never read: no thread walks past a page
+        seen.append(marks)
         replay_block[1, threads](cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, limits, *state,
-                                 status)
+                                 status, marks, every)
         return int(status[0])
     return run
 
@@ -185,16 +209,37 @@ def test_replay_block_matches_replay_blocks(seed: int, nested: bool, ncols: int,
     sizes = rng.integers(1, 300, len(planned["fl_col"])).astype(np.int64)
     availables = [*sorted(int(a) for a in rng.integers(1, rows, 2)), rows]
     cuts = []
+    seen: list[np.ndarray] = []
     for block_size in (1000, 8000, 20_000, 60_000, 200_000, 1 << 30):
         params = schedule_params(opts)
         params[k.P_BLOCK_SIZE] = block_size
         params[k.P_BLOCK_ROWS] = 2**31 - 1
         want = _replay(_replay_sequential, cols, params, planned, sizes, availables)
-        got = _replay(_replay_block(threads), cols, params, planned, sizes, availables)
+        got = _replay(_replay_block(threads, planned, 50, seen), cols, params, planned, sizes, availables)
         for name, arr in want.items():
             np.testing.assert_array_equal(got[name], arr, err_msg=f"{name} at block size {block_size}")
         cuts.append(int(want["block"][k.B_CUT]))
     assert len(set(cuts)) > 2  # row groups cut at several rows
+    assert max(int((m[:, 1:, P.MK_ONES] > 0).sum()) for m in seen) > 0  # counted from marks
+
+
+@pytest.mark.parametrize("every", [7, 300])
+def test_replay_block_from_marks_matches_replay_blocks(every: int) -> None:
+    """With marks every 7 rows (most counts and meters start from a mark) or every 300 (most from the column's own
+    state), replay_block's cut, cursors, block state and statuses still equal replay_blocks'."""
+    for case in CASES[:3]:
+        seed, nested, ncols, threads, page_size, estimate = case
+        cols, opts, rng, rows = _case(seed, nested, ncols, page_size, estimate)
+        planned = _drive(_sequential, cols, opts, [int(rng.integers(rows // 2, rows))], capacity=3)
+        sizes = rng.integers(1, 300, len(planned["fl_col"])).astype(np.int64)
+        availables = [*sorted(int(a) for a in rng.integers(1, rows, 2)), rows]
+        for block_size in (8000, 60_000, 1 << 30):
+            params = schedule_params(opts)
+            params[k.P_BLOCK_SIZE] = block_size
+            want = _replay(_replay_sequential, cols, params, planned, sizes, availables)
+            got = _replay(_replay_block(threads, planned, every, []), cols, params, planned, sizes, availables)
+            for name, arr in want.items():
+                np.testing.assert_array_equal(got[name], arr, err_msg=f"{name} at block size {block_size}")
 
 
 def _segmented(cuda: bool, seg_rows: int, cols: ColumnArrays, opts: WriteOptions, horizons: list[int],
@@ -306,3 +351,27 @@ def test_segments_meet_where_the_row_limit_ends_the_pages(cuda: bool, nested: bo
         np.testing.assert_array_equal(got[name], want[name], err_msg=name)
     for name, n in (("ev_row", nev), ("ev_end", nev), ("ev_lev", nev), ("fl_col", nfl), ("fl_start", nfl)):
         np.testing.assert_array_equal(got[name], want[name][:n], err_msg=name)
+
+
+def test_pack_levels_block_packs_long_streams_in_parts() -> None:
+    """pack_levels_block (simulated, blocks of 8 threads, a block per part) packs 1-bit level streams longer than a
+    part (PACK_PART words) and short ones as its twin does, 64 levels a word LSB first, zero past each end."""
+    rng = np.random.default_rng(3)
+    counts = [5, 64 * P.PACK_PART + 70, 0, 130]
+    streams, lev, word = [], [], 0
+    for n in counts:
+        streams.append((sum(len(x) for x in lev), n, word))
+        lev.append((rng.random(n) < 0.6).astype(np.uint8) * rng.integers(1, 3, n).astype(np.uint8))
+        word += (n + 63) // 64 + 1
+    table = np.array(streams, dtype=np.int64)
+    levels = np.concatenate(lev)
+    parts = P.pack_parts(table)
+    assert len(parts) == len(counts) + 1  # the long stream in two parts
+    got = np.full(word, 7, np.uint64)
+    pack_levels_block[len(parts), 8](parts, table, levels, got)
+    want = np.full(word, 7, np.uint64)
+    P.pack_levels(len(parts), parts, table, levels, want)
+    np.testing.assert_array_equal(got, want)
+    for (_, n, w0), x in zip(streams, lev, strict=True):
+        packed = np.packbits(np.concatenate([x != 0, np.zeros(-n % 64, bool)]), bitorder="little").view(np.uint64)
+        np.testing.assert_array_equal(got[w0:w0 + len(packed)], packed)

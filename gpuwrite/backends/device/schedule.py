@@ -1,7 +1,8 @@
 """parquet-java's page checks and row-group replay over a window on the device: the compiled planner
 (`kernels/plan/schedule.py`, the same code the CPU backend calls on the host) run as device steps over the window's
 arenas, so the host never holds the levels. The page checks run in segments of rows, all at once (`plan`:
-kernels/plan/planner.py, plan_count / plan_walk / plan_emit), the replay as one block.
+kernels/plan/planner.py, plan_count / plan_walk / plan_emit), the replay as one block after a thread per page
+has marked each column's counts and level meters every planner.MARK_ROWS rows (replay_marks).
 
 The planner's column data is the window itself: `desc` from the column table, level bytes from `lev` (widths
 above 1), 1-bit level streams packed into `bits` by one launch, indexes from `idx`.
@@ -86,7 +87,9 @@ class DeviceSchedule:
         nwords = int(streams[:, LS_WORD].max() + (streams[:, LS_COUNT].max() + 63) // 64 + 2) if len(streams) else 2
         self.bits = device.full(nwords, 0, np.uint64)
         if len(streams):
-            device.launch(steps.PACK_LEVELS, len(streams), device.upload(streams), win.arenas.lev, self.bits)
+            parts = P.pack_parts(streams)
+            device.launch(steps.PACK_LEVELS, len(parts), device.upload(parts), device.upload(streams), win.arenas.lev,
+                          self.bits)
         self.desc = device.upload(desc)
         self.words = win.arenas.lev.view(np.uint64)
         self.params = device.upload(schedule_params(opts))
@@ -227,7 +230,13 @@ class DeviceSchedule:
         n = self.flushes
         limits = d.upload(np.array([available, int(final), self.events], dtype=np.int64))
         e = self.events  # the checks planned: the replay reads no further (and its cost model counts them)
+        every = P.MARK_ROWS  # each column's counts and meters marked every `every` rows, its pages in parallel
+        cells = max(1, (available - 1) // every + 1)
+        marks = d.empty(self.ncols * cells * P.MK_COUNT, np.int64).reshape(self.ncols, cells, P.MK_COUNT)
+        d.launch(steps.REPLAY_MARKS, n + self.ncols, self.desc, ar.lev, self.words, self.bits, ar.idx,
+                 self.ev_row[:e], self.ev_end[:e], self.fl_col, self.fl_start, self.cursor, self.sched, limits, every,
+                 marks)
         d.launch(steps.REPLAY, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, limits, self.sched,
                  self.ev_row[:e], self.ev_end[:e], self.ev_lev[:e], self.fl_col, sizes, self.block,
-                 self.replay_cursor, self.status)
+                 self.replay_cursor, self.status, marks, every)
         return n, (self.status, self.block, self.replay_cursor[:, k.S_START], self.ev_end)

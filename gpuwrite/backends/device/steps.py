@@ -281,10 +281,10 @@ SCAN = Kernel("scan", _cuda("plan.page_layout_cuda", "exclusive_scan_block"), L.
 
 
 # the planner on the device (kernels/plan/planner.py)
-def _pack_levels_serial(items: int, streams: Any, lev: Any, bits: Any) -> int:
-    """A block per 1-bit level stream (the even share of the level bytes), threads over its words, 64 levels
-    each."""
-    return block_steps(_div(_div(int(lev.size), items), 64)) * 64
+def _pack_levels_serial(items: int, parts: Any, streams: Any, lev: Any, bits: Any) -> int:
+    """A block per part of a 1-bit level stream (at most PACK_PART words, fewer when the level bytes are fewer),
+    threads over its words, 64 levels each."""
+    return block_steps(min(P.PACK_PART, _div(int(lev.size), 64))) * 64
 
 
 PACK_LEVELS = Kernel("pack_levels", _cuda("plan.planner_cuda", "pack_levels_block"), P.pack_levels,
@@ -358,27 +358,52 @@ PLAN_EMIT = Kernel("plan", _cuda("plan.planner_cuda", "plan_emit_block"), P.plan
                    serial=_plan_emit_serial)
 
 
+def _wide_walk(levels: Any, bits: Any, cols: int, rows: int, rows_total: int) -> int:
+    """Words of one column's wider (byte) levels over `rows` of the row group's `rows_total` rows, twice (both
+    streams): the even share over columns and rows (nested columns' entries per row vary), 8 levels a word."""
+    wide = max(0, int(levels.size) - 64 * int(bits.size))
+    return 2 * _div(_div(wide * rows, max(1, rows_total)), 8 * cols) if wide else 0
+
+
+def _replay_marks_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
+    """A thread per page (the planned pages, then each column's open page): a binary search for its check over
+    ev_row, then its page's levels walked once (a page holds at most PAGE_VALUES rows' levels: 3 words per 64 rows
+    of 1-bit streams, and its share of the wider levels), leaving a mark of MK_COUNT values every `every` rows."""
+    ev_row, every, marks = args[1], args[-2], args[-1]  # (index, ev_row, ev_end, ..., limits, every, marks)
+    cols = max(1, int(desc.shape[0]))
+    rows_total = int(marks.shape[1]) * int(every)
+    return (_log2(int(ev_row.shape[0])) + 3 * (_div(PAGE_VALUES, 64) + 1)
+            + _wide_walk(levels, bits, cols, PAGE_VALUES, rows_total) + _div(PAGE_VALUES, int(every)) * P.MK_COUNT)
+
+
+REPLAY_MARKS = Kernel("replay_marks", _cuda("plan.planner_cuda", "replay_marks_thread"), P.replay_marks, "thread",
+                      serial=_replay_marks_serial)
+
+
 def _replay_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
     """One block replays the chain of checks: the planned page checks (ev_row, args[4], passed as exactly the
     checks planned) and the memory checks, at most as many plus 65 (SPEC: InternalParquetRecordWriter: the next
     memory check is at most 10,000 rows on, or half way to the estimated end, so it closes in on the end in at most
     64 halvings; page checks are at most page_size_check_max rows apart, 10,000 by default). Per page check a
-    thread applies its share of the check's pages (one per column at most); per memory check it bounds its columns
-    and takes part in three log2(T)-step sums (a fourth when the bounds leave the answer open), thread 0 a few
-    steps of the block check; over all checks a thread meters and counts its columns' levels once (the even share
-    of the level words, as `_level_share` for one segment)."""
+    thread applies its share of the check's pages (one per column at most), counting each column's values from the
+    mark before the check; per memory check it bounds its columns (counting likewise) and takes part in a
+    log2(T)-step sum of three rows (a second when the bounds leave the answer open, when it meters its columns from
+    the mark before the check: at most `every` rows of levels, args[-1]), thread 0 a few steps of the block
+    check."""
     cols = max(1, int(desc.shape[0]))
     tiles = _div(cols, T)
     checks = int(args[4].shape[0])
-    page_check = tiles + 2
-    memory_check = 2 * tiles + 4 * (_log2(T) + 2) + 8
-    bit_words = int(bits.size)
-    wide = max(0, int(levels.size) - 64 * bit_words)
-    walk = tiles * _div(2 * bit_words + _div(wide, 8), cols)
-    return checks * page_check + (checks + 65) * memory_check + walk
+    marks, every = args[-2], int(args[-1])
+    rows_total = int(marks.shape[1]) * every
+    count = _div(every, 64) + 1
+    meter = 2 * (_div(every, 64) + 1) + _wide_walk(levels, bits, cols, every, rows_total) + 12
+    page_check = tiles * (count + 1) + 2
+    memory_check = tiles * (2 + count + meter) + 2 * (_log2(T) + 2) + 8
+    return checks * page_check + (checks + 65) * memory_check
 
 
 REPLAY = Kernel("replay", _cuda("plan.planner_cuda", "replay_block"), P.replay_step, serial=_replay_serial)
+
 
 
 def _spans_serial(items: int, *args: Any) -> int:
