@@ -319,8 +319,10 @@ class ChunkEncoder:
             self.fell_back = True
         plain = self.chunk.plain_fallback
         encoding = fallback_encoding(self.leaf.kind, "plain" if plain else "delta")
-        if no_nan and self._floats:  # no NaN: the IEEE bits are canonical as they are (no check, no copy)
-            return encoding, data.value_array[va:vb].view(np.uint8).data, None
+        if no_nan and self._floats:  # no NaN: the bits are canonical as they are (no check, no copy)
+            values = data.value_array[va:vb]
+            if values.flags.c_contiguous:
+                return encoding, values.view(np.uint8).data, None
         return encoding, fallback_values(self.leaf, data, va, vb, plain), None
 
     def encode_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
