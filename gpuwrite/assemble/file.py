@@ -18,7 +18,7 @@ from ..page_model import EncodedChunk, PageStats
 from ..schema import FileSchema, Leaf
 from .bloom import bloom_filter_block
 from .footer import ChunkLayout, column_metadata, file_metadata, row_group
-from .indexes import column_index, offset_index
+from .indexes import column_index, offset_index_bytes
 from .pages import dictionary_header
 from .store_sink import Sink
 
@@ -131,7 +131,7 @@ class FileAssembler:
         index = column_index(leaf, chunk.pages, self.layout.column_index_truncate_length)
         return _WrittenChunk(ColumnChunk(file_offset=0, meta_data=meta), merged,
                              None if index is None else serialize(index),
-                             serialize(offset_index(leaf, chunk.pages, layout.page_offsets)), chunk.bloom_filter)
+                             offset_index_bytes(leaf, chunk.pages, layout.page_offsets), chunk.bloom_filter)
 
     def _write_page_indexes(self) -> None:
         """All column indexes, then all offset indexes, then all bloom filters, after the row groups

@@ -78,7 +78,10 @@ class CpuEncoders:
         # last batch (`done`, whose chunks are written in schema order as they finish) in schema order, so the
         # file is written while later columns encode instead of after the costliest ones
         order = sorted(groups, key=lambda g: -sum(costs[i] for i in g)) if done is None else groups
-        futures = {g.start: self.pool.submit(self._encode_columns, [jobs[i] for i in g]) for g in order}
+        # chunks staged as they finish are built on the pool too (dictionary page compressed there), not on
+        # the staging thread, whose work is serial
+        futures = {g.start: self.pool.submit(self._encode_columns, [jobs[i] for i in g], None, done is not None)
+                   for g in order}
 
         def finished(k: int) -> None:
             assert done is not None
@@ -88,10 +91,13 @@ class CpuEncoders:
         wait_in_order([futures[g.start] for g in groups], None if done is None else finished)
 
     def _encode_columns(self, jobs: Sequence[tuple[int, Sequence[tuple[int, int]]]],
-                        done: Callable[[int], None] | None = None) -> None:
-        """Several columns' new pages, one after another (`done(c)` after each, when given)."""
+                        done: Callable[[int], None] | None = None, finish: bool = False) -> None:
+        """Several columns' new pages, one after another (`done(c)` after each, when given; `finish`: each
+        column's chunk built too, so that `chunk(c)` returns it ready-made)."""
         for c, r in jobs:
             self._encode_column(c, r)
+            if finish:
+                self.encoders[c].finish()
             if done is not None:
                 done(c)
 

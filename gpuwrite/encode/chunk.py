@@ -45,9 +45,11 @@ _NO_KEYS = np.zeros(0, dtype=np.int64)
 
 
 
-def page_sections(levels: tuple[bytes, bytes], values: Section, chunk: ChunkOptions) -> PageSections:
+def page_sections(levels: tuple[bytes, bytes], values: Section, chunk: ChunkOptions,
+                  borrowed: bool = False) -> PageSections:
     """Compress the values section where that makes it smaller (parquet-java keeps the raw bytes
-    otherwise), join the sections and take the CRC."""
+    otherwise), join the sections and take the CRC. `borrowed`: `values` is a view of the input, copied only
+    where the page keeps it as it is (compressed or joined to levels, it is read once and let go)."""
     rep, dfn = levels
     stored, compressed = values, bool(values)
     body: Section | None = None
@@ -63,6 +65,8 @@ def page_sections(levels: tuple[bytes, bytes], values: Section, chunk: ChunkOpti
                 compressed = False
     if body is None:
         body = rep + dfn + stored if rep or dfn else stored  # (no copy of a large section without levels)
+    if borrowed and body is values:
+        body = bytes(values)
     return PageSections(body, len(rep), len(dfn), len(values), compressed, signed_crc32(body) if chunk.checksum else None)
 
 
@@ -297,13 +301,16 @@ class ChunkEncoder:
         self.shared: SharedLevels | None = None  # level sections shared with sibling leaves (CpuEncoders sets it)
         self._int_pages = leaf.kind in ("int32", "int64") and not leaf.nested and leaf.max_def <= 1 \
             and not chunk.plain_fallback
+        self._floats = leaf.kind in ("float", "double")
 
-    def _values(self, data: LeafData, va: int, vb: int) -> tuple[int, Section, tuple[Array, int] | None]:
+    def _values(self, data: LeafData, va: int, vb: int, no_nan: bool = False
+                ) -> tuple[int, Section, tuple[Array, int] | None]:
         """Encoding and body of a page's values, applying parquet-java's dictionary rules; with the values'
-        ids and the dictionary size when the page is dictionary-encoded."""
+        ids and the dictionary size when the page is dictionary-encoded. `no_nan`: a float / double page known
+        to hold no NaN, whose PLAIN bytes are then the input's own (a view: see `page_sections`' `borrowed`)."""
         d = self.dictionary
         if not (self.fell_back or d is None):
-            ids, overflow = d.insert(data, va, vb)
+            ids, overflow = d.insert(data, va, vb, no_nan)
             if overflow < 0:
                 body = _encode_ids(ids, d.size)
                 if self.pages or keeps_dictionary(len(body), d.byte_size, raw_value_bytes(self.leaf, data, va, vb)):
@@ -311,8 +318,12 @@ class ChunkEncoder:
                     return Encoding.RLE_DICTIONARY, body, (ids, d.size)
             self.fell_back = True
         plain = self.chunk.plain_fallback
-        return (fallback_encoding(self.leaf.kind, "plain" if plain else "delta"),
-                fallback_values(self.leaf, data, va, vb, plain), None)
+        encoding = fallback_encoding(self.leaf.kind, "plain" if plain else "delta")
+        if no_nan and self._floats:  # no NaN: the bits are canonical as they are (no check, no copy)
+            values = data.value_array[va:vb]
+            if values.flags.c_contiguous:
+                return encoding, values.view(np.uint8).data, None
+        return encoding, fallback_values(self.leaf, data, va, vb, plain), None
 
     def encode_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
         """Encode rows a..b of `data` (row indices of the window) as the chunk's next DATA_PAGE_V2."""
@@ -320,8 +331,14 @@ class ChunkEncoder:
         self._checkpoints.append(_Checkpoint(d.size if d else 0, d.byte_size if d else 0, self.dict_entries_used,
                                              self.fell_back))
         span = PageSpan.of(data, a, b)
+        borrowed = False
         if self._int_pages:
             levels, encoding, values, stats = self._int_page(data, span)
+        elif self._floats:  # statistics first: a page without NaN needs no canonical pass over its values
+            levels = encode_levels(self.leaf, data, span, self.shared)
+            stats = page_stats(self.leaf, data, span.va, span.vb, span.num_nulls)
+            encoding, values, _ = self._values(data, span.va, span.vb, no_nan=not stats.nan_count)
+            borrowed = isinstance(values, memoryview)
         else:
             levels = encode_levels(self.leaf, data, span, self.shared)
             encoding, values, ids = self._values(data, span.va, span.vb)
@@ -330,7 +347,7 @@ class ChunkEncoder:
             self._hashes.append(hash_values(self.leaf, data, span.va, span.vb))
         first_row = self.pages[-1].first_row + self.pages[-1].num_rows if self.pages else 0
         page = encoded_page(self.leaf, data, span, first_row=first_row, encoding=int(encoding),
-                              sections=page_sections(levels, values, self.chunk), stats=stats, shared=self.shared)
+                              sections=page_sections(levels, values, self.chunk, borrowed), stats=stats, shared=self.shared)
         self.pages.append(page)
         return page
 

@@ -139,11 +139,14 @@ class Dictionary:
         else:
             bytes_rehash(self.hashes, self.size, self.table)
 
-    def insert(self, data: LeafData, va: int, vb: int) -> tuple[Array, int]:
-        """Ids of values va..vb; the second result is the offset of the value that overflowed the limit, or -1."""
+    def insert(self, data: LeafData, va: int, vb: int, no_nan: bool = False) -> tuple[Array, int]:
+        """Ids of values va..vb; the second result is the offset of the value that overflowed the limit, or -1.
+        `no_nan`: float / double values known to hold no NaN, whose bits are then the keys as they are."""
         ids = np.empty(vb - va, dtype=np.int32)
         if self.fixed:
-            keys = dictionary_keys(self.leaf, data.value_array[va:vb])
+            values = data.value_array[va:vb]
+            keys = values.view(_PLAIN_DTYPE[self.leaf.kind]) if no_nan and self.leaf.kind in ("float", "double") \
+                else dictionary_keys(self.leaf, values)
             self._reserve(vb - va, 0)
             self.size, self.byte_size, overflow = fixed_insert(
                 keys, 0, len(keys), self.table, self.keys, self.size, self.entry_size, self.byte_size,

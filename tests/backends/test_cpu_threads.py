@@ -52,3 +52,25 @@ def test_same_bytes_on_one_thread_and_on_several(tmp_path: Path, monkeypatch: py
     cpu.limit_threads(None)
     write_table(table, str(many), device="cpu")
     assert one.read_bytes() == many.read_bytes()
+
+
+def test_chunks_are_built_on_the_pool_not_the_writing_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunks staged as their columns finish (dictionary pages compressed) are built by the pool's
+    threads: the writing thread, whose work is serial, only finds them made."""
+    import threading
+
+    from gpuwrite.encode.chunk import ChunkEncoder
+
+    if cpu.page_pool(4) is None:
+        pytest.skip("one core: no pool")
+    on_main: list[bool] = []
+    build = ChunkEncoder._build
+
+    def spy(self: ChunkEncoder) -> object:
+        on_main.append(threading.current_thread() is threading.main_thread())
+        return build(self)
+
+    monkeypatch.setattr(ChunkEncoder, "_build", spy)
+    table = pa.table({f"c{i}": [j % (5 + i) for j in range(60_000)] for i in range(4)})
+    write_table(table, tmp_path / "t.parquet")
+    assert len(on_main) >= 4 and not any(on_main)

@@ -1,0 +1,102 @@
+"""Float / double pages: statistics first, and a page without NaN takes its PLAIN bytes straight from the input
+(no canonical pass, no copy unless the page keeps them raw): the same pages, byte for byte, as the per-section
+path with its canonical copy."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from gpuwrite.encode import chunk as chunk_module
+from gpuwrite.encode import dictionary as dictionary_module
+from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions
+from gpuwrite.encode.compress import compressor
+from gpuwrite.options.model import WriteOptions
+from gpuwrite.page_model import EncodedPage
+from gpuwrite.pipeline.columns import leaf_data
+from gpuwrite.pipeline.leafdata import LeafData
+from gpuwrite.pipeline.rebase import RebaseOptions
+from gpuwrite.schema import FileSchema
+
+
+def _encoders(table: pa.Table, opts: WriteOptions) -> list[tuple[ChunkEncoder, LeafData]]:
+    schema = FileSchema.from_arrow(table.schema, opts)
+    return [(ChunkEncoder(leaf, ChunkOptions.for_leaf(leaf, opts, compressor(opts.compression))),
+             leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts))) for leaf in schema.leaves]
+
+
+def _page(p: EncodedPage) -> tuple:
+    s = p.sections
+    return (p.span, p.encoding, bytes(s.body), s.rep_len, s.def_len, s.values_len, s.compressed, s.crc, p.stats)
+
+
+def _table(rows: int, seed: int) -> pa.Table:
+    """Doubles and floats, nullable and not: random, repeated (dictionary), and with NaNs of odd payloads,
+    -0.0 and infinities in some pages only."""
+    rng = np.random.default_rng(seed)
+    special = rng.standard_normal(rows)
+    odd_nan = np.array([0x7FF0000000000001, -1, 0x7FF8000000000000], dtype=np.int64).view(np.float64)
+    at = rng.integers(rows // 2, rows, 6)
+    special[at] = np.concatenate([odd_nan, [-0.0, np.inf, -np.inf]])
+    mask = rng.random(rows) < 0.1
+    with np.errstate(invalid="ignore"):  # NaNs narrowed to float32
+        special32 = special.astype(np.float32)
+    return pa.table({
+        "d": pa.array(rng.standard_normal(rows)),
+        "d_null": pa.array(np.cumsum(rng.standard_normal(rows)), mask=mask),
+        "d_nan": pa.array(special),
+        "d_nan_null": pa.array(special, mask=mask),
+        "d_rep": pa.array((rng.standard_normal(20) * 100)[rng.integers(0, 20, rows)]),
+        "f": pa.array(rng.standard_normal(rows).astype(np.float32)),
+        "f_nan": pa.array(special32, mask=mask),
+    })
+
+
+@pytest.mark.parametrize("codec", ["snappy", "uncompressed", "zstd"])
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_float_pages_equal_the_canonical_copy_path(codec: str, dictionary: bool) -> None:
+    """Every page (body, sections, CRC, statistics) as the path that copies canonical bits gives it."""
+    table = _table(5_000, 7)
+    opts = WriteOptions(compression=codec, enable_dictionary=dictionary, page_checksum=True)
+    fast, slow = _encoders(table, opts), _encoders(table, opts)
+    for (enc, data), (ref, ref_data) in zip(fast, slow, strict=True):
+        ref._floats = False  # the per-section path: values, then statistics, with the canonical copy
+        for a, b in ((0, 1_700), (1_700, 2_500), (2_500, 5_000)):
+            assert _page(enc.encode_page(data, a, b)) == _page(ref.encode_page(ref_data, a, b)), enc.leaf.dotted
+
+
+@pytest.mark.parametrize("dictionary", [True, False])
+def test_a_page_without_nan_skips_the_canonical_pass(monkeypatch: pytest.MonkeyPatch, dictionary: bool) -> None:
+    """No NaN in the page: its values are neither checked nor copied as canonical bits (PLAIN values and
+    dictionary keys alike)."""
+    def refuse(*args: object) -> None:
+        raise AssertionError("canonical pass on a page without NaN")
+
+    monkeypatch.setattr(chunk_module, "canonical_bits", refuse)
+    monkeypatch.setattr(dictionary_module, "canonical_bits", refuse)
+    table = pa.table({"d": pa.array(np.linspace(-5.0, 5.0, 3_000)), "f": pa.array(np.ones(3_000, np.float32))})
+    for enc, data in _encoders(table, WriteOptions(compression="snappy", enable_dictionary=dictionary)):
+        page = enc.encode_page(data, 0, 3_000)
+        width = 8 if enc.leaf.kind == "double" else 4
+        assert page.stats.num_values == 3_000
+        if dictionary:  # the values went through the dictionary's insert (kept or not)
+            assert enc.dictionary is not None and enc.dictionary.size > 0
+        else:
+            assert page.sections.values_len == 3_000 * width
+
+
+def test_uncompressed_values_are_copied_out_of_the_input() -> None:
+    """A page that keeps its values raw owns them: changing the input afterwards leaves the page as it was."""
+    values = np.linspace(0.0, 1.0, 2_000)
+    table = pa.table({"d": values}, schema=pa.schema([pa.field("d", pa.float64(), nullable=False)]))
+    [(enc, data)] = _encoders(table, WriteOptions(compression="uncompressed", enable_dictionary=False))
+    data = dataclasses.replace(data, values=values)  # a window over a buffer that is used again afterwards
+    page = enc.encode_page(data, 0, 2_000)
+    before = bytes(page.sections.body)
+    assert before == values.tobytes()
+    assert np.shares_memory(data.value_array, values)  # the page read the caller's own buffer
+    values[:] = 9.0
+    assert bytes(page.sections.body) == before
