@@ -149,20 +149,20 @@ def count_ones(bits: np.ndarray, start: int, end: int) -> int:
     while i < end and (i & 63) != 0:
         m = min(end - i, 64 - (i & 63))
         x = _bits_at(bits, i, m)
-        n += _popcount(x)
+        n += popcount(x)
         i += m
     q = i >> 6
     while i + 64 <= end:
-        n += _popcount(bits[q])
+        n += popcount(bits[q])
         q += 1
         i += 64
     if i < end:
-        n += _popcount(_bits_at(bits, i, end - i))
+        n += popcount(_bits_at(bits, i, end - i))
     return n
 
 
 @jit
-def _popcount(x: np.uint64) -> int:
+def popcount(x: np.uint64) -> int:
     """Set bits of a word."""
     x = x - ((x >> _U1) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._jit import jit
 from .layout import CT_ENTRY, CT_VBEFORE, CT_VIDX
-from .level_meter import count_ones
+from .level_meter import count_ones, popcount
 from .schedule import (
     D_DEF,
     D_DEFW,
@@ -127,15 +127,6 @@ def value_of(cols: np.ndarray, idx: np.ndarray, c: int, row: int) -> int:
         below = np.uint64(idx[g + 1]) & ((np.uint64(1) << np.uint64(row & 63)) - np.uint64(1))
         return int(idx[g]) + popcount(below)
     return row
-
-
-@jit
-def popcount(x: np.uint64) -> int:
-    """Set bits of a word."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
 @jit
