@@ -220,17 +220,19 @@ class _Grow:
         count = b - a
         if count == 0:
             return
+        need = self.n + count
+        # converted in place (see `slot`), the first part too: adopting the slot as a borrowed part instead
+        # made the next part copy it into a second array of the whole capacity (two per leaf and row group)
+        if self.owned and need <= self.buf.size and src.dtype == self.dtype \
+                and src[a:].ctypes.data == self.buf[self.n:].ctypes.data:
+            self.n = need
+            return
         if self.n == 0:
             self.buf, self.first, self.n, self.owned = src, a, count, False
             return
         if not self.owned and src.size == self.buf.size and src.ctypes.data == self.buf.ctypes.data \
                 and a == self.first + self.n:
             self.n += count
-            return
-        need = self.n + count
-        if self.owned and need <= self.buf.size and src.dtype == self.dtype \
-                and src[a:].ctypes.data == self.buf[self.n:].ctypes.data:
-            self.n = need  # converted in place (see `slot`)
             return
         self._own(need, expected)
         self.buf[self.n:need] = src[a:b]

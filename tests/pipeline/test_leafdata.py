@@ -1,0 +1,60 @@
+"""A leaf's converted rows fill one array per row group (issue 31: a first write's fresh memory): values
+converted into their slot stay there, step after step, instead of the second step copying the first into a
+second array of the whole row group's size."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import gpuwrite
+from gpuwrite.pipeline import buffers
+from gpuwrite.pipeline.leafdata import LeafBuffer, LeafData
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[buffers._Slabs]:
+    """A private set of slabs for each test (the process's own is put back afterwards)."""
+    saved = buffers._SLABS
+    buffers._SLABS = buffers._Slabs()
+    yield buffers._SLABS
+    buffers._SLABS.release()
+    buffers._SLABS = saved
+
+
+def test_values_converted_into_their_slot_stay_in_one_array(_fresh: buffers._Slabs) -> None:
+    """Three steps converted into the slot: one slab, no copy, the first step's values where they were."""
+    n = buffers.MIN_BYTES // 4 + 1000
+    buffer = LeafBuffer(rows_hint=3 * n)
+    slots = []
+    for k in range(3):
+        slot = buffer.values_slot(np.int32, n, n)
+        slot[:] = k
+        buffer.append(LeafData(n, None, values=slot))
+        slots.append(slot)
+    values = buffer.view().value_array
+    assert _fresh.created == 1
+    assert all(np.shares_memory(values, slot) for slot in slots)
+    assert np.array_equal(values, np.repeat(np.arange(3, dtype=np.int32), n))
+
+
+def test_a_write_in_steps_cuts_each_leaf_array_once(tmp_path, _fresh: buffers._Slabs) -> None:
+    """A row group converted in four steps takes one slab per array of each leaf (values, validity bytes,
+    validity bits), not a second one for its values (every leaf's first step used to be copied into a second
+    array of the row group's size, both touched); the file is the one written in a single step."""
+    rng = np.random.default_rng(3)
+    rows, columns = 600_000, 4
+    mask = rng.random(rows) < 0.05
+    table = pa.table({f"c{i}": pa.array(rng.integers(0, 1 << 30, rows).astype(np.int32), mask=mask)
+                      for i in range(columns)})
+    stepped = tmp_path / "stepped.parquet"
+    with gpuwrite.ParquetWriter(str(stepped), table.schema, device="cpu") as writer:
+        writer._window.convert_bytes = table.nbytes // 4  # type: ignore[union-attr]
+        writer.write(table)
+    assert _fresh.created == 3 * columns and _fresh.reused == 0
+    whole = tmp_path / "whole.parquet"
+    gpuwrite.write_table(table, str(whole), device="cpu")
+    assert stepped.read_bytes() == whole.read_bytes()
