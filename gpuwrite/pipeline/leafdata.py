@@ -234,9 +234,30 @@ class _Grow:
                 and a == self.first + self.n:
             self.n += count
             return
+        if not self.owned and a == 0 and self._borrow_on(src, count):
+            return
         self._own(need, expected)
         self.buf[self.n:need] = src[a:b]
         self.n = need
+
+    def _borrow_on(self, src: Array, count: int) -> bool:
+        """Go on borrowing when `src` starts where the borrowed part ends, inside one array that holds both
+        (values of an Arrow column without nulls, converted a slice at a time: each slice a view of the
+        buffer from its start); whether it did. The column's values are then never copied (they were copied
+        into an array of the row group's size from the second step on)."""
+        base = src.base
+        if not isinstance(base, np.ndarray) or base.ndim != 1 or base.dtype != self.dtype \
+                or not base.flags.c_contiguous or not src.flags.c_contiguous or src.dtype != self.dtype:
+            return False
+        size = self.dtype.itemsize
+        start = self.buf.ctypes.data + self.first * size  # the borrowed part's first element
+        lead, rest = divmod(start - base.ctypes.data, size)
+        if rest or lead < 0 or src.ctypes.data != start + self.n * size \
+                or src.ctypes.data + count * size > base.ctypes.data + base.nbytes:
+            return False
+        self.buf, self.first = base, lead
+        self.n += count
+        return True
 
     def _own(self, need: int, expected: int) -> None:
         """Hold the filled part in an array of this buffer's own with room for `need` elements."""

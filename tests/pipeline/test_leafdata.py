@@ -11,8 +11,12 @@ import pyarrow as pa
 import pytest
 
 import gpuwrite
+from gpuwrite.options.model import WriteOptions
 from gpuwrite.pipeline import buffers
+from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafBuffer, LeafData
+from gpuwrite.pipeline.rebase import RebaseOptions
+from gpuwrite.schema import FileSchema
 
 
 @pytest.fixture(autouse=True)
@@ -58,3 +62,25 @@ def test_a_write_in_steps_cuts_each_leaf_array_once(tmp_path, _fresh: buffers._S
     whole = tmp_path / "whole.parquet"
     gpuwrite.write_table(table, str(whole), device="cpu")
     assert stepped.read_bytes() == whole.read_bytes()
+
+
+def test_values_without_nulls_stay_borrowed_across_steps(tmp_path, _fresh: buffers._Slabs) -> None:
+    """A column without nulls converted a slice at a time keeps viewing its Arrow buffer: no slab, no copy
+    (from the second step on, its values were copied into an array of the row group's size)."""
+    rows = 600_000
+    values = np.random.default_rng(4).integers(0, 1 << 40, rows)
+    table = pa.table({"k": pa.array(values, pa.int64()), "n": pa.array(values.astype(np.int32), pa.int32())})
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    data = []
+    for leaf in schema.leaves:
+        buffer = LeafBuffer(rows_hint=rows)
+        for start in range(0, rows, rows // 4):  # four steps, as a window converts them
+            piece = table.column(leaf.index).chunk(0).slice(start, rows // 4)
+            buffer.append(leaf_data(piece, leaf, RebaseOptions.of(opts), buffer))
+        data.append(buffer.view())
+    assert [leaf.num_rows for leaf in data] == [rows, rows]
+    for leaf, column in zip(data, ("k", "n"), strict=True):
+        arrow = np.frombuffer(table.column(column).chunk(0).buffers()[1], dtype=leaf.value_array.dtype)
+        assert np.shares_memory(leaf.value_array, arrow) and np.array_equal(leaf.value_array, arrow)
+    assert _fresh.created == 0
