@@ -167,7 +167,7 @@ def write_table(data: Any, path: str | os.PathLike[str], *, options: WriteOption
 
 def release_memory() -> int:
     """Give back now the memory gpuwrite keeps for the next write: the host conversion buffers (else freed
-    `RETAIN_SECONDS` after the last write) and, where it ran on a GPU, the unused blocks of CuPy's pools; the
+    `RETAIN_SECONDS` after the last write, longer for a process whose writes come further apart) and, where it ran on a GPU, the unused blocks of CuPy's pools; the
     bytes released (host and device)."""
     from .pipeline.buffers import release_memory as release_host
 

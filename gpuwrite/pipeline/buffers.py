@@ -6,8 +6,13 @@ touch, which costs the writing threads system time (a store_sales write spent up
 another library's write had churned memory). So arrays of `MIN_BYTES` or more are cut from slabs the process
 keeps: a slab is free again once no array made from it is alive (its reference count says so; nothing is
 recycled while a view of it exists), and free slabs are released once no write has asked for one in
-`RETAIN_SECONDS` (allocators such as jemalloc decay free pages on a similar clock), beyond `RETAIN_BYTES`, when
-a larger array is needed than any of them (a stream whose row groups grow), or at `release_memory()`.
+`RETAIN_SECONDS` (allocators such as jemalloc decay free pages on a similar clock), or in twice the longest of the
+last few idle gaps after which the process came back for more (at most `RETAIN_MAX_SECONDS`), beyond
+`RETAIN_BYTES`, when a larger array is needed than any of them (a stream whose row groups grow), or at
+`release_memory()`. The gaps: a benchmark writing store_sales with gpuwrite between pyarrow, polars and DuckDB
+(or a loop that writes every 15 s) left gpuwrite idle just over 10 s now and then, and every such write paid for
+its memory afresh, as a process's first write does (47 new slabs, ~50,000 page faults, +0.4 CPU-s: the slow
+rounds of issue 32).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import os
 import sys
 import threading
 import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -23,7 +30,10 @@ import numpy as np
 from . import heap
 
 MIN_BYTES = 1 << 20  # smaller arrays come from the allocator as usual
-RETAIN_SECONDS = 10.0  # free slabs are released this long after the last request
+RETAIN_SECONDS = 10.0  # free slabs are released this long after the last request, at least
+RETAIN_MAX_SECONDS = 120.0  # ... and at most, however far apart the process's writes come
+IDLE_GAP = 1.0  # a request after this long without one starts a new write's requests (its gap is recorded)
+GAPS_KEPT = 4  # the idle gaps remembered (the longest of them, twice over, sets how long free slabs stay)
 RETAIN_BYTES = 4 << 30  # free slabs beyond this are released at once
 
 
@@ -48,7 +58,9 @@ class _Slabs:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.slabs: list[np.ndarray] = []
-        self.last_request = 0.0
+        self.clock: Callable[[], float] = time.monotonic  # (tests give their own)
+        self.last_request: float | None = None
+        self.gaps: deque[float] = deque(maxlen=GAPS_KEPT)  # idle seconds before the last writes' requests
         self.reaper: threading.Thread | None = None
         self.created = 0  # slabs allocated from the system (tests count them)
         self.reused = 0  # requests served by a free slab
@@ -61,7 +73,10 @@ class _Slabs:
     def take(self, need: int) -> np.ndarray:
         """A free slab of at least `need` bytes (the smallest not over twice that), or a new one."""
         with self.lock:
-            self.last_request = time.monotonic()
+            now = self.clock()
+            if self.last_request is not None and now - self.last_request >= IDLE_GAP:
+                self.gaps.append(now - self.last_request)
+            self.last_request = now
             best = -1
             for i in range(len(self.slabs)):
                 size = self.slabs[i].nbytes
@@ -108,11 +123,18 @@ class _Slabs:
         with self.lock:
             return self._trim(0)
 
+    def release_at(self) -> float:
+        """When the free slabs go if no request comes before (on `clock`): RETAIN_SECONDS after the last
+        request, or twice the longest recent idle gap if longer (up to RETAIN_MAX_SECONDS), so that a process
+        writing every few seconds keeps its memory warm between writes and one that stops gives it back."""
+        last = self.last_request if self.last_request is not None else self.clock()
+        return last + min(RETAIN_MAX_SECONDS, max(RETAIN_SECONDS, 2 * max(self.gaps, default=0.0)))
+
     def _reap(self) -> None:
-        """Release the free slabs once no request came for RETAIN_SECONDS; end when no slab is left."""
+        """Release the free slabs once no request came until `release_at`; end when no slab is left."""
         while True:
             with self.lock:
-                wait = self.last_request + RETAIN_SECONDS - time.monotonic()
+                wait = self.release_at() - self.clock()
                 if wait <= 0:
                     if self._trim(0):
                         heap.trim()  # slabs under heap.MMAP_THRESHOLD were freed into the heap
@@ -149,7 +171,8 @@ def empty(count: int, dtype: Any) -> np.ndarray:
 def release_memory() -> int:
     """Give the host memory gpuwrite keeps for reuse (free conversion buffers) back now; the bytes released.
 
-    It is released anyway `RETAIN_SECONDS` after the last write asked for some; buffers of a write still open
+    It is released anyway `RETAIN_SECONDS` after the last write asked for some (longer for a process whose
+    writes come further apart: `_Slabs.release_at`); buffers of a write still open
     are kept. The C heap's free memory (`heap.trim`) goes back too."""
     released = _SLABS.release()
     heap.trim()

@@ -125,3 +125,29 @@ def test_free_slabs_smaller_than_a_new_request_are_released(_fresh: buffers._Sla
     larger = buffers.empty(5 * buffers.MIN_BYTES, np.uint8)
     assert buffers.kept_bytes() == 0  # the free small slab went; the busy one stays
     assert len(_fresh.slabs) == 2 and busy.nbytes + larger.nbytes == 7 * buffers.MIN_BYTES
+
+
+def test_free_slabs_outlast_the_gaps_between_a_process_writes(_fresh: buffers._Slabs) -> None:
+    """Issue 32: a process writing every 15 s (a benchmark's other writers in between) found its slabs released
+    after 10 s idle and paid for its memory afresh on every write. Free slabs now stay twice the longest recent
+    idle gap (at least RETAIN_SECONDS, at most RETAIN_MAX_SECONDS); writes close together keep 10 s."""
+    now = [1000.0]
+    _fresh.clock = lambda: now[0]
+
+    def write_at(t: float) -> None:
+        now[0] = t
+        del_me = buffers.empty(buffers.MIN_BYTES, np.uint8)
+        now[0] = t + 0.5  # a write's later requests (within IDLE_GAP) start no new gap
+        del del_me
+        buffers.empty(buffers.MIN_BYTES, np.uint8)
+
+    write_at(1000.0)
+    assert _fresh.release_at() == 1000.5 + buffers.RETAIN_SECONDS
+    write_at(1015.0)  # back after 14.5 s idle
+    assert _fresh.release_at() == 1015.5 + 2 * 14.5
+    for t in (1020.0, 1023.0, 1026.0, 1029.0):  # four writes 3 s apart: the long gap is forgotten
+        write_at(t)
+    assert _fresh.release_at() == 1029.5 + buffers.RETAIN_SECONDS
+    write_at(2000.0)
+    assert _fresh.release_at() == 2000.5 + buffers.RETAIN_MAX_SECONDS
+    assert _fresh.created == 1 and _fresh.reused == 13  # one slab served every request
