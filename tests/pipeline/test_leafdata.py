@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import gpuwrite
@@ -84,3 +85,35 @@ def test_values_without_nulls_stay_borrowed_across_steps(tmp_path, _fresh: buffe
         arrow = np.frombuffer(table.column(column).chunk(0).buffers()[1], dtype=leaf.value_array.dtype)
         assert np.shares_memory(leaf.value_array, arrow) and np.array_equal(leaf.value_array, arrow)
     assert _fresh.created == 0
+
+
+def test_borrowed_parts_across_steps_write_the_same_file(tmp_path) -> None:
+    """Strings (large and plain offsets), lists and columns without nulls converted in four steps: int64 values
+    and large_string offsets go on being borrowed from their Arrow buffers (they were copied from the second
+    step on), and the file is the one a single step writes."""
+    rng = np.random.default_rng(6)
+    rows = 200_000
+    words = np.array(["", "a", "bb", "ccc", "dddd"])[rng.integers(0, 5, rows)]
+    lengths = rng.integers(0, 4, rows)
+    table = pa.table({
+        "k": pa.array(rng.integers(0, 1 << 50, rows), pa.int64()),
+        "s": pa.array(words, pa.string()),
+        "ls": pa.array(words, pa.large_string()),
+        "l": pa.ListArray.from_arrays(np.concatenate(([0], np.cumsum(lengths))).astype(np.int32),
+                                      pa.array(rng.integers(0, 9, int(lengths.sum())), pa.int64())),
+        "f": pa.array(rng.random(rows)),
+    })
+    stepped = tmp_path / "stepped.parquet"
+    with gpuwrite.ParquetWriter(str(stepped), table.schema, device="cpu") as writer:
+        writer._window.convert_bytes = table.nbytes // 4  # type: ignore[union-attr]
+        writer.write(table)
+        window = writer._window
+        assert window.rows > table.num_rows // 2  # three steps converted before close
+        k, _, ls, _, _ = (buffer.view() for buffer in window.buffers)  # type: ignore[union-attr]
+        arrow_k = np.frombuffer(table.column("k").chunk(0).buffers()[1], dtype=np.int64)
+        arrow_ls = np.frombuffer(table.column("ls").chunk(0).buffers()[1], dtype=np.int64)
+        assert np.shares_memory(k.value_array, arrow_k) and np.shares_memory(ls.byte_offsets, arrow_ls)
+    whole = tmp_path / "whole.parquet"
+    gpuwrite.write_table(table, str(whole), device="cpu")
+    assert stepped.read_bytes() == whole.read_bytes()
+    assert pq.read_table(str(stepped)).cast(table.schema).equals(table)
