@@ -320,3 +320,23 @@ def test_house_bench_counts_stops_rooms_climbs_and_returns() -> None:
     assert summary["stops"] == 5 and summary["rooms"] == 4
     assert summary["climbs"] == 1 and summary["returns"] == 1  # backends -> pipeline climbs back to a room left
     assert summary["path"] == "gpuwrite > pipeline > backends > pipeline > assemble"
+
+
+def test_step_profile_charges_kernels_codec_and_python_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    """A tiny profile: per-write totals, then the compiled kernels, the codec and the Python steps each with
+    CPU and calls; every wrapper is taken away afterwards."""
+    from gpuwrite.encode import chunk
+
+    profile = _bench("step_profile")
+    before = chunk.ChunkEncoder.encode_page
+    assert profile.main(["--tables", "timeseries", "--rows", "3000", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("timeseries: 3,000 rows; per write (medians): process CPU ")
+    lines = {line.split()[-4] if line.split()[0] in ("kernel", "codec") else line.split()[0]: line.split()
+             for line in out.splitlines()[2:]}
+    for step in ("chunk.ChunkEncoder.encode_page", "int_page.int_page", "float_page.float_page",
+                 "snappy.compress_raw_into", "sink.FileSink.write_parts"):
+        assert step in lines, step
+    assert float(lines["chunk.ChunkEncoder.encode_page"][-3]) > 0
+    assert lines["float_page.float_page"][-2] == "1"  # one page of the float column
+    assert chunk.ChunkEncoder.encode_page is before

@@ -17,7 +17,7 @@ from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
 from .host_steps import HostSteps
 from .rowgroup import PlannedRowGroup
-from .workpool import WorkPool, grouped, wait_in_order
+from .workpool import WorkPool, grouped, start_order, wait_in_order
 
 _thread_limit: int | None = None  # cores this process may use for a file's pages (None: every core)
 
@@ -75,9 +75,11 @@ class CpuEncoders:
             return
         # the costliest groups first (longest-first scheduling: a large string column started last would hold
         # one thread while the other idles), waited for in schema order so a failure is the first column's; the
-        # last batch (`done`, whose chunks are written in schema order as they finish) in schema order, so the
-        # file is written while later columns encode instead of after the costliest ones
-        order = sorted(groups, key=lambda g: -sum(costs[i] for i in g)) if done is None else groups
+        # last batch (`done`, whose chunks are written in schema order as they finish) in schema order but for
+        # its largest groups, so the file is written while later columns encode instead of after the costliest
+        # ones (workpool.start_order)
+        order = [groups[k] for k in start_order([sum(costs[i] for i in g) for g in groups], self.pool.workers,
+                                                done is not None)]
         # chunks staged as they finish are built on the pool too (dictionary page compressed there), not on
         # the staging thread, whose work is serial
         futures = {g.start: self.pool.submit(self._encode_columns, [jobs[i] for i in g], None, done is not None)

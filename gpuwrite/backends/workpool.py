@@ -184,6 +184,21 @@ def grouped(costs: list[int], small: int | None = None) -> list[range]:
     return groups
 
 
+def start_order(costs: list[int], workers: int, in_schema_order: bool) -> list[int]:
+    """The order to submit jobs of these costs to `workers` threads: costliest first (a large job started last
+    holds one thread while the others idle); or, when their results are taken in schema order as they finish
+    (chunks written while later columns encode), schema order, except that jobs costing at least half a
+    thread's share of the batch start first, costliest first (a timeseries' status strings, last in the
+    schema, otherwise ran alone after the other columns had finished)."""
+    by_cost = sorted(range(len(costs)), key=lambda i: -costs[i])
+    if not in_schema_order:
+        return by_cost
+    share = sum(costs) / (2 * workers)
+    big = [i for i in by_cost if costs[i] >= share]
+    first = set(big)
+    return big + [i for i in range(len(costs)) if i not in first]
+
+
 def wait_in_order(futures: list[Future], done: Callable[[int], None] | None = None) -> None:
     """Wait for jobs in the order given (schema order), so a failure raised is the first job's, as when they
     ran one after another; the jobs not started yet are cancelled once one fails. `done(i)` runs here once

@@ -16,6 +16,7 @@ import numpy as np
 from gpuwrite.kernels.convert.levels import level_counts
 from gpuwrite.kernels.encode.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
 from gpuwrite.kernels.encode.fallback import keeps_dictionary
+from gpuwrite.kernels.encode.float_page import float_page
 from gpuwrite.kernels.encode.int_page import int_page
 from gpuwrite.kernels.encode.plain import plain_byte_array
 from gpuwrite.kernels.encode.rle import rle_encode, rle_max_size
@@ -302,6 +303,8 @@ class ChunkEncoder:
         self._int_pages = leaf.kind in ("int32", "int64") and not leaf.nested and leaf.max_def <= 1 \
             and not chunk.plain_fallback
         self._floats = leaf.kind in ("float", "double")
+        # flat FLOAT / DOUBLE leaves: levels, statistics and dictionary ids of each page in one compiled call
+        self._float_pages = self._floats and not leaf.nested and leaf.max_def <= 1
 
     def _values(self, data: LeafData, va: int, vb: int, no_nan: bool = False
                 ) -> tuple[int, Section, tuple[Array, int] | None]:
@@ -334,6 +337,8 @@ class ChunkEncoder:
         borrowed = False
         if self._int_pages:
             levels, encoding, values, stats = self._int_page(data, span)
+        elif self._float_pages:
+            levels, encoding, values, stats, borrowed = self._float_page(data, span)
         elif self._floats:  # statistics first: a page without NaN needs no canonical pass over its values
             levels = encode_levels(self.leaf, data, span, self.shared)
             stats = page_stats(self.leaf, data, span.va, span.vb, span.num_nulls)
@@ -391,6 +396,54 @@ class ChunkEncoder:
         stats = stats_of(leaf, n, span.num_nulls, (int(lo), int(hi)), True) if n > 0 else \
             PageStats(null_count=span.num_nulls, num_values=0)
         return (b"", dfn), int(encoding), values, stats
+
+    def _float_page(self, data: LeafData, span: PageSpan
+                    ) -> tuple[tuple[bytes, bytes], int, Section, PageStats, bool]:
+        """Levels, encoding, values and statistics of a flat FLOAT / DOUBLE page from one compiled call
+        (kernels/float_page): what encode_levels, page_stats and _values give, with parquet-java's dictionary
+        rules applied the same way; the last result says the values are a view of the input (`page_sections`'
+        `borrowed`). A page holding a NaN while the dictionary is on takes `_values`' canonical path."""
+        leaf, d = self.leaf, self.dictionary
+        va, vb = span.va, span.vb
+        n = vb - va
+        wide = leaf.kind == "double"
+        use_dictionary = not (self.fell_back or d is None)
+        if use_dictionary:
+            assert d is not None
+            d.reserve(n)
+            table, keys, size, entry_size, byte_size, limit = d.table, d.keys, d.size, d.entry_size, d.byte_size, \
+                d.limit
+        else:
+            table, keys, size, entry_size, byte_size, limit = _NO_TABLE, _NO_KEYS, 0, 0, 0, 0
+        out = np.empty(rle_max_size(span.num_rows, 1) + (rle_max_size(n, 32) + 1 if use_dictionary else 0),
+                       dtype=np.uint8)
+        valid = NO_ROWS if data.valid is None else data.valid.view(np.uint8)
+        bits = data.value_array.view(np.int64 if wide else np.int32)
+        levels_end, end, size, byte_size, as_ids, lo, hi, nans, top, has_top = float_page(
+            valid, span.a, span.b, leaf.max_def == 1, bits, va, vb, wide, use_dictionary, table, keys, size,
+            entry_size, byte_size, limit, np.empty(n if use_dictionary else 0, dtype=np.int32), out)
+        levels = (b"", out[:levels_end].tobytes())
+        stats = stats_of(leaf, n, span.num_nulls, (int(lo), int(hi)), True, (int(nans), int(top) if has_top else None)) \
+            if n > 0 else PageStats(null_count=span.num_nulls, num_values=0)
+        if use_dictionary and nans:  # the keys need the canonical copy: the per-section path
+            encoding, values, _ = self._values(data, va, vb)
+            return levels, encoding, values, stats, False
+        if use_dictionary:
+            assert d is not None
+            d.size, d.byte_size = size, byte_size
+            if as_ids and not self.pages and not keeps_dictionary(end - levels_end, byte_size,
+                                                                  raw_value_bytes(leaf, data, va, vb)):
+                as_ids = False
+            if as_ids:
+                self.dict_entries_used = size
+                out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
+                return levels, int(Encoding.RLE_DICTIONARY), out[levels_end:].data, stats, False
+            self.fell_back = True
+        encoding = fallback_encoding(leaf.kind, "plain" if self.chunk.plain_fallback else "delta")
+        own = data.value_array[va:vb]
+        if not nans and own.flags.c_contiguous:  # no NaN: the bits are canonical as they are (no copy)
+            return levels, int(encoding), own.view(np.uint8).data, stats, True
+        return levels, int(encoding), fallback_values(leaf, data, va, vb, self.chunk.plain_fallback), stats, False
 
     def encode_pages(self, data: LeafData, ranges: Sequence[tuple[int, int]]) -> list[EncodedPage]:
         """Encode the chunk's next pages, rows a..b of the window for each (a, b)."""

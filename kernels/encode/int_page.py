@@ -21,6 +21,23 @@ from .rle_state import bitpacked_header, write_repeat
 
 
 @jit
+def flat_levels(valid: np.ndarray, a: int, b: int, present: int, out: np.ndarray) -> int:
+    """The definition levels of rows a..b of a flat nullable leaf (bit width 1, from `valid`, one flag byte per
+    row; NO_ROWS when every row holds a value) at the start of `out`, `present` of the rows holding a value: one
+    repeated run when all of them do (8 rows or more), as parquet-java's encoder makes it. Returns their end."""
+    rows = b - a
+    if present == rows and rows >= 8:  # every row holds a value: one repeated run of level 1
+        return write_repeat(out, 0, rows, np.uint64(1), 1)
+    if valid.shape[0] == 0:  # fewer than 8 rows, all with a value: one zero-padded bit-packed group
+        if rows > 0:
+            out[0] = bitpacked_header(1)
+            out[1] = np.uint8((1 << rows) - 1)
+            return 2
+        return 0
+    return rle_encode(valid, a, b, 1, out, 0)
+
+
+@jit
 def int_page(valid: np.ndarray, a: int, b: int, levels: bool, values: np.ndarray, va: int, vb: int,
              use_dictionary: bool, table: np.ndarray, entry_keys: np.ndarray, n_entries: int, entry_size: int,
              dict_bytes: int, limit: int, ids: np.ndarray, is32: bool, out: np.ndarray) -> tuple:
@@ -32,18 +49,7 @@ def int_page(valid: np.ndarray, a: int, b: int, levels: bool, values: np.ndarray
     dictionary, as DELTA_BINARY_PACKED (32-bit deltas when `is32`). Returns (levels_end, values_end,
     n_entries, dict_bytes, as_ids, minimum, maximum); minimum > maximum when the page holds no value.
     """
-    pos = 0
-    rows = b - a
-    if levels:
-        if vb - va == rows and rows >= 8:  # every row holds a value: one repeated run of level 1
-            pos = write_repeat(out, pos, rows, np.uint64(1), 1)
-        elif valid.shape[0] == 0:  # fewer than 8 rows, all with a value: one zero-padded bit-packed group
-            if rows > 0:
-                out[0] = bitpacked_header(1)
-                out[1] = np.uint8((1 << rows) - 1)
-                pos = 2
-        else:
-            pos = rle_encode(valid, a, b, 1, out, 0)
+    pos = flat_levels(valid, a, b, vb - va, out) if levels else 0
     levels_end = pos
     as_ids = False
     if use_dictionary:

@@ -74,3 +74,39 @@ def test_chunks_are_built_on_the_pool_not_the_writing_thread(tmp_path: Path, mon
     table = pa.table({f"c{i}": [j % (5 + i) for j in range(60_000)] for i in range(4)})
     write_table(table, tmp_path / "t.parquet")
     assert len(on_main) >= 4 and not any(on_main)
+
+
+def test_the_last_batch_starts_its_costliest_column_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch whose chunks are written as they finish starts a column costing more than half a thread's
+    share first, even when it is last in the schema (it would otherwise run alone after the others)."""
+    from gpuwrite.backends.workpool import WorkPool
+    from gpuwrite.encode.compress import compressor
+    from gpuwrite.options.model import WriteOptions
+    from gpuwrite.pipeline.columns import leaf_data
+    from gpuwrite.pipeline.rebase import RebaseOptions
+    from gpuwrite.schema import FileSchema
+
+    rows = 40_000
+    table = pa.table({"ts": pa.array(range(rows), pa.int64()), "id": pa.array([i % 7 for i in range(rows)], pa.int32()),
+                      "text": pa.array([f"{i:08d} some words of text" for i in range(rows)])})
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    options = cpu.ChunkOptions.for_leaves(schema.leaves, opts, compressor(opts.compression))
+    pool = WorkPool(2)
+    started: list[int] = []
+    submit = pool.submit
+
+    def record(fn: object, jobs: list, *args: object) -> object:
+        started.append(jobs[0][0])
+        return submit(fn, jobs, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pool, "submit", record)
+    encoders = cpu.CpuEncoders(schema.leaves, options, pool)
+    encoders.load([leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts)) for leaf in schema.leaves])
+    written: list[int] = []
+    try:
+        encoders.encode([[(0, rows)]] * 3, written.append)
+    finally:
+        pool.shutdown()
+    assert started[0] == 2 and sorted(started) == [0, 1, 2]
+    assert written == [0, 1, 2]  # still handed on in schema order

@@ -145,3 +145,16 @@ def test_small_jobs_share_a_hand_off_and_large_ones_run_alone() -> None:
     assert len(tiny) == -(-20_000 // (small // (8 + over)))
     assert workpool.grouped([]) == []
     assert [list(g) for g in workpool.grouped([8, 8, 8], small=0)] == [[0], [1], [2]]
+
+
+def test_start_order_puts_the_largest_jobs_first() -> None:
+    """Costliest first when results are taken in any order; in schema order otherwise, but for the jobs that
+    cost at least half a thread's share of the batch, which start first (costliest first)."""
+    timeseries = [16, 8, 8, 12]  # a timestamp, an id, a float, then the status strings last in the schema
+    assert workpool.start_order(timeseries, 2, in_schema_order=False) == [0, 3, 1, 2]
+    assert workpool.start_order(timeseries, 2, in_schema_order=True) == [0, 3, 1, 2]  # 11 is half a share
+    wide = [16, 16, 16, 15] * 16  # even columns: schema order, so chunks are written while later ones encode
+    assert workpool.start_order(wide, 2, in_schema_order=True) == list(range(64))
+    assert workpool.start_order([1, 1, 1, 9], 2, in_schema_order=True) == [3, 0, 1, 2]
+    assert workpool.start_order([1, 1, 1, 9], 4, in_schema_order=True) == [3, 0, 1, 2]
+    assert workpool.start_order([], 2, in_schema_order=True) == []

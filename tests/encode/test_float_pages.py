@@ -9,6 +9,8 @@ import dataclasses
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gpuwrite.encode import chunk as chunk_module
 from gpuwrite.encode import dictionary as dictionary_module
@@ -100,3 +102,69 @@ def test_uncompressed_values_are_copied_out_of_the_input() -> None:
     assert np.shares_memory(data.value_array, values)  # the page read the caller's own buffer
     values[:] = 9.0
     assert bytes(page.sections.body) == before
+
+
+_SPECIAL = np.array([0x7FF0000000000001, 0xFFFFFFFFFFFFFFFF, 0x7FF8000000000000, 0x8000000000000000, 0x7FF0000000000000,
+                     0xFFF0000000000000, 0], dtype=np.uint64).view(np.float64)  # NaNs, -0.0, +-inf, 0.0
+
+
+def _fused_and_reference(table: pa.Table, opts: WriteOptions) -> list[tuple[ChunkEncoder, ChunkEncoder, LeafData]]:
+    """Per leaf: an encoder on the one-call path (kernels/float_page), one on the per-section path, the data."""
+    out = []
+    for (fused, data), (ref, _) in zip(_encoders(table, opts), _encoders(table, opts), strict=True):
+        assert fused._float_pages, fused.leaf.dotted  # every column here takes the one-call path
+        ref._float_pages = False  # encode_levels, page_stats, then _values
+        out.append((fused, ref, data))
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.tuples(st.integers(1, 2500), st.integers(0, 2**32 - 1), st.sampled_from([1, 7, 300, 100_000]),
+                 st.sampled_from([0.0, 0.05, 0.9, 1.0]), st.sampled_from([0.0, 0.001, 0.2])),
+       st.tuples(st.sampled_from([64, 1024, 1 << 20]), st.lists(st.integers(1, 600), min_size=1, max_size=6),
+                 st.booleans(), st.booleans(), st.sampled_from(["snappy", "uncompressed"])))
+def test_one_call_pages_equal_the_per_section_pages(data_case: tuple, pages_case: tuple) -> None:
+    """Floats and doubles, nullable and not, of few to many distinct values, with NaNs (odd payloads), -0.0 and
+    infinities in some pages, pages with no value (all null); a dictionary limit that overflows at once,
+    mid-chunk or never, PLAIN or delta fallback; pages of awkward lengths, some dropped and encoded again: the
+    same pages (body, sections, CRC, statistics) and dictionary, byte for byte."""
+    rows, seed, distinct, nulls, specials = data_case
+    limit, cuts, drop, plain, codec = pages_case
+    rng = np.random.default_rng(seed)
+    values = (rng.standard_normal(distinct) * 100)[rng.integers(0, distinct, rows)]
+    at = rng.random(rows) < specials
+    values[at] = _SPECIAL[rng.integers(0, len(_SPECIAL), int(at.sum()))]
+    mask = rng.random(rows) < nulls if nulls else None
+    with np.errstate(invalid="ignore", over="ignore"):
+        narrow = values.astype(np.float32)
+    table = pa.table({"d": pa.array(values), "d_null": pa.array(values, mask=mask),
+                      "f": pa.array(narrow), "f_null": pa.array(narrow, mask=mask)},
+                     schema=pa.schema([pa.field("d", pa.float64(), nullable=False), pa.field("d_null", pa.float64()),
+                                       pa.field("f", pa.float32(), nullable=False), pa.field("f_null", pa.float32())]))
+    opts = WriteOptions(dictionary_page_size=limit, compression=codec, page_checksum=True,
+                        fallback_encoding="plain" if plain else "delta")
+    bounds = [0]
+    while bounds[-1] < rows:
+        bounds.append(min(rows, bounds[-1] + cuts[len(bounds) % len(cuts)]))
+    ranges = list(zip(bounds, bounds[1:], strict=False))
+    for fused, ref, data in _fused_and_reference(table, opts):
+        for enc in (fused, ref):
+            enc.encode_pages(data, ranges[:len(ranges) // 2 + 1])
+            if drop:  # the row group ended earlier: the last pages go, and are encoded again
+                enc.truncate(max(0, len(enc.pages) - 2))
+                enc.encode_pages(data, ranges[len(enc.pages):len(ranges) // 2 + 1])
+            enc.encode_pages(data, ranges[len(ranges) // 2 + 1:])
+        assert [_page(p) for p in fused.pages] == [_page(p) for p in ref.pages], fused.leaf.dotted
+        a, b = fused.finish(), ref.finish()
+        assert (a.dictionary is None) == (b.dictionary is None)
+        if a.dictionary is not None and b.dictionary is not None:
+            assert bytes(a.dictionary.body) == bytes(b.dictionary.body)
+            assert a.dictionary.num_values == b.dictionary.num_values
+
+
+def test_one_call_path_is_taken_by_flat_float_leaves_only() -> None:
+    """Flat floats and doubles (nullable or not) take the one-call path; a float inside a list does not."""
+    table = pa.table({"d": pa.array([1.0, None]), "f": pa.array([1.0, 2.0], pa.float32()),
+                      "l": pa.array([[1.0], [2.0, None]])})
+    flags = {enc.leaf.dotted: enc._float_pages for enc, _ in _encoders(table, WriteOptions())}
+    assert flags == {"d": True, "f": True, "l.list.element": False}

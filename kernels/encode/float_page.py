@@ -1,0 +1,62 @@
+"""One compiled call per page of a flat FLOAT / DOUBLE column (the wide tables' commonest page): its definition
+levels, its statistics (min, max, NaN count, largest non-NaN value) and, while the chunk keeps its dictionary,
+its values inserted and written as ids, where one call per section cost a GIL hand-off (and its Python around
+it) each. Without the dictionary the page's PLAIN values are the input's own bits (no NaN) and are not copied
+here: the caller compresses them straight from the input.
+
+Geometry: sequential, CPU only; one call per page. It calls the section kernels (int_page.flat_levels,
+stats.float_stats, dictionary.fixed_insert, rle.rle_encode) in turn, so its bytes are theirs: those called one
+by one are its reference (tests/encode/test_float_pages.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._jit import jit
+from ..dictionary.by_page import fixed_insert
+from .bits import bit_width_u64
+from .int_page import flat_levels
+from .rle import rle_encode
+from .stats import float_stats
+
+
+@jit
+def float_page(valid: np.ndarray, a: int, b: int, levels: bool, bits: np.ndarray, va: int, vb: int, wide: bool,
+               use_dictionary: bool, table: np.ndarray, entry_keys: np.ndarray, n_entries: int, entry_size: int,
+               dict_bytes: int, limit: int, ids: np.ndarray, out: np.ndarray) -> tuple:
+    """Encode rows a..b (values va..vb, as raw IEEE bits: int32 floats, or int64 doubles when `wide`) of a flat
+    leaf into `out`: its definition levels (when `levels`: see int_page.flat_levels), then, with
+    `use_dictionary` and no NaN in the page, its values inserted into the dictionary (fixed_insert's arguments,
+    the raw bits being the canonical keys) and, unless it overflowed, written as ids (a bit-width byte then the
+    RLE / bit-packed runs). A page holding a NaN is not inserted (its keys need the canonical copy).
+
+    Returns (levels_end, values_end, n_entries, dict_bytes, as_ids, lo, hi, nans, top, has_top): the raw bits of
+    the page's min and max under Java's Float/Double.compare, its NaN count and the raw bits of its largest
+    non-NaN value (`has_top`: there is one), as float_stats finds them; lo, hi and top are 0 for a page without
+    values.
+    """
+    pos = flat_levels(valid, a, b, vb - va, out) if levels else 0
+    levels_end = pos
+    lo = np.int64(0)
+    hi = np.int64(0)
+    top = np.int64(0)
+    has_top = False
+    nans = 0
+    if vb > va:
+        imin, imax, nans, itop = float_stats(bits, va, vb, wide)
+        lo = np.int64(bits[imin])
+        hi = np.int64(bits[imax])
+        if itop >= 0:
+            top = np.int64(bits[itop])
+            has_top = True
+    as_ids = False
+    if use_dictionary and nans == 0:
+        n_entries, dict_bytes, overflow = fixed_insert(bits, va, vb, table, entry_keys, n_entries, entry_size,
+                                                       dict_bytes, limit, ids)
+        if overflow < 0:
+            width = 32 if n_entries == 0 else int(bit_width_u64(np.uint64(n_entries - 1)))
+            out[pos] = width
+            pos = rle_encode(ids, 0, vb - va, width, out, pos + 1)
+            as_ids = True
+    return levels_end, pos, n_entries, dict_bytes, as_ids, lo, hi, nans, top, has_top
