@@ -69,7 +69,7 @@ def _dictionary_pages(device: Device, win: DeviceWindow, dic: DeviceDictionary,
     parquet-java compresses a dictionary page whatever the result), with CRCs and headers."""
     codec, checksum = chunk
     raw = dict_pages.layout(device, counts)
-    buf = device.empty(raw.nbytes + 8, np.uint8)
+    buf = device.empty(raw.end + 8, np.uint8)
     dict_pages.write_raw(device, win, dic, raw, buf)
     if codec is None:
         body: tuple[Any, np.ndarray, Any] = (buf, raw.off, raw.small[2])

@@ -52,8 +52,8 @@ class RawDictPages:
     small: Any  # device int64[4, n]: columns, count, raw_len, off
 
     @property
-    def nbytes(self) -> int:
-        """Bytes the pages take in their buffer (from its base)."""
+    def end(self) -> int:
+        """Where the last page ends in the buffer (its offsets include the base the layout was given)."""
         return int(self.off[-1] + self.raw_len[-1]) if len(self.columns) else 0
 
 
@@ -87,6 +87,20 @@ def write_raw(device: Device, win: DeviceWindow, dic: DeviceDictionary, raw: Raw
     ar, small = win.arenas, raw.small
     device.launch(steps.DICT_PAGES, len(raw.columns), small[0], small[1], win.dev_cols, dic.efirst, dic.ebytes,
                   ar.v32, ar.v64, ar.idx, ar.dat, buf, small[3])
+
+
+def detach(device: Device, body: tuple[Any, np.ndarray, Any]) -> tuple[Any, np.ndarray, Any]:
+    """The stored pages `body` (buffer, host offsets, device lengths: the last runs of a batch's codec buffer,
+    which ends 8 bytes after the last run's slot) copied into a buffer of their own (one launch), so the batch's
+    buffer is freed with the batch's other temporaries and not kept until the row group's end."""
+    buf, off, length = body
+    slots = np.diff(np.append(off, int(buf.size) - 8))
+    out_off = starts(slots)
+    out = device.empty(int(slots.sum()) + 8, np.uint8)
+    at = device.upload(np.stack([off, out_off, np.zeros(len(off), dtype=np.int64)]))
+    z = at[2]
+    device.launch(steps.GATHER, len(off), buf, z, z, buf, z, z, buf, at[0], length, out, at[1])
+    return out, out_off, length
 
 
 def finish(device: Device, raw: RawDictPages, body: tuple[Any, np.ndarray, Any], checksum: bool) -> DictPages:

@@ -295,7 +295,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     head[F_NUM_ROWS], head[F_ENCODING] = pages.b - pages.a, plan.encoding
     fields_dev = device.upload(head)
     raw = dict_pages.layout(device, plan.counts, int(val_bound.sum())) if plan.counts else None
-    vals = device.empty(int(val_bound.sum()) + (raw.nbytes if raw is not None else 0) + 8, np.uint8)
+    vals = device.empty(max(int(val_bound.sum()), raw.end if raw is not None else 0) + 8, np.uint8)
     val_len = device.empty(n_pages, np.int64)
     _values(device, ar, dic, plan, args, (vals, val_len), plain=setup.plain_fallback)
     if raw is not None:  # the dictionary pages after the values sections (codec inputs: aligned)
@@ -317,7 +317,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
                                                                   raw)
     dicts = None
     if raw is not None and dict_body is not None:
-        dicts = (dict_pages.finish(device, raw, dict_body, setup.checksum), plan.counts)
+        dicts = (dict_pages.finish(device, raw, dict_pages.detach(device, dict_body), setup.checksum), plan.counts)
     del vals  # compressed: the stored sections hold every page's values now, the raw ones are dropped
     body_off = device.empty(n_pages + 1, np.int64)
     device.launch(steps.SCAN, 1, body_len, n_pages, body_off)
