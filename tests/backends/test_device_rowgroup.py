@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -126,3 +127,22 @@ def test_guessed_pages_are_the_pages_open_at_the_guess() -> None:
     assert guessed_pages(batch, 3, [12, 12], 40, False) == [(0, 10, 12)]  # column 1's first page is open
     assert guessed_pages(batch, 3, [35], 40, False) == [(0, 30, 35), (1, 30, 35)]
     assert guessed_pages(batch, 3, [40, 0, 41], 40, True) == []
+
+
+def test_pages_ended_by_size_stay_within_eight_waits(tmp_path: Path) -> None:
+    """Wide strings: the page-size check, not the row limit, ends the pages, so the planner's segments do not
+    meet and the rest of the checks is planned again (plan_rest: a second plan wait); the dictionary pages are
+    made with the batch (their sizes read with it), so the row group still waits at most 8 times (it took 9)."""
+    rng = np.random.default_rng(5)
+    words = ["".join(rng.choice(list("abcdefghij"), int(n))) for n in rng.integers(20, 60, 400)]
+    rows = 140_000  # three plan segments (planner.SEGMENT_ROWS); pages of about 500 rows (16 KiB)
+    table = pa.table({"id": np.arange(rows, dtype=np.int64), "s": pa.array([words[i] for i in rng.integers(0, 400, rows)]),
+                      "t": pa.array([f"x{i}y" * 3 for i in rng.integers(0, 10**9, rows)]), "n": rng.normal(size=rows)})
+    settings: dict[str, Any] = {"page_size": 16 << 10, "compression": "snappy"}
+    result, per, counters = _write_traced(tmp_path / "gpu.parquet", table, **settings)
+    assert len(result.footer.row_groups) == 1 and counters.by_kernel.get("plan_rest") == 1
+    pages = pq.ParquetFile(tmp_path / "gpu.parquet").metadata.row_group(0).column(2).to_dict()
+    assert pages["total_uncompressed_size"] > 100 * (16 << 10)  # many pages, each ended by its size
+    assert counters.syncs == per[0][1] <= 8
+    gpuwrite.write_table(table, tmp_path / "cpu.parquet", device="cpu", **settings)
+    assert (tmp_path / "gpu.parquet").read_bytes() == (tmp_path / "cpu.parquet").read_bytes()
