@@ -6,8 +6,10 @@ built; the compiled planner plans every page of the window (the horizon is the w
 every column (and, at the end of the input, each column's last page) is encoded as one batch, the row-group
 memory checks are replayed over the stored sizes (all on the device), and the batch's results and the replay's
 are read back in one sync. When the row group ends inside the window, the pages open at the cut are encoded
-again as a second batch. The file's bytes are gathered in file order and read back once, at `finish`. The
-decisions are the driver's, so the files are the CPU path's.
+again as a second batch, unless the cut is one the batch guessed: the pages open at the last row groups' cuts
+(alike rows end row groups at the same row) are in the first batch, and the dictionary pages the likeliest cut
+needs too (compressed in its codec call, their sizes read with the replay). The file's bytes are gathered in
+file order and read back once, at `finish`. The decisions are the driver's, so the files are the CPU path's.
 """
 
 from __future__ import annotations
