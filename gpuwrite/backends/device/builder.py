@@ -41,6 +41,7 @@ from .schedule import DeviceSchedule
 from .window import DeviceWindow, window_on_device
 
 GUESSES = 3  # the last row groups whose row counts are guessed as the open one's cut
+GUESS_SHARE = 8  # the pages of guesses past the first: at most 1 / GUESS_SHARE of the planned pages
 
 
 class DeviceSteps:
@@ -127,7 +128,10 @@ class DeviceSteps:
         left on the device (flush_sizes). `stage` is not called: the chunks exist only once read back."""
         d = self.device
         planned = len(batch)
-        guessed = guessed_pages(batch, len(self.leaves), self.guesses, self.planned_to, bool(last))
+        # a page per column a guess: past the first guess, at most 1 / GUESS_SHARE of the planned pages (a wide
+        # table's row group holds few pages a column, and its batch would grow by a page per column a guess)
+        tries = self.guesses[:max(1, planned // (GUESS_SHARE * max(1, len(self.leaves))))]
+        guessed = guessed_pages(batch, len(self.leaves), tries, self.planned_to, bool(last))
         self.table = PageTable.concat([batch, _pages(last), _pages(guessed)])
         self.last = {c: j for j, (c, _, _) in enumerate(last, start=planned)}
         self.guessed = {page: j for j, page in enumerate(guessed, start=planned + len(last))}

@@ -61,15 +61,13 @@ def dictionary_counts(cols: np.ndarray, col: np.ndarray, encoding: np.ndarray, i
     """Per dictionary column with a dictionary-encoded page among the pages (col, encoding, info): (entries its
     dictionary page holds, their bytes), the state at its dictionary-encoded page with the most entries (entries
     only grow within a chunk)."""
-    out = {}
     pick = np.flatnonzero((encoding == Encoding.RLE_DICTIONARY) & (cols[col, CT_DICT] != 0))
-    entries = info[pick, I_ENTRIES]
-    for c in np.unique(col[pick]).tolist():
-        mine = col[pick] == c
-        j = int(np.argmax(np.where(mine, entries, -1)))  # the first page with the most entries
-        if int(entries[j]) > 0:
-            out[c] = (int(entries[j]), int(info[pick[j], I_BYTES]))
-    return out
+    entries, mine = info[pick, I_ENTRIES], col[pick]
+    order = np.lexsort((np.arange(len(pick)), -entries, mine))  # per column: the first page with the most entries
+    first = order[np.flatnonzero(np.diff(mine[order], prepend=-1) != 0)]  # (one sort: wide tables)
+    first = first[entries[first] > 0]
+    return dict(zip(mine[first].tolist(), zip(entries[first].tolist(), info[pick[first], I_BYTES].tolist(),
+                                                 strict=True), strict=True))
 
 
 def layout(device: Device, counts: Counts, base: int = 0) -> RawDictPages:
