@@ -146,3 +146,16 @@ def test_pages_ended_by_size_stay_within_eight_waits(tmp_path: Path) -> None:
     assert counters.syncs == per[0][1] <= 8
     gpuwrite.write_table(table, tmp_path / "cpu.parquet", device="cpu", **settings)
     assert (tmp_path / "gpu.parquet").read_bytes() == (tmp_path / "cpu.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("rows", [40_000, 30_001])
+def test_a_row_group_at_the_input_end_makes_its_dictionary_pages_with_the_batch(tmp_path: Path, rows: int) -> None:
+    """The input's end is the likeliest cut of the batch that reaches it, also when a page check there ended every
+    page (40,000 rows: twice the page row limit, no last pages): the dictionary pages are made with the batch and
+    their sizes read with it, 6 waits in all."""
+    table = store_sales_table(rows)
+    result, per, counters = _write_traced(tmp_path / "gpu.parquet", table, compression="snappy")
+    assert len(result.footer.row_groups) == 1
+    assert "dictionary sizes" not in counters.waits and counters.syncs == per[0][1] == 6
+    gpuwrite.write_table(table, tmp_path / "cpu.parquet", device="cpu", compression="snappy")
+    assert (tmp_path / "gpu.parquet").read_bytes() == (tmp_path / "cpu.parquet").read_bytes()

@@ -56,6 +56,7 @@ class DeviceSteps:
         self.first_row = first_row  # the row group's first row in the file (error messages)
         self.guesses = list(guesses)
         self.planned_to = 0  # the horizon of the last plan
+        self.input_rows: int | None = None  # the window's rows when they end the input (the replay's first call)
         self.guessed: dict[tuple[int, int, int], int] = {}  # (column, first row, guessed cut) -> index in the table
         self.ready: ReadyDict | None = None  # dictionary pages made with the first batch, their sizes read
         self.index = 0  # the row group's index in the file (the traced event order)
@@ -136,7 +137,7 @@ class DeviceSteps:
         self.last = {c: j for j, (c, _, _) in enumerate(last, start=planned)}
         self.guessed = {page: j for j, page in enumerate(guessed, start=planned + len(last))}
         self.ready = None
-        kept = self._kept_at_guess(planned, len(last), guessed)
+        kept = self._kept_at_guess(planned, len(last), guessed, self.planned_to == self.input_rows)
         encoded, self.fell = self._batch(self.table, np.zeros(len(self.leaves), dtype=bool),
                                          lambda dict_page, info: self._counts(kept, dict_page, info))
         assert encoded.order is not None
@@ -147,11 +148,13 @@ class DeviceSteps:
                  encoded.body_len, sizes)
         return sizes
 
-    def _kept_at_guess(self, planned: int, last: int, guessed: list[tuple[int, int, int]]) -> np.ndarray:
-        """The table's pages a row group keeps when it ends at the likeliest cut: the input's end when the last
-        pages are in the batch, else the first guess (its planned pages ending there or before, and the pages open
-        there); none without a guess."""
-        if last:
+    def _kept_at_guess(self, planned: int, last: int, guessed: list[tuple[int, int, int]],
+                       reaches_end: bool) -> np.ndarray:
+        """The table's pages a row group keeps when it ends at the likeliest cut: the input's end when the batch
+        reaches it (every planned page and the last pages: there may be none, when a page check at the end ended
+        every page), else the first guess (its planned pages ending there or before, and the pages open there);
+        none without a guess."""
+        if reaches_end:
             return np.arange(planned + last)
         if not guessed:
             return np.zeros(0, dtype=np.int64)
@@ -180,6 +183,7 @@ class DeviceSteps:
         """Replay the checks on the device over the batch's sizes, read back with the batch's results in one
         sync. Without sizes nothing is planned since `load`: NEED_PLAN, and nothing launched."""
         if sizes is None:
+            self.input_rows = available if final else None
             return NEED_PLAN
         assert self.sched is not None
         _, state = self.sched.replay(sizes, available, final)
