@@ -64,7 +64,8 @@ def test_every_host_wait_is_a_named_sync(written: tuple[list[Event], Any, int]) 
     log, device, groups = written
     c = device.counters
     assert c.syncs == sum(c.waits.values()) == sum(1 for what, _ in log if what == "wait")
-    assert c.waits["row group bytes"] == groups and c.waits["dictionary sizes"] == groups
+    # dictionary pages' sizes are read on their own only where they were not made with a batch (builder.py)
+    assert c.waits["row group bytes"] == groups and c.waits.get("dictionary sizes", 0) <= groups
 
 
 def test_a_row_group_waits_at_most_eight_times(tmp_path: Path) -> None:

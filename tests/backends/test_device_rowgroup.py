@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -49,3 +50,112 @@ def test_each_advance_plans_and_replays_the_window_once(tmp_path: Path, monkeypa
     gpuwrite.write_table(table, tmp_path / "cpu.parquet", device="cpu", **settings)
     assert (tmp_path / "gpu.parquet").read_bytes() == (tmp_path / "cpu.parquet").read_bytes()
     assert pq.ParquetFile(pa.BufferReader((tmp_path / "gpu.parquet").read_bytes())).metadata.num_rows == 30_000
+
+
+def _per_row_group(events: list[tuple[str, str]]) -> list[tuple[int, int]]:
+    """(launches, host waits) of each row group, from the traced event order (a row group's events start at its
+    window's load; the last one's read back is waited for at the next row group's first wait)."""
+    per: list[list[int]] = []
+    for what, _ in events:
+        if what == "load":
+            per.append([0, 0])
+        elif per and what in ("launch", "wait"):
+            per[-1][what == "wait"] += 1
+    return [(launches, waits) for launches, waits in per]
+
+
+def _write_traced(path: Path, table: pa.Table, **settings: Any) -> tuple[Any, list[tuple[int, int]], Any]:
+    """Write `table` through the GPU backend on the stand-in device: (the result, each row group's launches and
+    waits, the device's counters)."""
+    from gpuwrite.backends.device.copies import trace_events
+
+    with standin(), trace_events() as events:
+        writer = gpuwrite.ParquetWriter(path, table.schema, device="gpu", **settings)
+        writer.write(table)
+        result = writer.close()
+    return result, _per_row_group(events), writer._backend.device.counters  # type: ignore[attr-defined]
+
+
+def test_row_groups_ending_where_the_last_did_need_one_batch(tmp_path: Path) -> None:
+    """A row group that ends where one before it ended (alike rows: the memory checks close in on the same row)
+    was encoded with the pages open there and its dictionary pages: no second batch, within the bars of 64
+    launches and 8 waits (a second batch took 72 and 12); the files are the CPU path's."""
+    table = store_sales_table(30_000)
+    settings: dict[str, Any] = {"block_size": 256 << 10, "page_size": 8 << 10, "compression": "snappy"}
+    result, per, counters = _write_traced(tmp_path / "gpu.parquet", table, **settings)
+    rows = [rg.num_rows for rg in result.footer.row_groups]
+    assert len(rows) == len(per) >= 5 and len(set(rows[:-1])) == 1  # alike row groups, the last one shorter
+    assert all(launches <= 64 and waits <= 8 for launches, waits in per[1:]), per
+    groups = len(rows)
+    assert counters.launches / groups <= 64 and counters.syncs / groups <= 8
+    assert "dictionary sizes" not in counters.waits  # read with the batch, in every row group
+    gpuwrite.write_table(table, tmp_path / "cpu.parquet", device="cpu", **settings)
+    assert (tmp_path / "gpu.parquet").read_bytes() == (tmp_path / "cpu.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("shift", [-1, 1, 997])
+def test_wrong_guesses_write_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shift: int) -> None:
+    """Guessed cuts that miss (each a few rows off the true cut): the pages open at the cut are encoded again and
+    the dictionary pages made for the row group's own pages; the files are the CPU path's."""
+    from gpuwrite.backends.device import builder
+
+    made = builder.DeviceSteps.__init__
+
+    def off_by(self: DeviceSteps, *args: Any) -> None:
+        made(self, *args)
+        self.guesses = [g + shift for g in self.guesses]
+
+    monkeypatch.setattr(builder.DeviceSteps, "__init__", off_by)
+    table = store_sales_table(30_000)
+    settings: dict[str, Any] = {"block_size": 256 << 10, "page_size": 8 << 10, "compression": "snappy"}
+    _, per, counters = _write_traced(tmp_path / "gpu.parquet", table, **settings)
+    assert counters.waits["batch"] == len(per) - 1  # every cut inside the window took a second batch
+    gpuwrite.write_table(table, tmp_path / "cpu.parquet", device="cpu", **settings)
+    assert (tmp_path / "gpu.parquet").read_bytes() == (tmp_path / "cpu.parquet").read_bytes()
+
+
+def test_guessed_pages_are_the_pages_open_at_the_guess() -> None:
+    """Per column, the page open at a guessed row starts where its last planned page ending at or before the
+    guess ends; a column whose page ends there, or whose first page is still open, has none; a guess at the
+    input's end is left to the last pages."""
+    from gpuwrite.backends.device.builder import _pages, guessed_pages
+
+    # column 0: pages 0-10, 10-20, 20-30; column 1: 0-15, 15-30; column 2: none planned (first page open)
+    batch = _pages([(0, 0, 10), (1, 0, 15), (0, 10, 20), (0, 20, 30), (1, 15, 30)])
+    assert guessed_pages(batch, 3, [25], 40, False) == [(0, 20, 25), (1, 15, 25)]
+    assert guessed_pages(batch, 3, [20], 40, False) == [(1, 15, 20)]  # column 0's page ends at 20
+    assert guessed_pages(batch, 3, [12, 12], 40, False) == [(0, 10, 12)]  # column 1's first page is open
+    assert guessed_pages(batch, 3, [35], 40, False) == [(0, 30, 35), (1, 30, 35)]
+    assert guessed_pages(batch, 3, [40, 0, 41], 40, True) == []
+
+
+def test_pages_ended_by_size_stay_within_eight_waits(tmp_path: Path) -> None:
+    """Wide strings: the page-size check, not the row limit, ends the pages, so the planner's segments do not
+    meet and the rest of the checks is planned again (plan_rest: a second plan wait); the dictionary pages are
+    made with the batch (their sizes read with it), so the row group still waits at most 8 times (it took 9)."""
+    rng = np.random.default_rng(5)
+    words = ["".join(rng.choice(list("abcdefghij"), int(n))) for n in rng.integers(20, 60, 400)]
+    rows = 140_000  # three plan segments (planner.SEGMENT_ROWS); pages of about 500 rows (16 KiB)
+    table = pa.table({"id": np.arange(rows, dtype=np.int64), "s": pa.array([words[i] for i in rng.integers(0, 400, rows)]),
+                      "t": pa.array([f"x{i}y" * 3 for i in rng.integers(0, 10**9, rows)]), "n": rng.normal(size=rows)})
+    settings: dict[str, Any] = {"page_size": 16 << 10, "compression": "snappy"}
+    result, per, counters = _write_traced(tmp_path / "gpu.parquet", table, **settings)
+    assert len(result.footer.row_groups) == 1 and counters.by_kernel.get("plan_rest") == 1
+    pages = pq.ParquetFile(tmp_path / "gpu.parquet").metadata.row_group(0).column(2).to_dict()
+    assert pages["total_uncompressed_size"] > 100 * (16 << 10)  # many pages, each ended by its size
+    assert counters.syncs == per[0][1] <= 8
+    gpuwrite.write_table(table, tmp_path / "cpu.parquet", device="cpu", **settings)
+    assert (tmp_path / "gpu.parquet").read_bytes() == (tmp_path / "cpu.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("rows", [40_000, 30_001])
+def test_a_row_group_at_the_input_end_makes_its_dictionary_pages_with_the_batch(tmp_path: Path, rows: int) -> None:
+    """The input's end is the likeliest cut of the batch that reaches it, also when a page check there ended every
+    page (40,000 rows: twice the page row limit, no last pages): the dictionary pages are made with the batch and
+    their sizes read with it, 6 waits in all."""
+    table = store_sales_table(rows)
+    result, per, counters = _write_traced(tmp_path / "gpu.parquet", table, compression="snappy")
+    assert len(result.footer.row_groups) == 1
+    assert "dictionary sizes" not in counters.waits and counters.syncs == per[0][1] == 6
+    gpuwrite.write_table(table, tmp_path / "cpu.parquet", device="cpu", compression="snappy")
+    assert (tmp_path / "gpu.parquet").read_bytes() == (tmp_path / "cpu.parquet").read_bytes()

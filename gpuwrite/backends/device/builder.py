@@ -6,8 +6,10 @@ built; the compiled planner plans every page of the window (the horizon is the w
 every column (and, at the end of the input, each column's last page) is encoded as one batch, the row-group
 memory checks are replayed over the stored sizes (all on the device), and the batch's results and the replay's
 are read back in one sync. When the row group ends inside the window, the pages open at the cut are encoded
-again as a second batch. The file's bytes are gathered in file order and read back once, at `finish`. The
-decisions are the driver's, so the files are the CPU path's.
+again as a second batch, unless the cut is one the batch guessed: the pages open at the last row groups' cuts
+(alike rows end row groups at the same row) are in the first batch, and the dictionary pages the likeliest cut
+needs too (compressed in its codec call, their sizes read with the replay). The file's bytes are gathered in
+file order and read back once, at `finish`. The decisions are the driver's, so the files are the CPU path's.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from gpuwrite.kernels.plan import schedule as k
 
+from ...format.enums import Encoding
 from ...options.model import WriteOptions
 from ...page_model import EncodedChunk
 from ...pipeline.plan import NEED_PLAN
@@ -28,13 +31,17 @@ from ..base import PageSpans, RowGroupBuilder, Stage
 from ..rowgroup import PlannedRowGroup
 from . import steps
 from .checks import check_error, check_table, device_checked, launch_checks
-from .chunks import KeptPages, queue_chunks
+from .chunks import KeptPages, ReadyDict, queue_chunks
 from .codecs import PageCodec, page_codec
+from .dict_pages import Counts, dictionary_counts
 from .dictionary import DeviceDictionary, build_dictionary
 from .encode import BatchSetup, EncodedBatch, PageTable, encode_planned, spans_and_info
 from .ops import Device
 from .schedule import DeviceSchedule
 from .window import DeviceWindow, window_on_device
+
+GUESSES = 3  # the last row groups whose row counts are guessed as the open one's cut
+GUESS_SHARE = 8  # the pages of guesses past the first: at most 1 / GUESS_SHARE of the planned pages
 
 
 class DeviceSteps:
@@ -42,9 +49,16 @@ class DeviceSteps:
     replay over the window's arenas; only counts, statuses and the batches' per-page results come back."""
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, device: Device, codec: PageCodec | None,
-                 first_row: int = 0) -> None:
+                 first_row: int = 0, guesses: Sequence[int] = ()) -> None:
+        """`guesses`: rows the row group may end at (the last row groups' row counts): the pages open there are
+        encoded with the first batch, so a cut at one of them needs no second batch."""
         self.leaves, self.opts, self.device, self.codec = list(leaves), opts, device, codec
         self.first_row = first_row  # the row group's first row in the file (error messages)
+        self.guesses = list(guesses)
+        self.planned_to = 0  # the horizon of the last plan
+        self.input_rows: int | None = None  # the window's rows when they end the input (the replay's first call)
+        self.guessed: dict[tuple[int, int, int], int] = {}  # (column, first row, guessed cut) -> index in the table
+        self.ready: ReadyDict | None = None  # dictionary pages made with the first batch, their sizes read
         self.index = 0  # the row group's index in the file (the traced event order)
         self.checks = check_table(self.leaves, opts.validate)
         self.arrow: Any = None
@@ -86,6 +100,7 @@ class DeviceSteps:
         value checks' refusals: raised here as the CPU path's errors)."""
         assert self.sched is not None
         planned, self.starts = self.sched.plan(horizon)
+        self.planned_to = horizon
         if self.sched.bad is not None and self.checks is not None:
             err = check_error(self.sched.bad, self.checks, self.leaves, (self.first_row, self.arrow))
             if err is not None:
@@ -96,13 +111,16 @@ class DeviceSteps:
         """Each column's open page start after the planned pages (read with the plan's sync)."""
         return self.starts
 
-    def _batch(self, table: PageTable, fell_back: np.ndarray) -> tuple[EncodedBatch, np.ndarray]:
-        """Encode the pages of `table` (column and rows; entries and values are found first) as the next batch."""
+    def _batch(self, table: PageTable, fell_back: np.ndarray,
+               dictionaries: Callable[[np.ndarray, np.ndarray], Counts] | None = None
+               ) -> tuple[EncodedBatch, np.ndarray]:
+        """Encode the pages of `table` (column and rows; entries and values are found first) as the next batch
+        (with the dictionary pages `dictionaries` says)."""
         assert self.win is not None and self.dic is not None
         table, info = spans_and_info(self.device, self.win, self.dic, table)
         batch, fell = encode_planned(self.device, (self.win, self.dic), table, info,
                                      BatchSetup(self.codec, self.opts.page_checksum, fell_back,
-                                                self.opts.fallback_encoding == "plain"))
+                                                self.opts.fallback_encoding == "plain", dictionaries))
         self.batches.append(batch)
         return batch, fell
 
@@ -111,9 +129,17 @@ class DeviceSteps:
         left on the device (flush_sizes). `stage` is not called: the chunks exist only once read back."""
         d = self.device
         planned = len(batch)
-        self.table = PageTable.concat([batch, _pages(last)])
+        # a page per column a guess: past the first guess, at most 1 / GUESS_SHARE of the planned pages (a wide
+        # table's row group holds few pages a column, and its batch would grow by a page per column a guess)
+        tries = self.guesses[:max(1, planned // (GUESS_SHARE * max(1, len(self.leaves))))]
+        guessed = guessed_pages(batch, len(self.leaves), tries, self.planned_to, bool(last))
+        self.table = PageTable.concat([batch, _pages(last), _pages(guessed)])
         self.last = {c: j for j, (c, _, _) in enumerate(last, start=planned)}
-        encoded, self.fell = self._batch(self.table, np.zeros(len(self.leaves), dtype=bool))
+        self.guessed = {page: j for j, page in enumerate(guessed, start=planned + len(last))}
+        self.ready = None
+        kept = self._kept_at_guess(planned, len(last), guessed, self.planned_to == self.input_rows)
+        encoded, self.fell = self._batch(self.table, np.zeros(len(self.leaves), dtype=bool),
+                                         lambda dict_page, info: self._counts(kept, dict_page, info))
         assert encoded.order is not None
         self.position = np.empty(len(self.table), dtype=np.int64)
         self.position[encoded.order] = np.arange(len(self.table))
@@ -122,14 +148,51 @@ class DeviceSteps:
                  encoded.body_len, sizes)
         return sizes
 
+    def _kept_at_guess(self, planned: int, last: int, guessed: list[tuple[int, int, int]],
+                       reaches_end: bool) -> np.ndarray:
+        """The table's pages a row group keeps when it ends at the likeliest cut: the input's end when the batch
+        reaches it (every planned page and the last pages: there may be none, when a page check at the end ended
+        every page), else the first guess (its planned pages ending there or before, and the pages open there);
+        none without a guess."""
+        if reaches_end:
+            return np.arange(planned + last)
+        if not guessed:
+            return np.zeros(0, dtype=np.int64)
+        r = guessed[0][2]
+        ahead = [j for page, j in self.guessed.items() if page[2] == r]
+        return np.concatenate([np.flatnonzero(self.table.b[:planned] <= r), np.array(ahead, dtype=np.int64)])
+
+    def _counts(self, kept: np.ndarray, dict_page: np.ndarray, info: np.ndarray) -> Counts:
+        """The dictionary pages' entries (and bytes) the `kept` pages of the table need, given each page's
+        dictionary choice and state."""
+        assert self.win is not None
+        encoding = np.where(dict_page[kept], int(Encoding.RLE_DICTIONARY), int(Encoding.PLAIN))
+        return dictionary_counts(self.win.cols, self.table.col[kept], encoding, info[kept])
+
+    def _counts_with(self, before: tuple[np.ndarray, np.ndarray, np.ndarray], pages: PageSpans,
+                     dict_page: np.ndarray, info: np.ndarray) -> Counts:
+        """The dictionary pages' entries (and bytes) the row group needs: its pages kept from the first batch
+        (column, encoding, info) and the second batch's `pages` (their dictionary choice and state)."""
+        assert self.win is not None
+        col = np.array([c for c, _, _ in pages], dtype=np.int64)
+        encoding = np.where(dict_page, int(Encoding.RLE_DICTIONARY), int(Encoding.PLAIN))
+        return dictionary_counts(self.win.cols, np.concatenate([before[0], col]),
+                                 np.concatenate([before[1], encoding]), np.concatenate([before[2], info]))
+
     def replay(self, sizes: Any, available: int, final: bool) -> int:
         """Replay the checks on the device over the batch's sizes, read back with the batch's results in one
         sync. Without sizes nothing is planned since `load`: NEED_PLAN, and nothing launched."""
         if sizes is None:
+            self.input_rows = available if final else None
             return NEED_PLAN
         assert self.sched is not None
         _, state = self.sched.replay(sizes, available, final)
-        status, self.block, self.starts, self.ev_end = self.batches[-1].fetch_with(self.device, list(state))
+        dicts = self.batches[-1].dicts
+        sized = [dicts[0].header_len, dicts[0].body_len, dicts[0].crc] if dicts is not None else []
+        got = self.batches[-1].fetch_with(self.device, list(state) + sized)
+        status, self.block, self.starts, self.ev_end = got[:4]
+        if dicts is not None:
+            self.ready = (dicts[0], got[4:], dicts[1])
         return int(status[0])
 
     def ended(self) -> tuple[int, np.ndarray]:
@@ -145,12 +208,28 @@ class DeviceSteps:
         self.kept += [(np.array([c]), 0, self.position[[self.last[c]]]) for c in ahead]
 
     def reencode(self, pages: PageSpans) -> None:
-        """The pages open at the cut as a second batch (a column whose page starts at row 0, its chunk cut inside
-        its first page, tests its dictionary again: its fallback is undone)."""
+        """The pages open at the cut: those encoded with the first batch at a guessed cut are kept from it, the
+        rest encoded as a second batch (a column whose page starts at row 0, its chunk cut inside its first page,
+        tests its dictionary again: its fallback is undone)."""
+        ready = [self.guessed[(c, a, b)] for c, a, b in pages if (c, a, b) in self.guessed]
+        if ready:
+            self.kept.append((self.table.col[ready], 0, self.position[ready]))
+            pages = [(c, a, b) for c, a, b in pages if (c, a, b) not in self.guessed]
+            if not pages:
+                return
         fell = self.fell.copy()
         fell[[c for c, a, _ in pages if a == 0]] = False
-        again, _ = self._batch(_pages(pages), fell)
-        again.fetch(self.device)
+        first = self.batches[0]
+        kept = KeptPages.of(self.kept)  # all from the first batch so far
+        assert first.order is not None and np.all(kept.batch == 0)
+        before = (kept.col, first.encoding[kept.index], first.info[kept.index])
+        again, _ = self._batch(_pages(pages), fell, lambda dict_page, info: self._counts_with(before, pages,
+                                                                                             dict_page, info))
+        dicts = again.dicts
+        sized = [dicts[0].header_len, dicts[0].body_len, dicts[0].crc] if dicts is not None else []
+        got = again.fetch_with(self.device, sized, "batch")
+        if dicts is not None:
+            self.ready = (dicts[0], got, dicts[1])
         assert again.order is not None
         where = np.empty(len(pages), dtype=np.int64)
         where[again.order] = np.arange(len(pages))  # batch position of the page given j-th
@@ -178,7 +257,25 @@ class DeviceSteps:
         assert self.win is not None and self.dic is not None
         return queue_chunks(self.device, (self.win, self.dic), self.leaves, self.batches,
                             KeptPages.of(self.kept), (self.codec, self.opts.page_checksum),
-                            blooms=[self.opts.bloom_filter(leaf.dotted) for leaf in self.leaves])
+                            blooms=[self.opts.bloom_filter(leaf.dotted) for leaf in self.leaves], ready=self.ready)
+
+
+def guessed_pages(batch: PageTable, cols: int, guesses: Sequence[int], horizon: int,
+                  final: bool) -> list[tuple[int, int, int]]:
+    """(column, first row, guess) of each page open at each guessed cut, given the planned pages `batch` (the page
+    check at R ends its pages before the memory check there can cut): a column's page open at R starts where its
+    last page ending at or before R ends (or at row 0). Only guesses inside the window (not its end when the input
+    ends there: the last pages are encoded then), and no page starting at row 0 (a chunk cut inside its first page
+    tests its dictionary again, which the first batch's choice does not)."""
+    out: list[tuple[int, int, int]] = []
+    for r in dict.fromkeys(guesses):
+        if not 0 < r <= horizon or (final and r == horizon):
+            continue
+        ends = np.where(batch.b <= r, batch.b, 0)
+        start = np.zeros(cols, dtype=np.int64)
+        np.maximum.at(start, batch.col, ends)
+        out += [(int(c), int(start[c]), int(r)) for c in np.flatnonzero((start > 0) & (start < r))]
+    return out
 
 
 def _pages(rows: Sequence[tuple[int, int, int]]) -> PageTable:
@@ -200,6 +297,7 @@ class DeviceBackend:
         self.codec = page_codec(opts.compression, opts.compression_level, self.device)
         self.rows_done = 0  # rows of the row groups before the open one
         self.groups = 0  # row groups started
+        self.cuts: list[int] = []  # the rows of the row groups before the open one, in order
         self._last: PlannedRowGroup[PageTable, Any] | None = None
 
     def checks_values(self, leaf: Leaf) -> bool:
@@ -210,7 +308,12 @@ class DeviceBackend:
         """A builder for the next row group (its first row in the file: the rows of those before)."""
         if self._last is not None:
             self.rows_done += self._last.rows_kept
-        row_steps = DeviceSteps(self.leaves, self.opts, self.device, self.codec, self.rows_done)
+            self.cuts.append(self._last.rows_kept)
+        # the row group likely ends where one of the last ended (the memory checks close in on the same row when
+        # the rows are alike): the pages open there are encoded with the first batch
+        recent = self.cuts[-GUESSES:][::-1]  # most recent first; the most frequent first of all
+        guesses = sorted(dict.fromkeys(recent), key=lambda r: -recent.count(r))
+        row_steps = DeviceSteps(self.leaves, self.opts, self.device, self.codec, self.rows_done, guesses)
         row_steps.index = self.groups
         self.groups += 1
         self._last = PlannedRowGroup(row_steps, self.opts)

@@ -9,35 +9,33 @@ from typing import Any
 
 import numpy as np
 
-from gpuwrite.kernels.encode.pages import crc32_table
-from gpuwrite.kernels.plan.layout import CT_DICT, CT_KIND, K_BYTES, K_FLBA, K_INT96
+from gpuwrite.kernels.plan.layout import CT_KIND, K_BYTES, K_FLBA, K_INT96
 from gpuwrite.kernels.plan.page_layout import (
     F_COMPRESSED,
     F_DEF_LEN,
     F_REP_LEN,
     F_UNCOMPRESSED,
     HEADER_BOUND,
-    I_BYTES,
-    I_ENTRIES,
     I_VALUE_BYTES,
 )
 
 from ...encode.rules import as_signed32
 from ...encode.stats import stats_of
-from ...format.enums import Encoding
 from ...options.model import BloomSpec
 from ...page_model import DictionaryPage, EncodedChunk, EncodedPage, PageSections, PageSpan
 from ...schema import BYTE_ARRAY, Leaf
-from . import steps
+from . import dict_pages, steps
 from .bloom import build_blooms
-from .codecs import PageCodec, aligned, starts
+from .codecs import PageCodec
 from .copies import PendingDownload
+from .dict_pages import Counts, DictPages
 from .dictionary import DeviceDictionary
 from .encode import EncodedBatch, PageTable
 from .ops import Device
 from .window import DeviceWindow
 
 _BYTE_KINDS = (K_BYTES, K_FLBA, K_INT96)
+ReadyDict = tuple[DictPages, list[np.ndarray], Counts]  # pages made ahead, their sizes read, the entries they hold
 
 
 @dataclass
@@ -65,48 +63,19 @@ class KeptPages:
         return KeptPages(self.col[order], self.batch[order], self.index[order])
 
 
-@dataclass
-class _DictPages:
-    """The row group's dictionary pages on the device (one per column that has one)."""
-
-    columns: list[int]
-    count: np.ndarray
-    raw_len: np.ndarray
-    body: Any
-    body_off: np.ndarray
-    body_len: Any
-    headers: Any
-    header_len: Any
-    crc: Any
-
-
 def _dictionary_pages(device: Device, win: DeviceWindow, dic: DeviceDictionary,
-                      chunk: tuple[PageCodec | None, bool], counts: dict[int, tuple[int, int]]) -> _DictPages:
+                      chunk: tuple[PageCodec | None, bool], counts: Counts) -> DictPages:
     """PLAIN dictionary pages of the columns in `counts` (column -> (entries, their bytes)), compressed (always:
     parquet-java compresses a dictionary page whatever the result), with CRCs and headers."""
     codec, checksum = chunk
-    columns = sorted(counts)
-    count = np.array([counts[c][0] for c in columns], dtype=np.int64)
-    raw_len = np.array([counts[c][1] for c in columns], dtype=np.int64)
-    off = starts(aligned(raw_len))  # codec inputs aligned
-    ar = win.arenas
-    raw = device.empty(int(off[-1] + raw_len[-1]) + 8 if len(columns) else 8, np.uint8)
-    small = device.upload(np.stack([np.array(columns, dtype=np.int64), count, raw_len, off]))
-    device.launch(steps.DICT_PAGES, len(columns), small[0], small[1], win.dev_cols, dic.efirst, dic.ebytes, ar.v32,
-                  ar.v64, ar.idx, ar.dat, raw, small[3])
+    raw = dict_pages.layout(device, counts)
+    buf = device.empty(raw.end + 8, np.uint8)
+    dict_pages.write_raw(device, win, dic, raw, buf)
     if codec is None:
-        body, body_off, body_len = raw, off, small[2]
+        body: tuple[Any, np.ndarray, Any] = (buf, raw.off, raw.small[2])
     else:
-        body, body_off, body_len = codec.compress(device, raw, (off, raw_len), always=True)
-    crc = device.empty(len(columns), np.int64)  # read only with checksums, which write it
-    d_off = device.upload(body_off)
-    if checksum:
-        device.launch(steps.CRC32, len(columns), body, d_off, body_len, device.upload(crc32_table()), crc)
-    headers = device.empty(len(columns) * HEADER_BOUND, np.uint8)
-    header_len = device.empty(len(columns), np.int64)
-    device.launch(steps.DICT_HEADERS, len(columns), small[1:3], body_len, crc, checksum, headers,
-                  device.upload(np.arange(len(columns), dtype=np.int64) * HEADER_BOUND), header_len)
-    return _DictPages(columns, count, raw_len, body, body_off, body_len, headers, header_len, crc)
+        body = codec.compress(device, buf, (raw.off, raw.raw_len), always=True)
+    return dict_pages.finish(device, raw, body, checksum)
 
 
 @dataclass
@@ -146,18 +115,10 @@ class _Flat:
                                                      for b, h in zip(batches, hosts, strict=True)])[g])
 
 
-def dictionary_counts(cols: np.ndarray, flat: _Flat) -> dict[int, tuple[int, int]]:
-    """Per dictionary column with a dictionary-encoded page: (entries its dictionary page holds, their bytes) —
-    the state at its dictionary-encoded page with the most entries (entries only grow within a chunk)."""
-    out = {}
-    pick = np.flatnonzero((flat.encoding == Encoding.RLE_DICTIONARY) & (cols[flat.col, CT_DICT] != 0))
-    entries = flat.info[pick, I_ENTRIES]
-    for c in np.unique(flat.col[pick]).tolist():
-        mine = flat.col[pick] == c
-        j = int(np.argmax(np.where(mine, entries, -1)))  # the first page with the most entries
-        if int(entries[j]) > 0:
-            out[c] = (int(entries[j]), int(flat.info[pick[j], I_BYTES]))
-    return out
+def dictionary_counts(cols: np.ndarray, flat: _Flat) -> Counts:
+    """Per dictionary column with a dictionary-encoded page among the kept pages: (entries its dictionary page
+    holds, their bytes) (`dict_pages.dictionary_counts`)."""
+    return dict_pages.dictionary_counts(cols, flat.col, flat.encoding, flat.info)
 
 
 def assemble_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], leaves: Sequence[Leaf],
@@ -170,21 +131,26 @@ def assemble_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary]
 
 def queue_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], leaves: Sequence[Leaf],
                  batches: Sequence[EncodedBatch], kept: KeptPages,
-                 chunk: tuple[PageCodec | None, bool], *,
-                 blooms: Sequence[BloomSpec | None]) -> Callable[[], list[EncodedChunk]]:
+                 chunk: tuple[PageCodec | None, bool], *, blooms: Sequence[BloomSpec | None],
+                 ready: ReadyDict | None = None) -> Callable[[], list[EncodedChunk]]:
     """The row group's chunks: dictionary pages, then every kept page's header and body, gathered in file order
     into one buffer on the device, its read back (with the byte-kind statistics and the bloom filters, built on
     the device from `blooms`, each column's filter settings) queued as one download on the copy stream. The
     function returned waits for it (one sync) and makes the chunks: until it is called, the host and the
-    writer's stream go on (the next row group's kernels)."""
+    writer's stream go on (the next row group's kernels). `ready`: dictionary pages made with the first batch for
+    a guessed cut, with their sizes read and the entries they hold: used when the kept pages need those."""
     win, dic = state
     hosts = [b.fetch(device) for b in batches]
     flat = _Flat.of(batches, hosts, kept.in_file_order())
     filters = build_blooms(device, win, leaves, blooms, (flat.col, flat.table.va, flat.table.vb, flat.encoding))
     counts = dictionary_counts(win.cols, flat)
-    dp = _dictionary_pages(device, win, dic, chunk, counts) if counts else None
-    dict_sizes = device.download_many([dp.header_len, dp.body_len, dp.crc], "dictionary sizes") \
-        if dp is not None else None
+    dp: DictPages | None = None
+    dict_sizes: list[np.ndarray] | None = None
+    if ready is not None and ready[2] == counts:
+        dp, dict_sizes = ready[0], ready[1]
+    elif counts:
+        dp = _dictionary_pages(device, win, dic, chunk, counts)
+        dict_sizes = device.download_many([dp.header_len, dp.body_len, dp.crc], "dictionary sizes")
     sources: list[Any] = []
     for b in batches:
         sources += [b.headers, b.bodies]
@@ -212,7 +178,7 @@ def queue_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], l
     return finished
 
 
-def _segments(flat: _Flat, columns: int, dicts: tuple[int, _DictPages | None, list[np.ndarray] | None]
+def _segments(flat: _Flat, columns: int, dicts: tuple[int, DictPages | None, list[np.ndarray] | None]
               ) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], np.ndarray]:
     """(source, offset, length) of every run of bytes of the file's row group in order — per column its
     dictionary page's header and body, then each page's header and body — and, per column, the index of its
@@ -275,7 +241,7 @@ def _copy(device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray], out: An
 
 
 def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, _Flat, np.ndarray],
-            parts: tuple[_DictPages | None, list[np.ndarray] | None],
+            parts: tuple[DictPages | None, list[np.ndarray] | None],
             data: tuple[memoryview, np.ndarray, np.ndarray], checksum: bool) -> list[EncodedChunk]:
     """EncodedChunks whose bytes are slices of the blob (the assembler writes each chunk in one piece)."""
     win, flat, _ = layout

@@ -62,12 +62,12 @@ class PageCodec(Protocol):
     name: str
 
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
-                 always: bool = False) -> tuple[Any, np.ndarray, Any]:
+                 always: bool | np.ndarray = False) -> tuple[Any, np.ndarray, Any]:
         """(buffer, slot offsets on the host, compressed lengths on the device) for the runs (offsets, lengths)
         of `src`, each run starting on `ALIGN` bytes. Every slot holds at least its run's raw length, so a
-        page that keeps its raw bytes can be copied into its slot. Without `always`, a page whose compressed
-        bytes are not smaller reports its raw length (its compressed bytes are not used); with it, every
-        result is kept."""
+        page that keeps its raw bytes can be copied into its slot. Without `always` (for all runs, or per run),
+        a page whose compressed bytes are not smaller reports its raw length (its compressed bytes are not
+        used); with it, every result is kept."""
 
 
 class HostCodec:
@@ -81,24 +81,27 @@ class HostCodec:
         self.codec_name = codec
 
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
-                 always: bool = False) -> tuple[Any, np.ndarray, Any]:
+                 always: bool | np.ndarray = False) -> tuple[Any, np.ndarray, Any]:
         """Compress each run into a slot of its raw length (with `always`, of the codec's worst case)."""
         offsets, lengths = runs
-        if always:
-            out_off = starts(aligned(lengths + lengths // 2 + 1024))
-            total = int(out_off[-1] + lengths[-1] + lengths[-1] // 2 + 1024) if len(offsets) else 0
+        keep = np.broadcast_to(np.asarray(always, dtype=bool), np.shape(lengths))
+        if keep.any():
+            slot = np.where(keep, lengths + lengths // 2 + 1024, lengths)
+            out_off = starts(aligned(slot))
+            total = int(out_off[-1] + slot[-1]) if len(offsets) else 0
         else:
             out_off = offsets
             total = int(offsets[-1] + lengths[-1]) if len(offsets) else 0
         out = device.empty(total + 8, np.uint8)
         sizes = np.array(lengths, dtype=np.int64)
+        every = keep.tolist()
 
         def run() -> None:
             view, dst = np.asarray(src), np.asarray(out)
             for p in range(len(offsets)):
                 a, n, o = int(offsets[p]), int(lengths[p]), int(out_off[p])
                 packed = self.compress_one(view[a:a + n].tobytes()) if n else b""
-                if always or 0 < len(packed) < n:
+                if every[p] or 0 < len(packed) < n:
                     dst[o:o + len(packed)] = np.frombuffer(packed, dtype=np.uint8)
                     sizes[p] = len(packed)
         device.host_step("compress", run, work=codec_work(self.codec_name, np.asarray(lengths), total))
@@ -153,7 +156,7 @@ class NvcompCodec:
         return fit
 
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
-                 always: bool = False) -> tuple[Any, np.ndarray, Any]:
+                 always: bool | np.ndarray = False) -> tuple[Any, np.ndarray, Any]:
         """One batched nvCOMP encode over every non-empty run; sizes read back once."""
         offsets, lengths = runs
         todo = np.flatnonzero(lengths > 0)
@@ -173,7 +176,7 @@ class NvcompCodec:
             except Exception as exc:
                 raise GpuwriteError(f"nvCOMP failed to compress a batch of {len(todo)} pages with "
                                     f"{self.codec_name}: {exc}") from exc
-            keep = got < lengths[todo] if not always else np.ones(len(todo), dtype=bool)
+            keep = (got < lengths[todo]) | np.broadcast_to(np.asarray(always, dtype=bool), np.shape(lengths))[todo]
             sizes[todo[keep]] = got[keep]
         return out, out_off, device.upload(sizes)
 

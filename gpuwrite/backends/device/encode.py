@@ -10,6 +10,7 @@ read, with what the footer and indexes need.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -56,8 +57,9 @@ from gpuwrite.kernels.plan.page_layout import (
 
 from ...encode.rules import fallback_codes
 from ...format.enums import Encoding
-from . import steps
+from . import dict_pages, steps
 from .codecs import PageCodec, aligned
+from .dict_pages import Counts, DictPages
 from .dictionary import DeviceDictionary
 from .ops import Device
 from .window import DeviceWindow
@@ -112,11 +114,13 @@ class EncodedBatch:
     same: Any  # device int64[P]: every value equal (byte kinds)
     host: dict[str, np.ndarray] | None = None
     order: np.ndarray | None = None  # the given page at each batch position
+    dicts: tuple[DictPages, Counts] | None = None  # dictionary pages made with the batch (BatchSetup.dictionaries)
 
-    def fetch_with(self, device: Device, extra: list[Any]) -> list[np.ndarray]:
-        """Read the per-page results and `extra` device arrays in one sync; the extra arrays' host copies."""
+    def fetch_with(self, device: Device, extra: list[Any], name: str = "batch and replay") -> list[np.ndarray]:
+        """Read the per-page results and `extra` device arrays in one sync (counted under `name`); the extra
+        arrays' host copies."""
         names = ("fields", "body_off", "body_len", "header_len", "crc", "ext", "same")
-        got = device.download_many([getattr(self, n) for n in names] + extra, "batch and replay")
+        got = device.download_many([getattr(self, n) for n in names] + extra, name)
         self.host = dict(zip(names, got[:len(names)], strict=True))
         return got[len(names):]
 
@@ -165,6 +169,9 @@ class BatchSetup:
     checksum: bool
     fell_back: np.ndarray  # per column: the chunk's first page failed the dictionary test in an earlier batch
     plain_fallback: bool = False  # WriteOptions.fallback_encoding == "plain": PLAIN values without the dictionary
+    # the dictionary pages to make with the batch, from each given page's dictionary choice and state (the entries
+    # a row group that ends at a guessed cut needs): laid out beside the values, compressed in the same codec call
+    dictionaries: Callable[[np.ndarray, np.ndarray], Counts] | None = None
 
 
 def choose_encodings(cols: np.ndarray, pages: PageTable, info: np.ndarray,
@@ -221,12 +228,13 @@ def encode_planned(device: Device, state: tuple[DeviceWindow, DeviceDictionary],
     win, dic = state
     cols = win.cols
     dict_page, fell = choose_encodings(cols, pages, info, setup.fell_back)
+    counts = setup.dictionaries(dict_page, info) if setup.dictionaries is not None else {}
     kind = cols[pages.col, CT_KIND]
     order = np.lexsort((pages.a, pages.col, ~dict_page, cols[pages.col, CT_DECIMAL], kind))
     pages, info, dict_page, kind = pages.take(order), info[order], dict_page[order], kind[order]
     fallback = _PLAIN_FALLBACK if setup.plain_fallback else _FALLBACK
     encoding = np.where(dict_page, int(Encoding.RLE_DICTIONARY), fallback[kind])
-    batch = _launch(device, win, dic, _Batch(pages, info, dict_page, kind, encoding), setup)
+    batch = _launch(device, win, dic, _Batch(pages, info, dict_page, kind, encoding, counts), setup)
     batch.order = order
     return batch, fell
 
@@ -240,6 +248,7 @@ class _Batch:
     dict_page: np.ndarray
     kind: np.ndarray
     encoding: np.ndarray
+    counts: Counts  # the dictionary pages to make with it (none when empty)
 
 
 def _ranges(keys: np.ndarray) -> list[tuple[int, int]]:
@@ -285,9 +294,12 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     head[F_NUM_VALUES], head[F_NUM_NULLS] = nent, nent - nvals
     head[F_NUM_ROWS], head[F_ENCODING] = pages.b - pages.a, plan.encoding
     fields_dev = device.upload(head)
-    vals = device.empty(int(val_bound.sum()) + 8, np.uint8)
+    raw = dict_pages.layout(device, plan.counts, int(val_bound.sum())) if plan.counts else None
+    vals = device.empty(max(int(val_bound.sum()), raw.end if raw is not None else 0) + 8, np.uint8)
     val_len = device.empty(n_pages, np.int64)
     _values(device, ar, dic, plan, args, (vals, val_len), plain=setup.plain_fallback)
+    if raw is not None:  # the dictionary pages after the values sections (codec inputs: aligned)
+        dict_pages.write_raw(device, win, dic, raw, vals)
     lbuf = device.empty(int(def_bound.sum()) + 8, np.uint8)
     device.launch(steps.RLE, n_pages, ar.lev, args["dstart"], args["dend"], args["defw"], False, lbuf,
                   args["def_off"], fields_dev[F_DEF_LEN])
@@ -301,7 +313,11 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     ext = device.empty(n_pages * 4, np.int64).reshape(n_pages, 4)
     device.launch(steps.EXTREMES, n_pages, args["col"], args.rows("sstart", "send"), minmax, win.dev_cols, ar.v8,
                   ar.v32, ar.v64, ar.idx, ext)
-    stored, stored_len, body_len, stored_off = _store(device, setup, (vals, val_len), args, fields_dev)
+    stored, stored_len, body_len, stored_off, dict_body = _store(device, setup, (vals, val_len), args, fields_dev,
+                                                                  raw)
+    dicts = None
+    if raw is not None and dict_body is not None:
+        dicts = (dict_pages.finish(device, raw, dict_pages.detach(device, dict_body), setup.checksum), plan.counts)
     del vals  # compressed: the stored sections hold every page's values now, the raw ones are dropped
     body_off = device.empty(n_pages + 1, np.int64)
     device.launch(steps.SCAN, 1, body_len, n_pages, body_off)
@@ -315,7 +331,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     header_len = device.empty(n_pages, np.int64)
     device.launch(steps.PAGE_HEADERS, n_pages, fields_dev, crc, setup.checksum, headers, args["hdr_off"], header_len)
     return EncodedBatch(pages, plan.encoding, plan.info, fields_dev, bodies, body_off, body_len, headers,
-                        header_len, crc, ext, same)
+                        header_len, crc, ext, same, dicts=dicts)
 
 
 def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: _Args, out: tuple[Any, Any],
@@ -373,21 +389,29 @@ def _statistics(device: Device, win: DeviceWindow, plan: _Batch, args: _Args, ou
             device.launch(steps.BYTES_MINMAX, e - s, ar.idx, ar.dat, a, b, bool(decimal[s]), lo, hi, same[s:e])
 
 
-def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args,
-           fields_dev: Any) -> tuple[Any, Any, Any, Any]:
+def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args, fields_dev: Any,
+           dicts: dict_pages.RawDictPages | None) -> tuple[Any, Any, Any, Any, tuple[Any, np.ndarray, Any] | None]:
     """Compress the values sections and keep, per page, the smaller form: (stored buffer, stored lengths,
-    body lengths, each page's offset in the stored buffer); the header fields follow."""
+    body lengths, each page's offset in the stored buffer, and the stored dictionary pages `dicts` laid after the
+    values: compressed always, in the same codec call); the header fields follow."""
     vals, val_len = raw
     n_pages = len(args["zeros"])
     stored_len, copy_len, body_len = (device.empty(n_pages, np.int64) for _ in range(3))
     if setup.codec is None:
         device.launch(steps.STORED, n_pages, val_len, val_len, True, fields_dev, stored_len, copy_len, body_len)
-        return vals, stored_len, body_len, args["val_off"]
+        dict_body = (vals, dicts.off, dicts.small[2]) if dicts is not None else None
+        return vals, stored_len, body_len, args["val_off"], dict_body
     lengths = device.download(val_len, "values lengths")
     val_off = args.host[args.names.index("val_off")]
-    comp, comp_off, comp_len = setup.codec.compress(device, vals, (val_off, lengths))
-    slots = args["val_off"] if comp_off is val_off else device.upload(comp_off)
-    device.launch(steps.STORED, n_pages, val_len, comp_len, False, fields_dev, stored_len, copy_len, body_len)
+    runs, always = (val_off, lengths), np.zeros(n_pages, dtype=bool)
+    if dicts is not None:
+        runs = (np.concatenate([val_off, dicts.off]), np.concatenate([lengths, dicts.raw_len]))
+        always = np.concatenate([always, np.ones(len(dicts.columns), dtype=bool)])
+    comp, comp_off, comp_len = setup.codec.compress(device, vals, runs, always if dicts is not None else False)
+    slots = args["val_off"] if comp_off is val_off else device.upload(comp_off[:n_pages])
+    dict_body = (comp, comp_off[n_pages:], comp_len[n_pages:]) if dicts is not None else None
+    page_len = comp_len[:n_pages] if dicts is not None else comp_len
+    device.launch(steps.STORED, n_pages, val_len, page_len, False, fields_dev, stored_len, copy_len, body_len)
     z = args["zeros"]
     device.launch(steps.GATHER, n_pages, vals, z, z, vals, z, z, vals, args["val_off"], copy_len, comp, slots)
-    return comp, stored_len, body_len, slots
+    return comp, stored_len, body_len, slots, dict_body
