@@ -121,7 +121,7 @@ def test_bytes_insert_first_occurrence(values: list[bytes], lead: int, overhead:
     """Ids number distinct values in first-occurrence order; the entries hold their bytes (no limit hit)."""
     offsets, raw = _layout(values, lead)
     table = np.full(256, -1, dtype=np.int32)
-    hashes = np.empty(len(values) + 1, dtype=np.uint64)
+    hashes = np.empty((len(values) + 1, 3), dtype=np.uint64)
     entry_offsets = np.zeros(len(values) + 2, dtype=np.int64)
     entry_data = np.empty(len(raw) + 1, dtype=np.uint8)
     ids = np.full(len(values), -1, dtype=np.int32)
@@ -168,3 +168,45 @@ def test_ascii_strings_finds_a_high_byte_at_every_place_of_a_word() -> None:
             offsets = np.array([lead, lead + 17, lead + 40], dtype=np.int64)
             assert not ascii_strings(offsets, raw, 0), (lead, bad)
             assert ascii_strings(offsets, raw, 1) == (bad < lead + 17), (lead, bad)
+
+
+def test_copy_bytes_word_path_edges() -> None:
+    """copy_bytes at every length 0..80 (the word path's 8..63 with its overlapping last word, the byte loop
+    below and above) and every alignment: the bytes land exactly in dst[d:d+n] (canaries either side kept), and
+    a source range that ends at the very end of its array (no slack for a word read past it) is copied whole."""
+    rng = np.random.default_rng(7)
+    for n in range(81):
+        for d in range(9):
+            for slack in (0, 1, 9):
+                src = rng.integers(0, 256, size=3 + n + slack, dtype=np.uint8)
+                s = 3
+                dst = np.full(d + n + 9, CANARY, dtype=np.uint8)
+                copy_bytes(dst, d, src, s, n)
+                assert dst[d:d + n].tobytes() == src[s:s + n].tobytes(), (n, d, slack)
+                assert (dst[:d] == CANARY).all() and (dst[d + n:] == CANARY).all(), (n, d, slack)
+                exact = np.full(n, CANARY, dtype=np.uint8)  # a destination with no room past the copy
+                copy_bytes(exact, 0, src, s, n)
+                assert exact.tobytes() == src[s:s + n].tobytes()
+
+
+def test_delta_byte_array_suffix_lengths_around_words() -> None:
+    """gather_suffixes over values whose suffixes are 1..70 bytes (prefixes shared with the one before, so each
+    value is its own copy, the short-copy word path), non-ASCII UTF-8 and empty values among them: the same
+    bytes as Python joins."""
+    values = []
+    for n in range(1, 71):
+        values.append("é€".encode() * 3 + bytes(range(65, 65 + n % 26)) * (n // 26 + 1))
+        values.append(b"")
+    values = [v[:k] for k, v in zip(range(1, 200), values, strict=False)]
+    for lead in (0, 5):
+        offsets, raw = _layout(values, lead)
+        raw = raw[:len(raw) - 3]  # the last value ends at the end of the buffer
+        n = len(values)
+        prefix, suffix = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        total = byte_array_prefixes(offsets, raw, 0, n, prefix, suffix)
+        want = [0] + [_prefix(values[i - 1], values[i]) for i in range(1, n)]
+        assert prefix.tolist() == want
+        out = np.full(total + 2, CANARY, dtype=np.uint8)
+        assert gather_suffixes(offsets, raw, 0, n, prefix, out, 1) == 1 + total
+        assert out[1:1 + total].tobytes() == b"".join(v[p:] for v, p in zip(values, want, strict=True))
+        assert out[0] == CANARY and out[1 + total] == CANARY
