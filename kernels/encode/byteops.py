@@ -75,6 +75,15 @@ def load_tail(a: np.ndarray, i: np.uint64, k: np.uint64) -> np.uint64:
 
 
 @jit_inline
+def bswap64(x: np.uint64) -> np.uint64:
+    """`x` with its bytes reversed: a little-endian word of bytes as a number that orders as the bytes do
+    (unsigned, first byte most significant). LLVM turns the shifts into one bswap."""
+    x = ((x & np.uint64(0x00FF00FF00FF00FF)) << np.uint64(8)) | ((x >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF))
+    x = ((x & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16)) | ((x >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF))
+    return (x << np.uint64(32)) | (x >> np.uint64(32))
+
+
+@jit_inline
 def _equal_words(a: np.ndarray, ua: np.uint64, b: np.ndarray, ub: np.uint64, un: np.uint64) -> np.uint64:
     """How many leading bytes of a[ua:ua+un] and b[ub:ub+un] lie in 8-byte words that are equal (a multiple
     of 8; the first unequal or partial word starts there)."""

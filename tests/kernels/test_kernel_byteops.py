@@ -210,3 +210,38 @@ def test_delta_byte_array_suffix_lengths_around_words() -> None:
         assert gather_suffixes(offsets, raw, 0, n, prefix, out, 1) == 1 + total
         assert out[1:1 + total].tobytes() == b"".join(v[p:] for v, p in zip(values, want, strict=True))
         assert out[0] == CANARY and out[1 + total] == CANARY
+
+
+def _model_minmax(values: list[bytes]) -> tuple[int, int, bool]:
+    """First index of the smallest and of the largest value (unsigned byte order), and whether all are equal."""
+    lo = min(range(len(values)), key=lambda i: (values[i], i))
+    hi = min(range(len(values)), key=lambda i: (tuple(-b for b in values[i]) + (1,), i))
+    return lo, hi, len(set(values)) == 1
+
+
+def test_bytes_minmax_prefix_keys_on_edge_pages() -> None:
+    """bytes_minmax's keys (8 bytes after the prefix a page's first and last values share: 0, 8 or 16 bytes)
+    against Python's order: values of 0..20 bytes, zero bytes that pad like a key's padding ("ab" against
+    "ab\\0"), UTF-8 and 0xFF bytes, values in the middle without the shared prefix (shorter, or different in
+    it), a minimum or maximum that lacks it, and buffers that end at the last value or hold under 8 bytes."""
+    rng = np.random.default_rng(5)
+    stems = [b"", b"https://", b"https://www.", "ünïcode-16bytes!".encode()[:16] + b"/x", b"product "]
+    tails = [b"", b"\x00", b"\x00\x00", b"a", b"ab", b"ab\x00", b"\xff" * 9, "é".encode() * 5, b"z" * 20,
+             bytes(range(1, 18))]
+    for trial in range(400):
+        stem = stems[trial % len(stems)]
+        count = int(rng.integers(1, 12))
+        values = [stem + tails[int(rng.integers(0, len(tails)))] for _ in range(count)]
+        for _ in range(int(rng.integers(0, 3))):  # middle values without the page's shared prefix
+            cut = stem[:int(rng.integers(0, len(stem) + 1))] + tails[int(rng.integers(0, len(tails)))]
+            values.insert(int(rng.integers(0, len(values) + 1)), cut)
+        for slack in (0, 3, 9):
+            offsets, raw = _layout(values, int(rng.integers(0, 9)))
+            raw = raw[:len(raw) - 3 + slack] if slack <= 3 else np.concatenate([raw, np.zeros(slack, np.uint8)])
+            got = bytes_minmax(offsets, raw, 0, len(values), False)
+            assert (int(got[0]), int(got[1]), bool(got[2])) == _model_minmax(values), (values, slack)
+    for values in ([b"a"], [b"ab", b"a"], [b"", b"\x00", b""], [b"abc", b"abd", b"ab"]):  # under 8 bytes of data
+        offsets, raw = _layout(values, 0)
+        raw = raw[:len(raw) - 3]
+        got = bytes_minmax(offsets, raw, 0, len(values), False)
+        assert (int(got[0]), int(got[1]), bool(got[2])) == _model_minmax(values)
