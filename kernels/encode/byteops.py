@@ -120,6 +120,38 @@ def common_prefix(data: np.ndarray, a0: int, b0: int, n: int) -> int:
 
 
 @jit_inline
+def first_set_byte(x: np.uint64) -> np.uint64:
+    """Index (0..7) of the lowest non-zero byte of x != 0: of two little-endian words XOR-ed, the first byte
+    where they differ (three branch-free halvings instead of a byte loop)."""
+    k = np.uint64(0)
+    low = np.uint64((x & np.uint64(0xFFFFFFFF)) == np.uint64(0))
+    k += low * np.uint64(4)
+    x >>= low * np.uint64(32)
+    low = np.uint64((x & np.uint64(0xFFFF)) == np.uint64(0))
+    k += low * np.uint64(2)
+    x >>= low * np.uint64(16)
+    return k + np.uint64((x & np.uint64(0xFF)) == np.uint64(0))
+
+
+@jit_inline
+def common_prefix_inside(data: np.ndarray, a0: int, b0: int, n: int) -> int:
+    """common_prefix where 8 bytes past a0 + n and b0 + n still lie within `data`: whole words read (past n
+    too, masked off by the min), the first differing byte read off their XOR, no byte loop."""
+    ua = np.uint64(a0)
+    ub = np.uint64(b0)
+    un = np.uint64(n)
+    j = np.uint64(0)
+    while True:
+        x = load_u64(data, ua + j) ^ load_u64(data, ub + j)
+        if x != np.uint64(0) or j + np.uint64(8) >= un:
+            break
+        j += np.uint64(8)
+    if x == np.uint64(0):
+        return np.int64(un)
+    return np.int64(min(j + first_set_byte(x), un))
+
+
+@jit_inline
 def compare_bytes(data: np.ndarray, a0: int, a1: int, b0: int, b1: int, signed_first: bool) -> int:
     """Lexicographic order (-1, 0, 1) of data[a0:a1] and data[b0:b1], bytes unsigned; the first byte is
     signed when `signed_first` (two's-complement decimals)."""

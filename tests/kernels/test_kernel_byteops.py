@@ -190,17 +190,19 @@ def test_copy_bytes_word_path_edges() -> None:
 
 
 def test_delta_byte_array_suffix_lengths_around_words() -> None:
-    """gather_suffixes over values whose suffixes are 1..70 bytes (prefixes shared with the one before, so each
+    """byte_array_prefixes (whole-word prefixes inside the buffer, the byte path near its end) and
+    gather_suffixes over values whose suffixes are 1..70 bytes (prefixes shared with the one before, so each
     value is its own copy, the short-copy word path), non-ASCII UTF-8 and empty values among them: the same
-    bytes as Python joins."""
+    prefixes and bytes as Python finds, the buffer ending at the last value or 9 bytes later."""
     values = []
     for n in range(1, 71):
         values.append("é€".encode() * 3 + bytes(range(65, 65 + n % 26)) * (n // 26 + 1))
         values.append(b"")
     values = [v[:k] for k, v in zip(range(1, 200), values, strict=False)]
-    for lead in (0, 5):
+    values += [b"abcdefgh" * 3 + bytes([k]) + b"tail" * k for k in range(12)]  # prefixes of 24..27 bytes
+    for lead, slack in ((0, 0), (5, 0), (3, 9)):
         offsets, raw = _layout(values, lead)
-        raw = raw[:len(raw) - 3]  # the last value ends at the end of the buffer
+        raw = np.concatenate([raw[:len(raw) - 3], np.full(slack, CANARY, dtype=np.uint8)])
         n = len(values)
         prefix, suffix = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
         total = byte_array_prefixes(offsets, raw, 0, n, prefix, suffix)
