@@ -320,3 +320,19 @@ def test_house_bench_counts_stops_rooms_climbs_and_returns() -> None:
     assert summary["stops"] == 5 and summary["rooms"] == 4
     assert summary["climbs"] == 1 and summary["returns"] == 1  # backends -> pipeline climbs back to a room left
     assert summary["path"] == "gpuwrite > pipeline > backends > pipeline > assemble"
+
+
+def test_step_profile_charges_kernels_and_steps_then_unwraps() -> None:
+    """bench/step_profile.py: the kernels and Python steps of a write get self thread-CPU time and calls, and
+    every wrapped name is the original again afterwards (later writes are not profiled)."""
+    import gpuwrite.encode.chunk as chunk
+
+    profiler = _bench("step_profile")
+    encode_page, delta_encode = chunk.ChunkEncoder.encode_page, chunk.delta_encode
+    profile, cpu, wall = profiler.run("strings", 3000, 2)
+    assert len(cpu) == len(wall) == 2 and min(wall) > 0
+    assert profile.calls["encode.chunk.ChunkEncoder.encode_page"] > 0
+    assert any(label.startswith("K ") and profile.calls[label] > 0 for label in profile.seconds)
+    assert all(seconds >= -1e-6 for seconds in profile.seconds.values())
+    assert "encode.chunk.ChunkEncoder.encode_page" in profiler.report(profile, 2, 50)
+    assert chunk.ChunkEncoder.encode_page is encode_page and chunk.delta_encode is delta_encode

@@ -1,0 +1,179 @@
+"""Where a gpuwrite write's CPU goes: thread CPU time by kernel and by Python step, one of bench/tables.py's tables.
+
+Every function of gpuwrite's modules (kernels/ excepted) and every kernel they call is wrapped while the
+writes run, each call charged its own thread's CPU time (`time.thread_time`) less that of the wrapped calls
+inside it (self time): the page encoders run on worker threads, so a wall-clock profile of the calling
+thread would miss them. A kernel called from another kernel is part of its caller. The wrapping costs about a
+microsecond a call; the table's totals are per write, averaged over --repeats writes after one untimed.
+
+    .venv/bin/python bench/step_profile.py strings                    # 1,000,000 rows, 5 writes
+    .venv/bin/python bench/step_profile.py nested --scale 0.2 --repeats 9 --top 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import importlib.util
+import inspect
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+def _tables() -> ModuleType:
+    """bench/tables.py as a module (bench/ is not a package)."""
+    if "tables" in sys.modules:
+        return sys.modules["tables"]
+    spec = importlib.util.spec_from_file_location("tables", BENCH_DIR / "tables.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["tables"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class Profile:
+    """Self thread-CPU seconds and calls by label ("K module.kernel" for kernels, "module.function" else)."""
+
+    seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def clear(self) -> None:
+        """Forget what was recorded (the untimed first write's)."""
+        self.seconds.clear()
+        self.calls.clear()
+
+
+def _wrapped(fn: Callable[..., Any], label: str, profile: Profile, local: threading.local) -> Callable[..., Any]:
+    """`fn`, charging each call its thread CPU time less its wrapped callees' to `label`."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        stack = getattr(local, "stack", None)
+        if stack is None:
+            stack = local.stack = []
+        stack.append(0.0)  # the wrapped callees' time
+        start = time.thread_time()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            total = time.thread_time() - start
+            inner = stack.pop()
+            profile.seconds[label] += total - inner
+            profile.calls[label] += 1
+            if stack:
+                stack[-1] += total
+    return call
+
+
+@contextmanager
+def profiled() -> Iterator[Profile]:
+    """While inside, gpuwrite's functions and the kernels they call record into the Profile yielded; every
+    name is put back on the way out. Modules imported later are not covered: write once before entering."""
+    from numba.core.registry import CPUDispatcher
+
+    profile, local = Profile(), threading.local()
+    modules = [m for n, m in list(sys.modules.items()) if n.startswith("gpuwrite") and m is not None]
+    wrapper: dict[int, Callable[..., Any]] = {}
+    undo: list[tuple[Any, str, Any]] = []
+    for module in modules:
+        in_kernels = module.__name__.startswith("gpuwrite.kernels")
+        short = module.__name__.removeprefix("gpuwrite.")
+        for name, value in list(vars(module).items()):
+            if isinstance(value, CPUDispatcher):
+                if id(value) not in wrapper:
+                    where = value.py_func.__module__.removeprefix("gpuwrite.kernels.")
+                    wrapper[id(value)] = _wrapped(value, f"K {where}.{name}", profile, local)
+            elif in_kernels:
+                continue
+            elif inspect.isfunction(value) and value.__module__ == module.__name__:
+                wrapper.setdefault(id(value), _wrapped(value, f"{short}.{name}", profile, local))
+            elif inspect.isclass(value) and value.__module__ == module.__name__:
+                for attr, method in list(vars(value).items()):
+                    if inspect.isfunction(method) and attr not in ("__repr__", "__eq__", "__hash__"):
+                        try:
+                            setattr(value, attr, _wrapped(method, f"{short}.{value.__name__}.{attr}", profile, local))
+                        except (AttributeError, TypeError):
+                            continue
+                        undo.append((value, attr, method))
+    for module in modules:
+        if module.__name__.startswith("gpuwrite.kernels"):
+            continue  # compiled callers keep their kernels
+        for name, value in list(vars(module).items()):
+            if id(value) in wrapper:
+                setattr(module, name, wrapper[id(value)])
+                undo.append((module, name, value))
+    try:
+        yield profile
+    finally:
+        for owner, name, value in reversed(undo):
+            setattr(owner, name, value)
+
+
+def run(table_name: str, rows: int, repeats: int, codec: str = "snappy") -> tuple[Profile, list[float], list[float]]:
+    """Write the table repeats + 1 times under `profiled` (the first untimed): the profile of the timed writes,
+    and each one's process CPU and wall seconds."""
+    import gpuwrite
+
+    table = _tables().BUILDERS[table_name](rows, 1)
+    cpu, wall = [], []
+    with tempfile.TemporaryDirectory() as folder:
+        path = f"{folder}/out.parquet"
+        gpuwrite.write_table(table, path, compression=codec)  # every module and kernel loaded before wrapping
+        with profiled() as profile:
+            for r in range(repeats + 1):
+                if r == 1:
+                    profile.clear()
+                gc.collect()
+                start, start_cpu = time.perf_counter(), time.process_time()
+                gpuwrite.write_table(table, path, compression=codec)
+                if r:
+                    wall.append(time.perf_counter() - start)
+                    cpu.append(time.process_time() - start_cpu)
+    return profile, cpu, wall
+
+
+def report(profile: Profile, repeats: int, top: int) -> str:
+    """The `top` labels by self thread-CPU per write: ms, calls per write, label."""
+    lines = [f"{'ms/write':>9} {'calls':>7}  step (K: kernel), self thread-CPU",
+             f"{sum(profile.seconds.values()) / repeats * 1000:9.1f} {'':>7}  (all steps)"]
+    for label, seconds in sorted(profile.seconds.items(), key=lambda kv: -kv[1])[:top]:
+        lines.append(f"{seconds / repeats * 1000:9.2f} {profile.calls[label] // repeats:7d}  {label}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Profile a table's writes and print the steps' thread CPU."""
+    tables = _tables()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("table", choices=sorted(tables.BUILDERS))
+    parser.add_argument("--scale", type=float, default=1.0, help="fraction of the table's rows at scale 1")
+    parser.add_argument("--repeats", type=int, default=5, help="profiled writes after one untimed")
+    parser.add_argument("--top", type=int, default=30, help="steps listed")
+    parser.add_argument("--codec", default="snappy")
+    args = parser.parse_args(argv)
+    rows = max(1, int(tables.ROWS[args.table] * args.scale))
+    profile, cpu, wall = run(args.table, rows, args.repeats, args.codec)
+    cpu.sort()
+    wall.sort()
+    print(f"{args.table}: {rows:,} rows, {args.repeats} profiled writes: process CPU median "
+          f"{cpu[len(cpu) // 2]:.3f} s, wall median {wall[len(wall) // 2]:.3f} s (with the profiler's cost)")
+    print(report(profile, args.repeats, args.top))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
