@@ -61,9 +61,9 @@ def plain_page_of_values(leaf: Leaf, data: LeafData, first: Array) -> bytes:
 
 
 def _grown(array: Array, used: int, capacity: int) -> Array:
-    """`array` with room for `capacity` items, its first `used` kept (the rest is never read: no fill, unlike
-    np.resize, which tiles the old items over the new room)."""
-    out = np.empty(capacity, dtype=array.dtype)
+    """`array` with room for `capacity` items (rows), its first `used` kept (the rest is never read: no fill,
+    unlike np.resize, which tiles the old items over the new room)."""
+    out = np.empty((capacity, *array.shape[1:]), dtype=array.dtype)
     out[:used] = array[:used]
     return out
 
@@ -91,7 +91,8 @@ class Dictionary:
             self.keys = np.empty(32, dtype=np.int64)
         else:
             self.overhead = 4 if leaf.physical == BYTE_ARRAY else 0
-            self.hashes = np.empty(32, dtype=np.uint64)
+            # per entry its hash and first two 8-byte words (bytes_insert's `entry_head`)
+            self.hashes = np.empty((32, 3), dtype=np.uint64)
             self.offsets = np.zeros(33, dtype=np.int64)
             self.data = np.empty(256, dtype=np.uint8)
 
@@ -128,7 +129,7 @@ class Dictionary:
         if self.fixed:
             touch_lines(self.keys.view(np.uint8), 8 * self.size)
             return
-        touch_lines(self.hashes.view(np.uint8), 8 * self.size)
+        touch_lines(self.hashes.view(np.uint8).reshape(-1), self.hashes[:self.size].nbytes)
         touch_lines(self.offsets.view(np.uint8), 8 * (self.size + 1))
         touch_lines(self.data, int(self.offsets[self.size]))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit, jit_inline
-from ..encode.byteops import copy_bytes, load_u64, same_bytes
+from ..encode.byteops import copy_bytes, load_tail, load_u64, low_bytes_mask, same_bytes
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -33,24 +33,66 @@ def hash_bytes(data: np.ndarray, start: int, end: int) -> np.uint64:
 
 
 @jit_inline
+def _mix_word(h: np.uint64, w: np.uint64) -> np.uint64:
+    """One step of the word hash: fold a word into the running hash."""
+    h = (h ^ w) * _GOLDEN
+    return h ^ (h >> np.uint64(29))
+
+
+@jit_inline
+def _hashed(data: np.ndarray, us: np.uint64, ue: np.uint64, w0: np.uint64, w1: np.uint64) -> tuple:
+    """(hash, w0, w1) of data[us:ue] given its first two words w0, w1 (zero-padded past the end): the words
+    after them folded in a word at a time, then the length (hash_u64 finalises)."""
+    h = _mix_word(_mix_word(np.uint64(0xCBF29CE484222325), w0), w1)
+    i = us + np.uint64(16)
+    while i < ue:
+        h = _mix_word(h, load_tail(data, i, min(ue - i, np.uint64(8))))
+        i += np.uint64(8)
+    return hash_u64(h ^ (ue - us)), w0, w1
+
+
+@jit_inline
+def head_words(data: np.ndarray, start: int, end: int) -> tuple:
+    """(hash, first word, second word) of data[start:end]: the words are the value's bytes 0..7 and 8..15 as
+    little-endian words, zero past its end (masked word loads: no loop or branch on the length of a value of
+    up to 16 bytes; a byte tail's exit, at mixed lengths as in a column of codes, mispredicted at every value).
+    The hash reads every byte (a word at a time) and the length."""
+    us = np.uint64(start)
+    ue = np.uint64(end)
+    n = ue - us
+    k0 = min(n, np.uint64(8))
+    return _hashed(data, us, ue, load_tail(data, us, k0), load_tail(data, us + np.uint64(8), min(n, np.uint64(16)) - k0))
+
+
+@jit_inline
+def _head_words_inside(data: np.ndarray, start: int, end: int) -> tuple:
+    """head_words of a value that starts at least 16 bytes before the end of `data`: its two words loaded
+    without load_tail's bounds test (a third of a short value's hashing time)."""
+    us = np.uint64(start)
+    ue = np.uint64(end)
+    n = ue - us
+    k0 = min(n, np.uint64(8))
+    return _hashed(data, us, ue, load_u64(data, us) & low_bytes_mask(k0),
+                   load_u64(data, us + np.uint64(8)) & low_bytes_mask(min(n, np.uint64(16)) - k0))
+
+
+@jit_inline
 def hash_words(data: np.ndarray, start: int, end: int) -> np.uint64:
     """A hash of data[start:end] a word at a time (bytes_insert's own: one multiply per 8 bytes where hash_bytes'
-    FNV-1a chains one per byte), finalised with hash_u64 over the length. Only this module's tables use it
-    (ids follow first occurrence, so the hash never shows in a file); row_group.py keeps hash_bytes."""
-    h = np.uint64(0xCBF29CE484222325)
-    i = np.uint64(start)
-    ue = np.uint64(end)
-    while i + np.uint64(8) <= ue:
-        h = (h ^ load_u64(data, i)) * _GOLDEN
-        h ^= h >> np.uint64(29)
-        i += np.uint64(8)
-    tail = np.uint64(0)
-    shift = np.uint64(0)
-    while i < ue:
-        tail |= np.uint64(data[i]) << shift
-        shift += np.uint64(8)
-        i += np.uint64(1)
-    return hash_u64((h ^ tail) * _GOLDEN ^ (ue - np.uint64(start)))
+    FNV-1a chains one per byte; head_words' first item). Only this module's tables use it (ids follow first
+    occurrence, so the hash never shows in a file); row_group.py keeps hash_bytes."""
+    return head_words(data, start, end)[0]
+
+
+@jit
+def _inside_end(offsets: np.ndarray, data: np.ndarray, start: int, end: int) -> int:
+    """The first value of start..end from which on values may start within 16 bytes of the end of `data`
+    (_head_words_inside serves the values before it); offsets ascend, so a scan back from `end`."""
+    last = np.int64(data.shape[0]) - 16
+    k = end
+    while k > start and offsets[k - 1] > last:
+        k -= 1
+    return k
 
 
 @jit
@@ -133,28 +175,38 @@ def _bytes_equal(a: np.ndarray, a0: int, a1: int, b: np.ndarray, b0: int, b1: in
 
 @jit
 def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, table: np.ndarray,
-                 entry_hash: np.ndarray, entry_offsets: np.ndarray, entry_data: np.ndarray,
+                 entry_head: np.ndarray, entry_offsets: np.ndarray, entry_data: np.ndarray,
                  n_entries: int, size_overhead: int, dict_bytes: int, limit: int, ids: np.ndarray) -> tuple:
     """Byte-string version of fixed_insert: values are data[offsets[i]:offsets[i+1]].
 
     New entries are appended to entry_data / entry_offsets (the caller sizes them: at most limit - dict_bytes
     more bytes are copied); each costs its length plus `size_overhead` (4 for BINARY's length prefix, 0 for
     FIXED_LEN_BYTE_ARRAY and INT96). The entry that overflows gets an id but no bytes (an empty entry).
+    `entry_head` (uint64[capacity, 3]) holds each entry's head_words: a value matches an entry when hash, both
+    words and length are equal (one test, no branch on the length), and only a value longer than 16 bytes
+    compares the rest of its bytes.
     """
     mask = np.uint64(table.shape[0] - 1)
     base = np.uint64(start)  # unsigned indices: no negative-index wrap-around test per access
+    inside = np.uint64(_inside_end(offsets, data, start, end) - start)
     for j in range(np.uint64(0), np.uint64(end - start)):
         i = base + j
         s = offsets[i]
         t = offsets[i + np.uint64(1)]
-        h = hash_words(data, s, t)
+        n = np.uint64(t - s)
+        if j < inside:
+            h, w0, w1 = _head_words_inside(data, s, t)
+        else:
+            h, w0, w1 = head_words(data, s, t)
         slot = h & mask
         while True:
             e = table[slot]
             if e < 0:
                 table[slot] = n_entries
                 un = np.uint64(n_entries)
-                entry_hash[un] = h
+                entry_head[un, 0] = h
+                entry_head[un, 1] = w0
+                entry_head[un, 2] = w1
                 p = entry_offsets[un]
                 dict_bytes += (t - s) + size_overhead
                 if dict_bytes > limit:
@@ -169,20 +221,25 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
                 n_entries += 1
                 break
             ue = np.uint64(e)
-            if entry_hash[ue] == h and _bytes_equal(entry_data, entry_offsets[ue], entry_offsets[ue + np.uint64(1)],
-                                                    data, s, t):
-                ids[j] = e
-                break
+            a0 = entry_offsets[ue]
+            length = np.uint64(entry_offsets[ue + np.uint64(1)] - a0)
+            if ((entry_head[ue, 0] ^ h) | (entry_head[ue, 1] ^ w0) | (entry_head[ue, 2] ^ w1)
+                    | (length ^ n)) == np.uint64(0):
+                rest = max(n, np.uint64(16)) - np.uint64(16)
+                if rest == np.uint64(0) or same_bytes(entry_data, a0 + 16, data, s + 16, rest):
+                    ids[j] = e
+                    break
             slot = (slot + np.uint64(1)) & mask
     return n_entries, dict_bytes, -1
 
 
 @jit
-def bytes_rehash(entry_hash: np.ndarray, n_entries: int, table: np.ndarray) -> None:
-    """Rebuild an empty (all -1) table from the stored hashes of the first n_entries entries."""
+def bytes_rehash(entry_head: np.ndarray, n_entries: int, table: np.ndarray) -> None:
+    """Rebuild an empty (all -1) table from the stored hashes (entry_head[:, 0]) of the first n_entries
+    entries."""
     mask = np.uint64(table.shape[0] - 1)
     for e in range(n_entries):
-        slot = entry_hash[e] & mask
+        slot = entry_head[e, 0] & mask
         while table[slot] >= 0:
             slot = (slot + np.uint64(1)) & mask
         table[slot] = e

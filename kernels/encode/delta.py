@@ -10,7 +10,7 @@ import numpy as np
 
 from .._jit import jit, jit_inline
 from .bits import bit_width_u64, flush_bits, put_bits, put_bits32, write_uleb, zigzag64
-from .byteops import common_prefix, copy_bytes
+from .byteops import common_prefix, common_prefix_inside, copy_bytes
 
 BLOCK = 128
 MINIBLOCKS = 4
@@ -127,16 +127,22 @@ def byte_array_prefixes(offsets: np.ndarray, data: np.ndarray, start: int, end: 
                         prefix: np.ndarray, suffix: np.ndarray) -> int:
     """Prefix length (shared with the previous value; 0 for the first) and suffix length of each value.
 
-    Returns the total number of suffix bytes.
+    Returns the total number of suffix bytes. A value that ends 8 bytes before the end of `data` (all but the
+    last few) finds its prefix by whole words (common_prefix_inside).
     """
     total = 0
+    last = np.int64(data.shape[0]) - 8
     for i in range(start, end):
         s = offsets[i]
         t = offsets[i + 1]
         p = 0
         if i > start:
             ps = offsets[i - 1]
-            p = common_prefix(data, s, ps, min(t - s, s - ps))
+            n = min(t - s, s - ps)
+            if t <= last:
+                p = common_prefix_inside(data, s, ps, n)
+            else:
+                p = common_prefix(data, s, ps, n)
         prefix[i - start] = p
         suffix[i - start] = (t - s) - p
         total += (t - s) - p

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit, jit_inline
-from .byteops import compare_bytes
+from .byteops import bswap64, common_prefix, compare_bytes, load_tail, load_u64, low_bytes_mask
 
 
 @jit
@@ -26,9 +26,103 @@ def _extremes_with(offsets: np.ndarray, data: np.ndarray, i: int, imin: int, ima
     return imin, imax
 
 
+@jit_inline
+def _word_at(data: np.ndarray, s: np.uint64, k: np.uint64, last: np.uint64) -> np.uint64:
+    """load_tail(data, s, k), without its bounds test when s <= last (8 bytes from s lie within data)."""
+    if s <= last:
+        return load_u64(data, s) & low_bytes_mask(k)
+    return load_tail(data, s, k)
+
+
+@jit_inline
+def _keyed(data: np.ndarray, s: int, t: int, skip: np.uint64, r0: np.uint64, r1: np.uint64,
+           last: np.uint64) -> tuple:
+    """(shares, key) of value data[s:t]: whether its first `skip` bytes (0, 8 or 16) are the page's reference
+    words r0, r1 (the prefix the page's first and last values share), and the number that orders its next
+    (up to) 8 bytes as they do (big-endian, zero past its end). Between two values that both share the
+    prefix, a smaller key means a smaller value, a larger key a larger one; equal keys decide nothing."""
+    us = np.uint64(s)
+    n = np.uint64(t - s)
+    shares = n >= skip
+    if shares and skip >= np.uint64(8):
+        shares = _word_at(data, us, np.uint64(8), last) == r0
+        if shares and skip >= np.uint64(16):
+            shares = _word_at(data, us + np.uint64(8), np.uint64(8), last) == r1
+    if not shares:
+        return False, np.uint64(0)
+    return True, bswap64(_word_at(data, us + skip, min(n - skip, np.uint64(8)), last))
+
+
+@jit_inline
+def _order_after_key(data: np.ndarray, a0: int, a1: int, b0: int, b1: int, skip: int) -> int:
+    """compare_bytes of two values that share the page's prefix and whose keys are equal: from byte skip + 8
+    when both are that long (their bytes before are then the same)."""
+    if a1 - a0 >= skip + 8 and b1 - b0 >= skip + 8:
+        return compare_bytes(data, a0 + skip + 8, a1, b0 + skip + 8, b1, False)
+    return compare_bytes(data, a0, a1, b0, b1, False)
+
+
 @jit
 def bytes_minmax(offsets: np.ndarray, data: np.ndarray, start: int, end: int, signed_first: bool) -> tuple:
-    """Indices of min and max values among start..end, and whether all values are identical."""
+    """Indices of min and max values among start..end (the first of equal ones), and whether all values are
+    identical. In unsigned byte order each value is keyed by its 8 bytes after the prefix its page's first
+    and last values share (0, 8 or 16 bytes: URLs share "https://"), and its key compared with the current
+    min's and max's first; only equal keys, or a value without that prefix, compare bytes (most values of a
+    page differ from both within those 8 bytes)."""
+    if signed_first or data.shape[0] < 8:
+        return _bytes_minmax_each(offsets, data, start, end, signed_first)
+    imin = start
+    imax = start
+    same = True
+    if end - start < 2:
+        return imin, imax, same
+    last = np.uint64(data.shape[0] - 8)  # words starting at or before it load unchecked
+    s0 = offsets[start]
+    t0 = offsets[start + 1]
+    shared = common_prefix(data, s0, offsets[end - 1], min(t0 - s0, offsets[end] - offsets[end - 1]))
+    skip = np.uint64(min(shared, 16) // 8 * 8)
+    r0 = np.uint64(0)
+    r1 = np.uint64(0)
+    if skip >= np.uint64(8):
+        r0 = load_tail(data, np.uint64(s0), np.uint64(8))
+    if skip >= np.uint64(16):
+        r1 = load_tail(data, np.uint64(s0) + np.uint64(8), np.uint64(8))
+    keyed0, k0 = _keyed(data, s0, t0, skip, r0, r1, last)  # the first value shares the prefix: keyed0
+    kmin = k0
+    kmax = k0
+    min_keyed = keyed0
+    max_keyed = keyed0
+    for i in range(start + 1, end):
+        s = offsets[i]
+        t = offsets[i + 1]
+        keyed, k = _keyed(data, s, t, skip, r0, r1, last)
+        if keyed and min_keyed:
+            if k <= kmin:
+                if k < kmin or _order_after_key(data, s, t, offsets[imin], offsets[imin + 1], skip) < 0:
+                    imin = i
+                    kmin = k
+        elif _compare(data, s, t, offsets[imin], offsets[imin + 1], False) < 0:
+            imin = i
+            kmin = k
+            min_keyed = keyed
+        if keyed and max_keyed:
+            if k >= kmax:
+                if k > kmax or _order_after_key(data, s, t, offsets[imax], offsets[imax + 1], skip) > 0:
+                    imax = i
+                    kmax = k
+        elif _compare(data, s, t, offsets[imax], offsets[imax + 1], False) > 0:
+            imax = i
+            kmax = k
+            max_keyed = keyed
+        if same and (not keyed or k != k0 or _compare(data, s, t, s0, t0, False) != 0):
+            same = False
+    return imin, imax, same
+
+
+@jit
+def _bytes_minmax_each(offsets: np.ndarray, data: np.ndarray, start: int, end: int, signed_first: bool) -> tuple:
+    """bytes_minmax by a compare per value (the first byte signed when `signed_first`: two's-complement
+    decimals; and data of under 8 bytes, where no word is read)."""
     imin = start
     imax = start
     same = True

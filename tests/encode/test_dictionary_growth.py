@@ -75,7 +75,7 @@ def test_warm_reads_every_line_of_the_table_and_entries(values: pa.Array, monkey
     if d.fixed:
         expected.append((d.keys.ctypes.data, 8 * d.size))
     else:
-        expected += [(d.hashes.ctypes.data, 8 * d.size), (d.offsets.ctypes.data, 8 * (d.size + 1)),
+        expected += [(d.hashes.ctypes.data, 24 * d.size), (d.offsets.ctypes.data, 8 * (d.size + 1)),
                      (d.data.ctypes.data, int(d.offsets[d.size]))]
     assert [(a, n) for a, n, _ in read] == expected
     table_bytes = d.table.view(np.uint8)

@@ -121,7 +121,7 @@ def test_bytes_insert_first_occurrence(values: list[bytes], lead: int, overhead:
     """Ids number distinct values in first-occurrence order; the entries hold their bytes (no limit hit)."""
     offsets, raw = _layout(values, lead)
     table = np.full(256, -1, dtype=np.int32)
-    hashes = np.empty(len(values) + 1, dtype=np.uint64)
+    hashes = np.empty((len(values) + 1, 3), dtype=np.uint64)
     entry_offsets = np.zeros(len(values) + 2, dtype=np.int64)
     entry_data = np.empty(len(raw) + 1, dtype=np.uint8)
     ids = np.full(len(values), -1, dtype=np.int32)
@@ -168,3 +168,82 @@ def test_ascii_strings_finds_a_high_byte_at_every_place_of_a_word() -> None:
             offsets = np.array([lead, lead + 17, lead + 40], dtype=np.int64)
             assert not ascii_strings(offsets, raw, 0), (lead, bad)
             assert ascii_strings(offsets, raw, 1) == (bad < lead + 17), (lead, bad)
+
+
+def test_copy_bytes_word_path_edges() -> None:
+    """copy_bytes at every length 0..80 (the word path's 8..63 with its overlapping last word, the byte loop
+    below and above) and every alignment: the bytes land exactly in dst[d:d+n] (canaries either side kept), and
+    a source range that ends at the very end of its array (no slack for a word read past it) is copied whole."""
+    rng = np.random.default_rng(7)
+    for n in range(81):
+        for d in range(9):
+            for slack in (0, 1, 9):
+                src = rng.integers(0, 256, size=3 + n + slack, dtype=np.uint8)
+                s = 3
+                dst = np.full(d + n + 9, CANARY, dtype=np.uint8)
+                copy_bytes(dst, d, src, s, n)
+                assert dst[d:d + n].tobytes() == src[s:s + n].tobytes(), (n, d, slack)
+                assert (dst[:d] == CANARY).all() and (dst[d + n:] == CANARY).all(), (n, d, slack)
+                exact = np.full(n, CANARY, dtype=np.uint8)  # a destination with no room past the copy
+                copy_bytes(exact, 0, src, s, n)
+                assert exact.tobytes() == src[s:s + n].tobytes()
+
+
+def test_delta_byte_array_suffix_lengths_around_words() -> None:
+    """byte_array_prefixes (whole-word prefixes inside the buffer, the byte path near its end) and
+    gather_suffixes over values whose suffixes are 1..70 bytes (prefixes shared with the one before, so each
+    value is its own copy, the short-copy word path), non-ASCII UTF-8 and empty values among them: the same
+    prefixes and bytes as Python finds, the buffer ending at the last value or 9 bytes later."""
+    values = []
+    for n in range(1, 71):
+        values.append("é€".encode() * 3 + bytes(range(65, 65 + n % 26)) * (n // 26 + 1))
+        values.append(b"")
+    values = [v[:k] for k, v in zip(range(1, 200), values, strict=False)]
+    values += [b"abcdefgh" * 3 + bytes([k]) + b"tail" * k for k in range(12)]  # prefixes of 24..27 bytes
+    for lead, slack in ((0, 0), (5, 0), (3, 9)):
+        offsets, raw = _layout(values, lead)
+        raw = np.concatenate([raw[:len(raw) - 3], np.full(slack, CANARY, dtype=np.uint8)])
+        n = len(values)
+        prefix, suffix = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        total = byte_array_prefixes(offsets, raw, 0, n, prefix, suffix)
+        want = [0] + [_prefix(values[i - 1], values[i]) for i in range(1, n)]
+        assert prefix.tolist() == want
+        out = np.full(total + 2, CANARY, dtype=np.uint8)
+        assert gather_suffixes(offsets, raw, 0, n, prefix, out, 1) == 1 + total
+        assert out[1:1 + total].tobytes() == b"".join(v[p:] for v, p in zip(values, want, strict=True))
+        assert out[0] == CANARY and out[1 + total] == CANARY
+
+
+def _model_minmax(values: list[bytes]) -> tuple[int, int, bool]:
+    """First index of the smallest and of the largest value (unsigned byte order), and whether all are equal."""
+    lo = min(range(len(values)), key=lambda i: (values[i], i))
+    hi = min(range(len(values)), key=lambda i: (tuple(-b for b in values[i]) + (1,), i))
+    return lo, hi, len(set(values)) == 1
+
+
+def test_bytes_minmax_prefix_keys_on_edge_pages() -> None:
+    """bytes_minmax's keys (8 bytes after the prefix a page's first and last values share: 0, 8 or 16 bytes)
+    against Python's order: values of 0..20 bytes, zero bytes that pad like a key's padding ("ab" against
+    "ab\\0"), UTF-8 and 0xFF bytes, values in the middle without the shared prefix (shorter, or different in
+    it), a minimum or maximum that lacks it, and buffers that end at the last value or hold under 8 bytes."""
+    rng = np.random.default_rng(5)
+    stems = [b"", b"https://", b"https://www.", "ünïcode-16bytes!".encode()[:16] + b"/x", b"product "]
+    tails = [b"", b"\x00", b"\x00\x00", b"a", b"ab", b"ab\x00", b"\xff" * 9, "é".encode() * 5, b"z" * 20,
+             bytes(range(1, 18))]
+    for trial in range(400):
+        stem = stems[trial % len(stems)]
+        count = int(rng.integers(1, 12))
+        values = [stem + tails[int(rng.integers(0, len(tails)))] for _ in range(count)]
+        for _ in range(int(rng.integers(0, 3))):  # middle values without the page's shared prefix
+            cut = stem[:int(rng.integers(0, len(stem) + 1))] + tails[int(rng.integers(0, len(tails)))]
+            values.insert(int(rng.integers(0, len(values) + 1)), cut)
+        for slack in (0, 3, 9):
+            offsets, raw = _layout(values, int(rng.integers(0, 9)))
+            raw = raw[:len(raw) - 3 + slack] if slack <= 3 else np.concatenate([raw, np.zeros(slack, np.uint8)])
+            got = bytes_minmax(offsets, raw, 0, len(values), False)
+            assert (int(got[0]), int(got[1]), bool(got[2])) == _model_minmax(values), (values, slack)
+    for values in ([b"a"], [b"ab", b"a"], [b"", b"\x00", b""], [b"abc", b"abd", b"ab"]):  # under 8 bytes of data
+        offsets, raw = _layout(values, 0)
+        raw = raw[:len(raw) - 3]
+        got = bytes_minmax(offsets, raw, 0, len(values), False)
+        assert (int(got[0]), int(got[1]), bool(got[2])) == _model_minmax(values)

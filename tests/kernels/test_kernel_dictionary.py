@@ -161,7 +161,7 @@ def run_bytes(values: list[bytes], cuts: list[int], overhead: int, limit: int) -
     offsets[1:] = np.cumsum([len(v) for v in values])
     data = np.frombuffer(b"".join(values) + b"\0", dtype=np.uint8).copy()
     table = np.full(2, -1, dtype=np.int32)
-    entry_hash = np.zeros(n + 1, dtype=np.uint64)
+    entry_hash = np.zeros((n + 1, 3), dtype=np.uint64)  # per entry: hash, first two words
     entry_offsets = np.zeros(n + 2, dtype=np.int64)
     entry_data = np.zeros(len(data) + 1, dtype=np.uint8)
     n_entries, dict_bytes = 0, 0
@@ -228,3 +228,64 @@ def test_hash_words_sees_every_byte_and_only_the_range(values: list[bytes], shif
     alone = [int(hash_words(np.frombuffer(v + b"\x00", dtype=np.uint8), 0, len(v))) for v in values]
     assert hashes == alone
     assert len(set(hashes)) == len(values)
+
+
+def _edge_values() -> list[bytes]:
+    """Values that a two-word match must tell apart: every length 0..20 of ASCII, UTF-8 and 0x00 / 0xFF bytes;
+    a value and the same bytes with zero bytes appended (equal words, other length); values equal in their
+    first 16 bytes and different after; values different only in their last byte."""
+    out: list[bytes] = []
+    for n in range(21):
+        out += [b"x" * n, ("é" * n).encode()[:n], b"\x00" * n, b"\xff" * n, bytes(range(1, n + 1))]
+        out += [b"ab" + b"\x00" * n, bytes(range(1, n + 1))[:-1] + b"\xfe" if n else b"\xfe"]
+    stem = "ünïcode-16bytes!".encode()[:16]
+    out += [stem, stem + b"a", stem + b"b", stem + b"\x00", stem * 2, stem * 2 + b"z"]
+    return out
+
+
+def test_bytes_insert_edges_against_the_model() -> None:
+    """The two-word match (hash, both words and the length; the bytes after 16 compared) and both loads of the
+    words (inside the buffer, and near its end where no word may be read past it): ids in first-occurrence
+    order and each entry's bytes, for the edge values in several orders, the buffer ending at the last value
+    or later."""
+    base = _edge_values()
+    rng = np.random.default_rng(11)
+    for trial in range(6):
+        values = base + [base[k] for k in rng.integers(0, len(base), size=300)]
+        if trial % 2:
+            values = [values[k] for k in rng.permutation(len(values))]
+        offsets = np.zeros(len(values) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(v) for v in values])
+        data = np.frombuffer(b"".join(values) + b"\x7f" * (trial // 2 * 9), dtype=np.uint8).copy()
+        table = np.full(2048, -1, dtype=np.int32)
+        head = np.zeros((len(values) + 1, 3), dtype=np.uint64)
+        entry_offsets = np.zeros(len(values) + 2, dtype=np.int64)
+        entry_data = np.zeros(len(data) + 1, dtype=np.uint8)
+        ids = np.full(len(values), -1, dtype=np.int32)
+        size, nbytes, overflow = bytes_insert(offsets, data, 0, len(values), table, head, entry_offsets,
+                                              entry_data, 0, 4, 0, UNLIMITED, ids)
+        first: dict[bytes, int] = {}
+        assert ids.tolist() == [first.setdefault(v, len(first)) for v in values]
+        assert (size, overflow, nbytes) == (len(first), -1, sum(len(v) + 4 for v in first))
+        assert [entry_data[entry_offsets[e]:entry_offsets[e + 1]].tobytes() for e in range(size)] == list(first)
+
+
+def test_entry_head_holds_each_entrys_hash_and_first_two_words() -> None:
+    """bytes_insert keeps, per entry, its hash_words hash and its bytes 0..7 and 8..15 as little-endian words
+    (zero past its end), which the next pages' lookups match against; bytes_rehash rebuilds from the hash."""
+    values = [b"", b"a", b"NEW", b"SHIPPED!", b"CANCELLED", b"0123456789abcdef", b"0123456789abcdefXYZ"]
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(v) for v in values])
+    data = np.frombuffer(b"".join(values), dtype=np.uint8).copy()
+    head = np.zeros((8, 3), dtype=np.uint64)
+    table = np.full(64, -1, dtype=np.int32)
+    bytes_insert(offsets, data, 0, len(values), table, head, np.zeros(9, np.int64), np.zeros(64, np.uint8), 0, 4, 0,
+                 UNLIMITED, np.zeros(len(values), np.int32))
+    for e, v in enumerate(values):
+        padded = v[:16].ljust(16, b"\0")
+        assert int(head[e, 0]) == int(hash_words(data, int(offsets[e]), int(offsets[e + 1])))
+        assert (int(head[e, 1]), int(head[e, 2])) == (int.from_bytes(padded[:8], "little"),
+                                                      int.from_bytes(padded[8:], "little"))
+    again = np.full(64, -1, dtype=np.int32)
+    bytes_rehash(head, len(values), again)
+    assert sorted(again[again >= 0].tolist()) == list(range(len(values)))
