@@ -8,6 +8,8 @@ keeps: a slab is free again once no array made from it is alive (its reference c
 recycled while a view of it exists), and free slabs are released once no write has asked for one in
 `RETAIN_SECONDS` (allocators such as jemalloc decay free pages on a similar clock), beyond `RETAIN_BYTES`, when
 a larger array is needed than any of them (a stream whose row groups grow), or at `release_memory()`.
+The GPU backend keeps its upload staging buffers by the same rules (`Slabs` with an allocator of pinned memory:
+`backends/device/copies.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,10 +45,19 @@ def _slab_bytes(need: int) -> int:
     return -(-need // grain) * grain
 
 
-class _Slabs:
-    """The process's slabs and their reaper."""
+def _host_slab(nbytes: int) -> np.ndarray:
+    """A new uninitialised host slab of `nbytes` bytes."""
+    return np.empty(nbytes, dtype=np.uint8)
 
-    def __init__(self) -> None:
+
+class Slabs:
+    """Slabs kept for reuse and their reaper: the process's host slabs (`empty`), or another kind of host memory
+    (`alloc`: bytes -> uint8 array, such as the GPU backend's pinned staging buffers) under the same rules;
+    `released` runs after the reaper let slabs go (memory an allocator of `alloc` keeps goes back too)."""
+
+    def __init__(self, alloc: Callable[[int], np.ndarray] = _host_slab, name: str = "gpuwrite_buffers",
+                 released: Callable[[], Any] = heap.trim) -> None:
+        self.alloc, self.name, self.released = alloc, name, released
         self.lock = threading.Lock()
         self.slabs: list[np.ndarray] = []
         self.last_request = 0.0
@@ -73,13 +85,19 @@ class _Slabs:
                 return self.slabs[best]
             self._release_smaller(need)
             self._trim(RETAIN_BYTES)
-            slab = np.empty(_slab_bytes(need), dtype=np.uint8)
+            slab = self.alloc(_slab_bytes(need))
             self.slabs.append(slab)
             self.created += 1
             if self.reaper is None:
-                self.reaper = threading.Thread(target=self._reap, name="gpuwrite_buffers", daemon=True)
+                self.reaper = threading.Thread(target=self._reap, name=self.name, daemon=True)
                 self.reaper.start()
             return slab
+
+    def touch(self) -> None:
+        """Count now as the last request: a slab let go now (a write's staging buffer, at its end) is kept
+        RETAIN_SECONDS from now, not from when it was taken (a long write would lose it at once)."""
+        with self.lock:
+            self.last_request = time.monotonic()
 
     def _release_smaller(self, need: int) -> None:
         """Release the free slabs smaller than `need` bytes (called with the lock held): when requests outgrow
@@ -115,7 +133,7 @@ class _Slabs:
                 wait = self.last_request + RETAIN_SECONDS - time.monotonic()
                 if wait <= 0:
                     if self._trim(0):
-                        heap.trim()  # slabs under heap.MMAP_THRESHOLD were freed into the heap
+                        self.released()  # host slabs under heap.MMAP_THRESHOLD were freed into the heap
                     if not self.slabs:
                         self.reaper = None
                         return
@@ -123,14 +141,15 @@ class _Slabs:
             time.sleep(min(max(wait, 0.01), RETAIN_SECONDS))
 
 
-_SLABS = _Slabs()
+_Slabs = Slabs  # the name the tests use
+_SLABS = Slabs()
 
 
 def _after_fork() -> None:
     """A forked child (a Spark Python worker) starts with no slabs of its own: the parent's lock may have been
     held by its reaper, which does not exist in the child."""
     global _SLABS
-    _SLABS = _Slabs()
+    _SLABS = Slabs()
 
 
 if hasattr(os, "register_at_fork"):
@@ -144,6 +163,11 @@ def empty(count: int, dtype: Any) -> np.ndarray:
     if need < MIN_BYTES:
         return np.empty(count, dtype=dtype)
     return _SLABS.take(need)[:need].view(dtype)
+
+
+def touch() -> None:
+    """The host slabs count now as last asked for (`Slabs.touch`)."""
+    _SLABS.touch()
 
 
 def release_memory() -> int:

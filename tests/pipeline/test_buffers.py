@@ -125,3 +125,24 @@ def test_free_slabs_smaller_than_a_new_request_are_released(_fresh: buffers._Sla
     larger = buffers.empty(5 * buffers.MIN_BYTES, np.uint8)
     assert buffers.kept_bytes() == 0  # the free small slab went; the busy one stays
     assert len(_fresh.slabs) == 2 and busy.nbytes + larger.nbytes == 7 * buffers.MIN_BYTES
+
+
+def test_slabs_of_another_allocator_are_kept_and_reaped_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU backend's pinned staging slabs use the same rules with their own allocator; after the reaper lets
+    them go, `released` gives the allocator's kept memory back (CuPy's pinned pool there)."""
+    monkeypatch.setattr(buffers, "RETAIN_SECONDS", 0.2)
+    made: list[int] = []
+    released: list[int] = []
+    slabs = buffers.Slabs(lambda n: made.append(n) or np.zeros(n, dtype=np.uint8), "test_slabs",
+                          lambda: released.append(1))
+    first = slabs.take(3 * buffers.MIN_BYTES)
+    assert slabs.take(3 * buffers.MIN_BYTES) is not first and len(made) == 2  # the first is in use
+    del first
+    again = slabs.take(3 * buffers.MIN_BYTES)
+    assert len(made) == 2 and slabs.reused == 1
+    del again
+    slabs.touch()  # let go now: kept from now on, then reaped
+    deadline = time.monotonic() + 10
+    while slabs.reaper is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not slabs.slabs and released == [1]

@@ -21,10 +21,12 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 
+from . import copies
 from .copies import PendingDownload, Staging, download_bytes, host_views, trace_log
 from .cost import LaunchRecord, array_bytes, max_serial, modeled_device_s
 
@@ -180,13 +182,13 @@ _CUDA_IN_USE = False  # a Device ran on CUDA in this process: CuPy's pools may h
 
 
 def release_pools() -> int:
-    """Free CuPy's unused pooled memory if gpuwrite ran on CUDA in this process (`gpuwrite.release_memory`);
-    the device bytes freed. Without that, CuPy is not touched (it fails on a machine without a GPU)."""
+    """Free CuPy's unused pooled memory and the kept pinned staging slabs if gpuwrite ran on CUDA in this process
+    (`gpuwrite.release_memory`); the bytes freed. Without that, CuPy is not touched (it fails without a GPU)."""
     if not _CUDA_IN_USE:
         return 0
     import cupy
 
-    return free_cupy_pools(cupy)
+    return copies.release_pinned() + free_cupy_pools(cupy)
 
 
 def free_cupy_pools(cupy: Any) -> int:
@@ -227,7 +229,10 @@ class Device:
             self.xp = np
             self.threads = SIM_THREADS if mode == "sim" else THREADS
         self._nb_stream: Any = None  # the writer's stream for numba.cuda launches (`_numba_stream`)
-        self.staging = Staging(self._host_block)  # every upload passes through it (pinned on a GPU)
+        # every upload passes through it (pinned on a GPU); its buffer is kept for the next write once let go
+        # (functions of the mode, not of self: the Device is freed by reference counting)
+        pinned = mode == "cuda"
+        self.staging = Staging(partial(copies.staging_block, pinned=pinned), partial(copies.staging_let_go, pinned))
         self.deferred: list[Callable[[], None]] = []  # host work run before the next host wait (`defer`)
         self.trace = trace_log()  # the order of copies, launches, waits and writes (`copies.trace_events`)
 
