@@ -238,3 +238,16 @@ def test_a_device_is_freed_by_reference_counting() -> None:
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_the_staging_copy_is_counted_where_it_happens() -> None:
+    """The memcpy into the staging buffer is host work in every mode: counted apart (part of the host floor),
+    and carried over when counters are absorbed."""
+    device = Device("standin")
+    assert device.counters.staging_s == 0.0
+    device.upload(np.ones(1 << 20, dtype=np.int64))
+    summary = device.counters.as_dict()
+    assert summary["staging_s"] > 0 and "staging_cpu_s" in summary
+    other = Device("standin")
+    other.counters.absorb(device.counters)
+    assert other.counters.staging_s == summary["staging_s"] and device.counters.staging_s == 0.0

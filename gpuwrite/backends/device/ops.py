@@ -134,6 +134,8 @@ class Counters:
     event_waits: int = 0  # device-side waits on a producer's event or stream (no host wait)
     standin_s: float = 0.0  # stand-in mode: seconds inside twins and copies
     standin_cpu_s: float = 0.0  # stand-in mode: CPU seconds of this process inside twins and copies
+    staging_s: float = 0.0  # host seconds copying uploads into the staging buffer (host work in every mode)
+    staging_cpu_s: float = 0.0  # the same in process CPU time
     by_kernel: dict[str, int] = field(default_factory=dict)
     waits: dict[str, int] = field(default_factory=dict)  # syncs that read no array, by what they wait for
     records: list[LaunchRecord] = field(default_factory=list)  # one per launch, in launch order (cost.py)
@@ -146,7 +148,8 @@ class Counters:
         return {"launches": self.launches, "syncs": self.syncs, "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "h2d_copies": self.h2d_copies, "d2h_copies": self.d2h_copies,
                 "d2d_bytes": self.d2d_bytes, "d2d_copies": self.d2d_copies, "event_waits": self.event_waits,
-                "standin_s": self.standin_s, "standin_cpu_s": self.standin_cpu_s, "by_kernel": dict(self.by_kernel),
+                "standin_s": self.standin_s, "standin_cpu_s": self.standin_cpu_s, "staging_s": self.staging_s,
+                "staging_cpu_s": self.staging_cpu_s, "by_kernel": dict(self.by_kernel),
                 "waits": dict(self.waits), "max_serial_steps": steps, "serial_step_kernel": where,
                 "device_peak_bytes": self.device_peak_bytes, "modeled_device_s": total,
                 "modeled_device_s_by_step": by_step}
@@ -154,7 +157,7 @@ class Counters:
     def absorb(self, other: Counters) -> None:
         """Add `other`'s counts to these and zero them (work done for this write on another Device object)."""
         for name in ("launches", "syncs", "h2d_bytes", "d2h_bytes", "h2d_copies", "d2h_copies", "d2d_bytes",
-                     "d2d_copies", "event_waits", "standin_s", "standin_cpu_s"):
+                     "d2d_copies", "event_waits", "standin_s", "standin_cpu_s", "staging_s", "staging_cpu_s"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
             setattr(other, name, type(getattr(other, name))())
         for mine, theirs in ((self.by_kernel, other.by_kernel), (self.waits, other.waits)):
@@ -348,7 +351,10 @@ class Device:
         self.record("h2d")
         if host.nbytes == 0:
             return
+        t = _clock()
         staged = self.staging.stage(host)  # host work on a GPU too: a memcpy into the pinned buffer
+        c.staging_s += time.perf_counter() - t[0]
+        c.staging_cpu_s += time.process_time() - t[1]
         t = _clock()
         if self.mode == "cuda":
             dst.set(staged, stream=self.stream)  # from pinned memory: cudaMemcpyAsync, the host goes on
