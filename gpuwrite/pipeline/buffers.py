@@ -13,6 +13,8 @@ last few idle gaps after which the process came back for more (at most `RETAIN_M
 (or a loop that writes every 15 s) left gpuwrite idle just over 10 s now and then, and every such write paid for
 its memory afresh, as a process's first write does (47 new slabs, ~50,000 page faults, +0.4 CPU-s: the slow
 rounds of issue 32).
+The GPU backend keeps its upload staging buffers by the same rules (`Slabs` with an allocator of pinned memory:
+`backends/device/copies.py`).
 """
 
 from __future__ import annotations
@@ -52,10 +54,19 @@ def _slab_bytes(need: int) -> int:
     return -(-need // grain) * grain
 
 
-class _Slabs:
-    """The process's slabs and their reaper."""
+def _host_slab(nbytes: int) -> np.ndarray:
+    """A new uninitialised host slab of `nbytes` bytes."""
+    return np.empty(nbytes, dtype=np.uint8)
 
-    def __init__(self) -> None:
+
+class Slabs:
+    """Slabs kept for reuse and their reaper: the process's host slabs (`empty`), or another kind of host memory
+    (`alloc`: bytes -> uint8 array, such as the GPU backend's pinned staging buffers) under the same rules;
+    `released` runs after the reaper let slabs go (memory an allocator of `alloc` keeps goes back too)."""
+
+    def __init__(self, alloc: Callable[[int], np.ndarray] = _host_slab, name: str = "gpuwrite_buffers",
+                 released: Callable[[], Any] = heap.trim) -> None:
+        self.alloc, self.name, self.released = alloc, name, released
         self.lock = threading.Lock()
         self.slabs: list[np.ndarray] = []
         self.clock: Callable[[], float] = time.monotonic  # (tests give their own)
@@ -88,13 +99,19 @@ class _Slabs:
                 return self.slabs[best]
             self._release_smaller(need)
             self._trim(RETAIN_BYTES)
-            slab = np.empty(_slab_bytes(need), dtype=np.uint8)
+            slab = self.alloc(_slab_bytes(need))
             self.slabs.append(slab)
             self.created += 1
             if self.reaper is None:
-                self.reaper = threading.Thread(target=self._reap, name="gpuwrite_buffers", daemon=True)
+                self.reaper = threading.Thread(target=self._reap, name=self.name, daemon=True)
                 self.reaper.start()
             return slab
+
+    def touch(self) -> None:
+        """Count now as the last request: a slab let go now (a write's staging buffer, at its end) is kept
+        until `release_at` counted from now, not from when it was taken (a long write would lose it at once)."""
+        with self.lock:
+            self.last_request = self.clock()
 
     def _release_smaller(self, need: int) -> None:
         """Release the free slabs smaller than `need` bytes (called with the lock held): when requests outgrow
@@ -137,7 +154,7 @@ class _Slabs:
                 wait = self.release_at() - self.clock()
                 if wait <= 0:
                     if self._trim(0):
-                        heap.trim()  # slabs under heap.MMAP_THRESHOLD were freed into the heap
+                        self.released()  # host slabs under heap.MMAP_THRESHOLD were freed into the heap
                     if not self.slabs:
                         self.reaper = None
                         return
@@ -145,14 +162,14 @@ class _Slabs:
             time.sleep(min(max(wait, 0.01), RETAIN_SECONDS))
 
 
-_SLABS = _Slabs()
+_SLABS = Slabs()
 
 
 def _after_fork() -> None:
     """A forked child (a Spark Python worker) starts with no slabs of its own: the parent's lock may have been
     held by its reaper, which does not exist in the child."""
     global _SLABS
-    _SLABS = _Slabs()
+    _SLABS = Slabs()
 
 
 if hasattr(os, "register_at_fork"):
@@ -168,11 +185,16 @@ def empty(count: int, dtype: Any) -> np.ndarray:
     return _SLABS.take(need)[:need].view(dtype)
 
 
+def touch() -> None:
+    """The host slabs count now as last asked for (`Slabs.touch`)."""
+    _SLABS.touch()
+
+
 def release_memory() -> int:
     """Give the host memory gpuwrite keeps for reuse (free conversion buffers) back now; the bytes released.
 
     It is released anyway `RETAIN_SECONDS` after the last write asked for some (longer for a process whose
-    writes come further apart: `_Slabs.release_at`); buffers of a write still open
+    writes come further apart: `Slabs.release_at`); buffers of a write still open
     are kept. The C heap's free memory (`heap.trim`) goes back too."""
     released = _SLABS.release()
     heap.trim()

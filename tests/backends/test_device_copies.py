@@ -156,3 +156,99 @@ def test_a_windows_uploads_are_staged_in_one_buffer_reserved_for_them(tmp_path: 
     assert table.nbytes // 2 < len(device.staging.buf) < 2 * table.nbytes
     device.upload(np.ones((6 << 20) // 8, dtype=np.int64))  # more than is left: a buffer of its size, not 2x
     assert device.staging.allocations == 2 and len(device.staging.buf) < table.nbytes
+
+
+@pytest.fixture
+def fresh_slabs() -> Any:
+    """A private set of the process's host slabs (the stand-in's staging buffers come from them)."""
+    from gpuwrite.pipeline import buffers
+
+    saved = buffers._SLABS
+    buffers._SLABS = buffers.Slabs()
+    yield buffers._SLABS
+    buffers._SLABS.release()
+    buffers._SLABS = saved
+
+
+def test_a_warm_write_stages_in_the_slab_the_last_write_let_go(tmp_path: Path, fresh_slabs: Any) -> None:
+    """The staging buffer (pinned on a GPU: locked once) is kept for the next write, so a warm write neither
+    allocates nor first-touches a row group's worth of host memory again; release_memory() lets it go."""
+    from gpuwrite.pipeline import buffers
+
+    table = store_sales_table(20_000)
+    for n in range(2):
+        with standin():
+            writer = gpuwrite.ParquetWriter(tmp_path / f"{n}.parquet", table.schema, device="gpu")
+            writer.write(table)
+            writer.close()
+        if n == 0:
+            created, kept = fresh_slabs.created, buffers.kept_bytes()
+            assert created >= 1 and kept >= table.nbytes  # the write's staging buffer, free again
+    assert fresh_slabs.created == created and fresh_slabs.reused >= 1  # the second write took the kept slab
+    assert buffers.kept_bytes() == kept
+    assert gpuwrite.release_memory() >= kept and buffers.kept_bytes() == 0
+
+
+def test_letting_go_of_the_staging_buffer_restarts_the_slabs_idle_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write longer than the slabs' retention would otherwise lose its staging buffer as soon as it ends."""
+    from gpuwrite.pipeline import buffers
+
+    touched: list[int] = []
+    monkeypatch.setattr(buffers, "touch", lambda: touched.append(1))
+    device = Device("standin")
+    device.upload(np.arange(1000, dtype=np.int64))
+    assert touched == []
+    device.staging.release()
+    assert touched == [1]
+
+
+def test_pinned_staging_slabs_are_kept_and_given_back_on_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a GPU the staging slabs are pinned (their allocator faked here): one slab serves the next write, and
+    release_pinned() frees it and CuPy's pinned pool."""
+    from gpuwrite.backends.device import copies
+
+    made: list[int] = []
+    freed: list[int] = []
+    monkeypatch.setattr(copies, "_PINNED", [])
+    monkeypatch.setattr(copies, "_pinned_slab", lambda n: made.append(n) or np.empty(n, dtype=np.uint8))
+    monkeypatch.setattr(copies, "_free_pinned_pool", lambda: freed.append(1))
+    staging = copies.Staging(lambda n: copies.staging_block(n, True), lambda: copies.staging_let_go(True))
+    staging.reserve([3 << 20])
+    first = staging.buf
+    staging.release()
+    del first
+    staging.reserve([3 << 20])
+    assert len(made) == 1 and staging.allocations == 2  # the same slab, not a second pinned allocation
+    staging.release()
+    assert copies.release_pinned() >= 3 << 20 and freed == [1]
+    assert copies.release_pinned() == 0
+
+
+def test_a_device_is_freed_by_reference_counting() -> None:
+    """The staging buffer's allocator holds no reference to its Device: with the collector paused (as during a
+    write), a dropped Device goes at once, and with it what it holds."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        device = Device("standin")
+        device.upload(np.arange(10, dtype=np.int64))
+        ref = weakref.ref(device)
+        del device
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_the_staging_copy_is_counted_where_it_happens() -> None:
+    """The memcpy into the staging buffer is host work in every mode: counted apart (part of the host floor),
+    and carried over when counters are absorbed."""
+    device = Device("standin")
+    assert device.counters.staging_s == 0.0
+    device.upload(np.ones(1 << 20, dtype=np.int64))
+    summary = device.counters.as_dict()
+    assert summary["staging_s"] > 0 and "staging_cpu_s" in summary
+    other = Device("standin")
+    other.counters.absorb(device.counters)
+    assert other.counters.staging_s == summary["staging_s"] and device.counters.staging_s == 0.0

@@ -16,22 +16,22 @@ from gpuwrite.pipeline import buffers
 
 
 @pytest.fixture(autouse=True)
-def _fresh() -> Iterator[buffers._Slabs]:
+def _fresh() -> Iterator[buffers.Slabs]:
     """A private set of slabs for each test (the process's own is put back afterwards)."""
     saved = buffers._SLABS
-    buffers._SLABS = buffers._Slabs()
+    buffers._SLABS = buffers.Slabs()
     yield buffers._SLABS
     buffers._SLABS.release()
     buffers._SLABS = saved
 
 
-def test_small_arrays_come_from_numpy(_fresh: buffers._Slabs) -> None:
+def test_small_arrays_come_from_numpy(_fresh: buffers.Slabs) -> None:
     a = buffers.empty(100, np.int64)
     assert a.shape == (100,) and a.dtype == np.int64 and a.base is None
     assert _fresh.created == 0
 
 
-def test_a_slab_is_reused_only_once_nothing_made_from_it_is_alive(_fresh: buffers._Slabs) -> None:
+def test_a_slab_is_reused_only_once_nothing_made_from_it_is_alive(_fresh: buffers.Slabs) -> None:
     n = buffers.MIN_BYTES // 4 + 5
     a = buffers.empty(n, np.int32)
     assert a.shape == (n,) and a.dtype == np.int32
@@ -49,7 +49,7 @@ def test_a_slab_is_reused_only_once_nothing_made_from_it_is_alive(_fresh: buffer
     assert c.nbytes == (n - 2) * 4 and c.dtype == np.float32
 
 
-def test_a_slab_much_larger_than_asked_is_not_used(_fresh: buffers._Slabs) -> None:
+def test_a_slab_much_larger_than_asked_is_not_used(_fresh: buffers.Slabs) -> None:
     big = buffers.empty(8 * buffers.MIN_BYTES, np.uint8)
     del big
     small = buffers.empty(buffers.MIN_BYTES, np.uint8)
@@ -57,7 +57,7 @@ def test_a_slab_much_larger_than_asked_is_not_used(_fresh: buffers._Slabs) -> No
 
 
 def test_free_slabs_are_released_after_the_idle_time(monkeypatch: pytest.MonkeyPatch,
-                                                     _fresh: buffers._Slabs) -> None:
+                                                     _fresh: buffers.Slabs) -> None:
     monkeypatch.setattr(buffers, "RETAIN_SECONDS", 0.2)
     kept = buffers.empty(buffers.MIN_BYTES, np.uint8)
     freed = buffers.empty(2 * buffers.MIN_BYTES, np.uint8)
@@ -74,7 +74,7 @@ def test_free_slabs_are_released_after_the_idle_time(monkeypatch: pytest.MonkeyP
     assert not _fresh.slabs and _fresh.reaper is None  # nothing left: the reaper ended
 
 
-def test_release_memory_and_the_retained_cap(monkeypatch: pytest.MonkeyPatch, _fresh: buffers._Slabs) -> None:
+def test_release_memory_and_the_retained_cap(monkeypatch: pytest.MonkeyPatch, _fresh: buffers.Slabs) -> None:
     arrays = [buffers.empty((k + 4) * buffers.MIN_BYTES, np.uint8) for k in range(3)]  # 4, 5 and 6 MiB
     del arrays
     assert buffers.kept_bytes() == 15 * buffers.MIN_BYTES
@@ -87,7 +87,7 @@ def test_release_memory_and_the_retained_cap(monkeypatch: pytest.MonkeyPatch, _f
     assert buffers.kept_bytes() == buffers.MIN_BYTES
 
 
-def test_a_second_write_of_the_same_shape_reuses_every_slab(tmp_path, _fresh: buffers._Slabs) -> None:
+def test_a_second_write_of_the_same_shape_reuses_every_slab(tmp_path, _fresh: buffers.Slabs) -> None:
     rng = np.random.default_rng(1)
     n = 600_000
     mask = rng.random(n) < 0.05
@@ -103,7 +103,7 @@ def test_a_second_write_of_the_same_shape_reuses_every_slab(tmp_path, _fresh: bu
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
-def test_a_forked_child_starts_with_no_slabs(_fresh: buffers._Slabs) -> None:
+def test_a_forked_child_starts_with_no_slabs(_fresh: buffers.Slabs) -> None:
     import os
 
     held = buffers.empty(buffers.MIN_BYTES, np.uint8)
@@ -117,7 +117,7 @@ def test_a_forked_child_starts_with_no_slabs(_fresh: buffers._Slabs) -> None:
     del held
 
 
-def test_free_slabs_smaller_than_a_new_request_are_released(_fresh: buffers._Slabs) -> None:
+def test_free_slabs_smaller_than_a_new_request_are_released(_fresh: buffers.Slabs) -> None:
     """A stream's row groups grow: the last one's slabs, too small for the next, do not stay beside its new ones."""
     small = buffers.empty(2 * buffers.MIN_BYTES, np.uint8)
     busy = buffers.empty(2 * buffers.MIN_BYTES, np.uint8)
@@ -127,7 +127,7 @@ def test_free_slabs_smaller_than_a_new_request_are_released(_fresh: buffers._Sla
     assert len(_fresh.slabs) == 2 and busy.nbytes + larger.nbytes == 7 * buffers.MIN_BYTES
 
 
-def test_free_slabs_outlast_the_gaps_between_a_process_writes(_fresh: buffers._Slabs) -> None:
+def test_free_slabs_outlast_the_gaps_between_a_process_writes(_fresh: buffers.Slabs) -> None:
     """Issue 32: a process writing every 15 s (a benchmark's other writers in between) found its slabs released
     after 10 s idle and paid for its memory afresh on every write. Free slabs now stay twice the longest recent
     idle gap (at least RETAIN_SECONDS, at most RETAIN_MAX_SECONDS); writes close together keep 10 s."""
@@ -151,3 +151,24 @@ def test_free_slabs_outlast_the_gaps_between_a_process_writes(_fresh: buffers._S
     write_at(2000.0)
     assert _fresh.release_at() == 2000.5 + buffers.RETAIN_MAX_SECONDS
     assert _fresh.created == 1 and _fresh.reused == 13  # one slab served every request
+
+
+def test_slabs_of_another_allocator_are_kept_and_reaped_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU backend's pinned staging slabs use the same rules with their own allocator; after the reaper lets
+    them go, `released` gives the allocator's kept memory back (CuPy's pinned pool there)."""
+    monkeypatch.setattr(buffers, "RETAIN_SECONDS", 0.2)
+    made: list[int] = []
+    released: list[int] = []
+    slabs = buffers.Slabs(lambda n: made.append(n) or np.zeros(n, dtype=np.uint8), "test_slabs",
+                          lambda: released.append(1))
+    first = slabs.take(3 * buffers.MIN_BYTES)
+    assert slabs.take(3 * buffers.MIN_BYTES) is not first and len(made) == 2  # the first is in use
+    del first
+    again = slabs.take(3 * buffers.MIN_BYTES)
+    assert len(made) == 2 and slabs.reused == 1
+    del again
+    slabs.touch()  # let go now: kept from now on, then reaped
+    deadline = time.monotonic() + 10
+    while slabs.reaper is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not slabs.slabs and released == [1]

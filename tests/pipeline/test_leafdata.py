@@ -21,16 +21,16 @@ from gpuwrite.schema import FileSchema
 
 
 @pytest.fixture(autouse=True)
-def _fresh() -> Iterator[buffers._Slabs]:
+def _fresh() -> Iterator[buffers.Slabs]:
     """A private set of slabs for each test (the process's own is put back afterwards)."""
     saved = buffers._SLABS
-    buffers._SLABS = buffers._Slabs()
+    buffers._SLABS = buffers.Slabs()
     yield buffers._SLABS
     buffers._SLABS.release()
     buffers._SLABS = saved
 
 
-def test_values_converted_into_their_slot_stay_in_one_array(_fresh: buffers._Slabs) -> None:
+def test_values_converted_into_their_slot_stay_in_one_array(_fresh: buffers.Slabs) -> None:
     """Three steps converted into the slot: one slab, no copy, the first step's values where they were."""
     n = buffers.MIN_BYTES // 4 + 1000
     buffer = LeafBuffer(rows_hint=3 * n)
@@ -46,7 +46,7 @@ def test_values_converted_into_their_slot_stay_in_one_array(_fresh: buffers._Sla
     assert np.array_equal(values, np.repeat(np.arange(3, dtype=np.int32), n))
 
 
-def test_a_write_in_steps_cuts_each_leaf_array_once(tmp_path, _fresh: buffers._Slabs) -> None:
+def test_a_write_in_steps_cuts_each_leaf_array_once(tmp_path, _fresh: buffers.Slabs) -> None:
     """A row group converted in four steps takes one slab per array of each leaf (values, validity bytes,
     validity bits), not a second one for its values (every leaf's first step used to be copied into a second
     array of the row group's size, both touched); the file is the one written in a single step."""
@@ -65,7 +65,7 @@ def test_a_write_in_steps_cuts_each_leaf_array_once(tmp_path, _fresh: buffers._S
     assert stepped.read_bytes() == whole.read_bytes()
 
 
-def test_values_without_nulls_stay_borrowed_across_steps(tmp_path, _fresh: buffers._Slabs) -> None:
+def test_values_without_nulls_stay_borrowed_across_steps(tmp_path, _fresh: buffers.Slabs) -> None:
     """A column without nulls converted a slice at a time keeps viewing its Arrow buffer: no slab, no copy
     (from the second step on, its values were copied into an array of the row group's size)."""
     rows = 600_000

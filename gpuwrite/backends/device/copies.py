@@ -5,15 +5,24 @@ read back while the next row group's kernels run), and the order of these events
 
 Only the allocation of pinned memory and the CUDA copy calls differ between modes (`Device`'s CUDA-only
 parts); which buffer, which stream, when the host waits and what overlaps is decided here and in `Device`.
+
+The staging buffer is cut from a slab the process keeps for the next write (`staging_block`): the CPU path's
+slabs (`pipeline/buffers.py`) off a GPU, pinned slabs of the same kind on one, so a warm write neither locks
+(cudaHostAlloc) nor first-touches a row group's worth of host memory again; both are released
+`buffers.RETAIN_SECONDS` after the last write asked for one, or by `gpuwrite.release_memory()`. The first write
+of a process (or after that delay) pays the allocation.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+
+from ...pipeline import buffers
 
 ALIGN = 256  # every staged array starts on this many bytes (any dtype's alignment; CUDA copies like it)
 MIN_STAGING = 1 << 20  # the staging buffer's first size
@@ -46,14 +55,70 @@ def _rounded(n: int) -> int:
     return -(-int(n) // ALIGN) * ALIGN
 
 
+_PINNED: list[buffers.Slabs] = []  # the process's pinned staging slabs (CUDA), made on first use
+
+
+def _pinned_slab(nbytes: int) -> np.ndarray:
+    """A new page-locked host slab of `nbytes` bytes (from CuPy's pinned pool)."""
+    import cupyx
+
+    return cupyx.empty_pinned((int(nbytes),), dtype=np.uint8)  # type: ignore[no-any-return]
+
+
+def _free_pinned_pool() -> None:
+    """Give CuPy's unused pinned blocks (the released slabs) back to the driver."""
+    import cupy
+
+    cupy.get_default_pinned_memory_pool().free_all_blocks()
+
+
+def pinned_slabs() -> buffers.Slabs:
+    """The process's pinned staging slabs (kept and reaped as `buffers`' host slabs are)."""
+    if not _PINNED:
+        _PINNED.append(buffers.Slabs(_pinned_slab, "gpuwrite_pinned", _free_pinned_pool))
+    return _PINNED[0]
+
+
+def staging_block(nbytes: int, pinned: bool) -> np.ndarray:
+    """A uint8 host buffer of `nbytes` bytes to stage uploads in, cut from a slab kept for the next write: pinned
+    on a GPU (so the copy engine reads it while the host goes on), the CPU path's slabs elsewhere. Off a GPU
+    this is the stand-in's model of the pinned slab: a warm write finds its pages touched already."""
+    if pinned:
+        return pinned_slabs().take(int(nbytes))[:int(nbytes)]
+    return buffers.empty(int(nbytes), np.uint8)
+
+
+def staging_let_go(pinned: bool) -> None:
+    """A staging buffer was let go (a write ended): its slab is kept `buffers.RETAIN_SECONDS` from now."""
+    if not pinned:
+        buffers.touch()
+    elif _PINNED:
+        _PINNED[0].touch()
+
+
+def release_pinned() -> int:
+    """Let the free pinned staging slabs go now (`gpuwrite.release_memory`); the bytes released."""
+    if not _PINNED:
+        return 0
+    released = _PINNED[0].release()
+    if released:
+        _free_pinned_pool()
+    return released
+
+
+if hasattr(os, "register_at_fork"):  # a forked child has no CUDA context of its parent's: no slabs either
+    os.register_at_fork(after_in_child=_PINNED.clear)
+
+
 class Staging:
     """The host buffer uploads are staged in (pinned on a GPU: the copy engine reads it while the host goes
     on): a bump allocation, reset after each host wait on the writer's stream (every copy queued before is then
     done), so one buffer serves every row group. When a row group needs more, a larger buffer replaces it (the
     old one is kept until the next wait: copies from it may still be queued)."""
 
-    def __init__(self, alloc: Callable[[int], np.ndarray]) -> None:
+    def __init__(self, alloc: Callable[[int], np.ndarray], let_go: Callable[[], None] | None = None) -> None:
         self.alloc = alloc  # bytes -> uint8 host array (pinned on a GPU)
+        self.let_go = let_go  # called at `release` (the allocator's slabs are kept from then: `staging_let_go`)
         self.buf = np.zeros(0, dtype=np.uint8)
         self.used = 0
         self.retired: list[np.ndarray] = []
@@ -94,6 +159,8 @@ class Staging:
         self.buf = np.zeros(0, dtype=np.uint8)
         self.step = 0
         self.reset()
+        if self.let_go is not None:
+            self.let_go()
 
     def reset(self) -> None:
         """The host waited for the writer's stream: every staged copy is done; the buffer is free again."""
@@ -134,4 +201,5 @@ class PendingDownload:
         return self.hosts
 
 
-__all__ = ["Event", "PendingDownload", "Staging", "download_bytes", "host_views", "trace_events", "trace_log"]
+__all__ = ["Event", "PendingDownload", "Staging", "download_bytes", "host_views", "pinned_slabs", "release_pinned",
+           "staging_block", "staging_let_go", "trace_events", "trace_log"]

@@ -21,10 +21,12 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal
 
 import numpy as np
 
+from . import copies
 from .copies import PendingDownload, Staging, download_bytes, host_views, trace_log
 from .cost import LaunchRecord, array_bytes, max_serial, modeled_device_s
 
@@ -132,6 +134,8 @@ class Counters:
     event_waits: int = 0  # device-side waits on a producer's event or stream (no host wait)
     standin_s: float = 0.0  # stand-in mode: seconds inside twins and copies
     standin_cpu_s: float = 0.0  # stand-in mode: CPU seconds of this process inside twins and copies
+    staging_s: float = 0.0  # host seconds copying uploads into the staging buffer (host work in every mode)
+    staging_cpu_s: float = 0.0  # the same in process CPU time
     by_kernel: dict[str, int] = field(default_factory=dict)
     waits: dict[str, int] = field(default_factory=dict)  # syncs that read no array, by what they wait for
     records: list[LaunchRecord] = field(default_factory=list)  # one per launch, in launch order (cost.py)
@@ -144,7 +148,8 @@ class Counters:
         return {"launches": self.launches, "syncs": self.syncs, "h2d_bytes": self.h2d_bytes,
                 "d2h_bytes": self.d2h_bytes, "h2d_copies": self.h2d_copies, "d2h_copies": self.d2h_copies,
                 "d2d_bytes": self.d2d_bytes, "d2d_copies": self.d2d_copies, "event_waits": self.event_waits,
-                "standin_s": self.standin_s, "standin_cpu_s": self.standin_cpu_s, "by_kernel": dict(self.by_kernel),
+                "standin_s": self.standin_s, "standin_cpu_s": self.standin_cpu_s, "staging_s": self.staging_s,
+                "staging_cpu_s": self.staging_cpu_s, "by_kernel": dict(self.by_kernel),
                 "waits": dict(self.waits), "max_serial_steps": steps, "serial_step_kernel": where,
                 "device_peak_bytes": self.device_peak_bytes, "modeled_device_s": total,
                 "modeled_device_s_by_step": by_step}
@@ -152,7 +157,7 @@ class Counters:
     def absorb(self, other: Counters) -> None:
         """Add `other`'s counts to these and zero them (work done for this write on another Device object)."""
         for name in ("launches", "syncs", "h2d_bytes", "d2h_bytes", "h2d_copies", "d2h_copies", "d2d_bytes",
-                     "d2d_copies", "event_waits", "standin_s", "standin_cpu_s"):
+                     "d2d_copies", "event_waits", "standin_s", "standin_cpu_s", "staging_s", "staging_cpu_s"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
             setattr(other, name, type(getattr(other, name))())
         for mine, theirs in ((self.by_kernel, other.by_kernel), (self.waits, other.waits)):
@@ -180,13 +185,13 @@ _CUDA_IN_USE = False  # a Device ran on CUDA in this process: CuPy's pools may h
 
 
 def release_pools() -> int:
-    """Free CuPy's unused pooled memory if gpuwrite ran on CUDA in this process (`gpuwrite.release_memory`);
-    the device bytes freed. Without that, CuPy is not touched (it fails on a machine without a GPU)."""
+    """Free CuPy's unused pooled memory and the kept pinned staging slabs if gpuwrite ran on CUDA in this process
+    (`gpuwrite.release_memory`); the bytes freed. Without that, CuPy is not touched (it fails without a GPU)."""
     if not _CUDA_IN_USE:
         return 0
     import cupy
 
-    return free_cupy_pools(cupy)
+    return copies.release_pinned() + free_cupy_pools(cupy)
 
 
 def free_cupy_pools(cupy: Any) -> int:
@@ -227,7 +232,10 @@ class Device:
             self.xp = np
             self.threads = SIM_THREADS if mode == "sim" else THREADS
         self._nb_stream: Any = None  # the writer's stream for numba.cuda launches (`_numba_stream`)
-        self.staging = Staging(self._host_block)  # every upload passes through it (pinned on a GPU)
+        # every upload passes through it (pinned on a GPU); its buffer is kept for the next write once let go
+        # (functions of the mode, not of self: the Device is freed by reference counting)
+        pinned = mode == "cuda"
+        self.staging = Staging(partial(copies.staging_block, pinned=pinned), partial(copies.staging_let_go, pinned))
         self.deferred: list[Callable[[], None]] = []  # host work run before the next host wait (`defer`)
         self.trace = trace_log()  # the order of copies, launches, waits and writes (`copies.trace_events`)
 
@@ -343,7 +351,10 @@ class Device:
         self.record("h2d")
         if host.nbytes == 0:
             return
+        t = _clock()
         staged = self.staging.stage(host)  # host work on a GPU too: a memcpy into the pinned buffer
+        c.staging_s += time.perf_counter() - t[0]
+        c.staging_cpu_s += time.process_time() - t[1]
         t = _clock()
         if self.mode == "cuda":
             dst.set(staged, stream=self.stream)  # from pinned memory: cudaMemcpyAsync, the host goes on
