@@ -12,6 +12,7 @@ from .._jit import jit
 from .layout import CT_ENTRY, CT_VBEFORE, CT_VIDX
 from .level_meter import count_ones, popcount
 from .schedule import (
+    B_CUT,
     D_DEF,
     D_DEFW,
     D_REP,
@@ -147,6 +148,28 @@ def page_spans(n: int, pages: np.ndarray, cols: np.ndarray, idx: np.ndarray, spa
     """Twin: page_span of every page (one thread per page on a GPU)."""
     for p in range(n):
         page_span(p, pages, cols, idx, spans)
+
+
+@jit
+def open_span(c: int, block: np.ndarray, cursor: np.ndarray, rows: int, cols: np.ndarray, idx: np.ndarray,
+              pages: np.ndarray, spans: np.ndarray) -> None:
+    """Column c's page open at the replay's cut (block[B_CUT], clamped to 0..rows; from its open page start
+    cursor[c, S_START] to the cut: empty when the page ended there, or without a cut) -> pages[:, c] = (column,
+    first row, cut) and its spans[:, c], as page_span gives them."""
+    cut = min(max(block[B_CUT], 0), rows)
+    pages[0, c] = c
+    pages[1, c] = min(max(cursor[c, S_START], 0), cut)
+    pages[2, c] = cut
+    page_span(c, pages, cols, idx, spans)
+
+
+@jit
+def open_spans(n: int, block: np.ndarray, cursor: np.ndarray, rows: int, cols: np.ndarray, idx: np.ndarray,
+               pages: np.ndarray, spans: np.ndarray) -> None:
+    """Twin: open_span of every column (one thread per column on a GPU): the pages a cut inside the batch leaves
+    open, found with the replay so that their spans are read with its sync."""
+    for c in range(n):
+        open_span(c, block, cursor, rows, cols, idx, pages, spans)
 
 
 # The page checks in segments (plan_count / plan_walk / plan_emit; CUDA forms in planner_cuda.py). The checks are

@@ -5,7 +5,7 @@
 the columns are independent, so one block runs the chain with a thread per column; `replay_block` likewise, after
 `replay_marks_thread` (a thread per page) has marked the columns' counts and level meters. Their sequential twins
 are `schedule.plan_pages` / `replay_blocks` on the CPU (tests/gpu/test_planner_blocks.py). `page_spans_thread`:
-one thread per page. Importing this module imports numba.cuda.
+one thread per page; `open_spans_thread` one per column. Importing this module imports numba.cuda.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from .planner import (
     mark_page,
     memory_marked,
     metered_marked,
+    open_span,
     pack_part,
     page_span,
     segment_ones,
@@ -71,6 +72,7 @@ _metered_marked = device(metered_marked)
 _mark_page = device(mark_page)
 _verdict_of = device(verdict_of)
 _page_span = device(page_span)
+_open_span = device(open_span)
 _segment_ones = device(segment_ones)
 _walk_column = device(walk_column)
 _walk_begin = device(walk_begin)
@@ -441,3 +443,12 @@ def page_spans_thread(n: int, pages: np.ndarray, cols: np.ndarray, idx: np.ndarr
     p = cuda.grid(1)
     if p < n:
         _page_span(p, pages, cols, idx, spans)
+
+
+@cuda_kernel
+def open_spans_thread(n: int, block: np.ndarray, cursor: np.ndarray, rows: int, cols: np.ndarray, idx: np.ndarray,
+                      pages: np.ndarray, spans: np.ndarray) -> None:
+    """Thread c: column c's page open at the replay's cut and its level entries and values."""
+    c = cuda.grid(1)
+    if c < n:
+        _open_span(c, block, cursor, rows, cols, idx, pages, spans)

@@ -96,7 +96,10 @@ def test_row_groups_ending_where_the_last_did_need_one_batch(tmp_path: Path) -> 
 @pytest.mark.parametrize("shift", [-1, 1, 997])
 def test_wrong_guesses_write_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shift: int) -> None:
     """Guessed cuts that miss (each a few rows off the true cut): the pages open at the cut are encoded again and
-    the dictionary pages made for the row group's own pages; the files are the CPU path's."""
+    the dictionary pages made for the row group's own pages; the files are the CPU path's. The pages open at the
+    cut are found with the replay and read with its sync: the second batch waits three times, not four (row group
+    0, whose bytes are not waited for within it, 8 times in all; it took 9); it makes no dictionary pages where
+    the first batch's hold the entries the row group needs."""
     from gpuwrite.backends.device import builder
 
     made = builder.DeviceSteps.__init__
@@ -110,6 +113,11 @@ def test_wrong_guesses_write_the_same_bytes(tmp_path: Path, monkeypatch: pytest.
     settings: dict[str, Any] = {"block_size": 256 << 10, "page_size": 8 << 10, "compression": "snappy"}
     _, per, counters = _write_traced(tmp_path / "gpu.parquet", table, **settings)
     assert counters.waits["batch"] == len(per) - 1  # every cut inside the window took a second batch
+    assert counters.waits["page spans"] == len(per)  # the first batch's only: a second batch reads none
+    assert per[0][1] <= 8 and all(waits <= 9 for _, waits in per[1:-2]), per
+    if abs(shift) == 1:  # a row off: some row groups' dictionary pages hold what the guessed cut's did, and their
+        # second batch makes none (made by the first batch and again by each second batch: 2 a miss, 10 here)
+        assert counters.by_kernel["dict_pages"] < 2 * counters.waits["batch"]
     gpuwrite.write_table(table, tmp_path / "cpu.parquet", device="cpu", **settings)
     assert (tmp_path / "gpu.parquet").read_bytes() == (tmp_path / "cpu.parquet").read_bytes()
 

@@ -17,6 +17,7 @@ import pytest
 from gpuwrite.kernels.plan import planner as P
 from gpuwrite.kernels.plan import schedule as k
 from gpuwrite.kernels.plan.planner_cuda import (
+    open_spans_thread,
     pack_levels_block,
     plan_block,
     plan_count_block,
@@ -375,3 +376,36 @@ def test_pack_levels_block_packs_long_streams_in_parts() -> None:
     for (_, n, w0), x in zip(streams, lev, strict=True):
         packed = np.packbits(np.concatenate([x != 0, np.zeros(-n % 64, bool)]), bitorder="little").view(np.uint64)
         np.testing.assert_array_equal(got[w0:w0 + len(packed)], packed)
+
+
+@pytest.mark.parametrize("cut", [7, -1, 25])
+def test_open_spans_thread_matches_open_spans(cut: int) -> None:
+    """Each column's page open at the replay's cut (clamped to the window's rows: none without a cut), its
+    entries and values: the CUDA form (a thread per column) writes what the sequential twin writes, the page a
+    column's open start to the cut (empty where its page started past it)."""
+    from gpuwrite.kernels.plan.layout import CT_COUNT, CT_ENTRY, CT_VBEFORE
+
+    rows = 20
+    entries = np.concatenate([[0], np.cumsum(np.arange(rows) % 3)])  # column 1 nested: 0, 1 or 2 entries a row
+    before = np.arange(entries[-1] + 1) // 2  # values before each entry: every other entry has one
+    idx = np.concatenate([entries, before]).astype(np.int64)
+    cols = np.full((3, CT_COUNT), -1, dtype=np.int64)
+    cols[1, CT_ENTRY], cols[1, CT_VBEFORE] = 0, len(entries)
+    cursor = np.zeros((3, k.S_COUNT), dtype=np.int64)
+    cursor[:, k.S_START] = [3, 10, 0]
+    block = np.array([100, 4, cut], dtype=np.int64)
+    got = []
+    for cuda in (False, True):
+        pages, spans = np.full((3, 3), -9, dtype=np.int64), np.full((4, 3), -9, dtype=np.int64)
+        if cuda:
+            open_spans_thread[1, 8](3, block, cursor, rows, cols, idx, pages, spans)
+        else:
+            P.open_spans(3, block, cursor, rows, cols, idx, pages, spans)
+        got.append((pages, spans))
+    (pages, spans), (pages_cuda, spans_cuda) = got
+    assert np.array_equal(pages, pages_cuda) and np.array_equal(spans, spans_cuda)
+    end = min(max(cut, 0), rows)
+    assert pages.tolist() == [[0, 1, 2], [min(3, end), min(10, end), 0], [end] * 3]
+    a, b = pages[1, 1], pages[2, 1]
+    assert spans[:, 1].tolist() == [entries[a], entries[b], before[entries[a]], before[entries[b]]]
+    assert spans[:, 0].tolist() == [pages[1, 0], end, pages[1, 0], end]  # flat: rows are entries and values

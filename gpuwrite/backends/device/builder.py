@@ -8,7 +8,9 @@ memory checks are replayed over the stored sizes (all on the device), and the ba
 are read back in one sync. When the row group ends inside the window, the pages open at the cut are encoded
 again as a second batch, unless the cut is one the batch guessed: the pages open at the last row groups' cuts
 (alike rows end row groups at the same row) are in the first batch, and the dictionary pages the likeliest cut
-needs too (compressed in its codec call, their sizes read with the replay). The file's bytes are gathered in
+needs too (compressed in its codec call, their sizes read with the replay). Each column's page open at
+the replay's cut is found after the replay (spans and dictionary state) and read with its sync, so a second batch
+waits only for its values' lengths, its compressed sizes and its results. The file's bytes are gathered in
 file order and read back once, at `finish`. The decisions are the driver's, so the files are the CPU path's.
 """
 
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from gpuwrite.kernels.plan import schedule as k
+from gpuwrite.kernels.plan.page_layout import I_COUNT
 
 from ...format.enums import Encoding
 from ...options.model import WriteOptions
@@ -77,6 +80,9 @@ class DeviceSteps:
         self.starts = np.zeros(len(self.leaves), dtype=np.int64)
         self.block = np.zeros(k.B_COUNT, dtype=np.int64)
         self.ev_end = np.zeros(0, dtype=np.int64)
+        # each column's page open at the replay's cut, found with the replay and read with its sync: (pages
+        # (column, first row, cut), their spans (ea, eb, va, vb), their dictionary state) for the second batch
+        self.opened: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def load(self, window: Window) -> None:
         """Start over on this window: its columns converted on the device, checked, their dictionaries built."""
@@ -112,12 +118,14 @@ class DeviceSteps:
         return self.starts
 
     def _batch(self, table: PageTable, fell_back: np.ndarray,
-               dictionaries: Callable[[np.ndarray, np.ndarray], Counts] | None = None
-               ) -> tuple[EncodedBatch, np.ndarray]:
-        """Encode the pages of `table` (column and rows; entries and values are found first) as the next batch
-        (with the dictionary pages `dictionaries` says)."""
+               dictionaries: Callable[[np.ndarray, np.ndarray], Counts] | None = None,
+               info: np.ndarray | None = None) -> tuple[EncodedBatch, np.ndarray]:
+        """Encode the pages of `table` as the next batch (with the dictionary pages `dictionaries` says): without
+        `info`, `table` gives column and rows and its entries, values and dictionary state are found first (one
+        sync); with it, they are known."""
         assert self.win is not None and self.dic is not None
-        table, info = spans_and_info(self.device, self.win, self.dic, table)
+        if info is None:
+            table, info = spans_and_info(self.device, self.win, self.dic, table)
         batch, fell = encode_planned(self.device, (self.win, self.dic), table, info,
                                      BatchSetup(self.codec, self.opts.page_checksum, fell_back,
                                                 self.opts.fallback_encoding == "plain", dictionaries))
@@ -187,13 +195,42 @@ class DeviceSteps:
             return NEED_PLAN
         assert self.sched is not None
         _, state = self.sched.replay(sizes, available, final)
+        opened = self._open_pages(available)
         dicts = self.batches[-1].dicts
         sized = [dicts[0].header_len, dicts[0].body_len, dicts[0].crc] if dicts is not None else []
-        got = self.batches[-1].fetch_with(self.device, list(state) + sized)
+        got = self.batches[-1].fetch_with(self.device, list(state) + opened + sized)
         status, self.block, self.starts, self.ev_end = got[:4]
+        self.opened = (got[4], got[5], got[6])
         if dicts is not None:
-            self.ready = (dicts[0], got[4:], dicts[1])
+            self.ready = (dicts[0], got[7:], dicts[1])
         return int(status[0])
+
+    def _open_pages(self, available: int) -> list[Any]:
+        """Each column's page open at the replay's cut (empty where none is open, or without a cut), its spans
+        and dictionary state, launched after the replay (device arrays: pages, spans, info) so that they are read
+        with its sync: a cut that no guess foresaw needs no sync of its own to find them."""
+        assert self.win is not None and self.dic is not None and self.sched is not None
+        d, n, ar, dic = self.device, len(self.leaves), self.win.arenas, self.dic
+        pages = d.empty(3 * n, np.int64).reshape(3, n)
+        spans = d.empty(4 * n, np.int64).reshape(4, n)
+        d.launch(steps.OPEN_SPANS, n, self.sched.block, self.sched.replay_cursor, available, self.win.dev_cols,
+                 ar.idx, pages, spans)
+        info = d.empty(n * I_COUNT, np.int64).reshape(n, I_COUNT)
+        d.launch(steps.PAGE_INFO, n, pages[0], pages[1], spans[2], spans[3], self.win.dev_cols, ar.idx, dic.ids,
+                 dic.efirst, dic.ebytes, dic.overflow, info)
+        return [pages, spans, info]
+
+    def _found(self, pages: PageSpans) -> tuple[PageTable, np.ndarray] | None:
+        """`pages` (open at the cut) with their spans and dictionary state as read with the replay; None when
+        they are not the pages found there."""
+        if self.opened is None:
+            return None
+        found, spans, info = self.opened
+        col = np.array([c for c, _, _ in pages], dtype=np.int64)
+        want = np.array([(a, b) for _, a, b in pages], dtype=np.int64).reshape(-1, 2)
+        if not np.array_equal(found[1:, col].T, want):
+            return None
+        return PageTable(col, want[:, 0].copy(), want[:, 1].copy(), *(spans[:, col].copy())), info[col]
 
     def ended(self) -> tuple[int, np.ndarray]:
         """The cut the replay found and each column's open page start there."""
@@ -223,8 +260,16 @@ class DeviceSteps:
         kept = KeptPages.of(self.kept)  # all from the first batch so far
         assert first.order is not None and np.all(kept.batch == 0)
         before = (kept.col, first.encoding[kept.index], first.info[kept.index])
-        again, _ = self._batch(_pages(pages), fell, lambda dict_page, info: self._counts_with(before, pages,
-                                                                                             dict_page, info))
+        found = self._found(pages)
+        table, info = found if found is not None else (_pages(pages), None)
+        made = self.ready[2] if self.ready is not None else None
+
+        def counts(dict_page: np.ndarray, info: np.ndarray) -> Counts:
+            """The dictionary pages the row group needs; none to make when the first batch made those."""
+            need = self._counts_with(before, pages, dict_page, info)
+            return {} if need == made else need
+
+        again, _ = self._batch(table, fell, counts, info)
         dicts = again.dicts
         sized = [dicts[0].header_len, dicts[0].body_len, dicts[0].crc] if dicts is not None else []
         got = again.fetch_with(self.device, sized, "batch")

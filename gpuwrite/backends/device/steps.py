@@ -413,6 +413,8 @@ def _spans_serial(items: int, *args: Any) -> int:
 
 SPANS = Kernel("spans", _cuda("plan.planner_cuda", "page_spans_thread"), P.page_spans, "thread",
                serial=_spans_serial)
+OPEN_SPANS = Kernel("open_spans", _cuda("plan.planner_cuda", "open_spans_thread"), P.open_spans, "thread",
+                    serial=_spans_serial)  # a column's page open at the replay's cut: one page's bounds
 
 
 def _flush_sizes_serial(items: int, *args: Any) -> int:
