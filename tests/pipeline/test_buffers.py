@@ -4,6 +4,7 @@ an idle time or on request (issue 15: fresh memory cost the writing threads syst
 from __future__ import annotations
 
 import gc
+import threading
 import time
 from collections.abc import Iterator
 
@@ -133,6 +134,9 @@ def test_free_slabs_outlast_the_gaps_between_a_process_writes(_fresh: buffers.Sl
     idle gap (at least RETAIN_SECONDS, at most RETAIN_MAX_SECONDS); writes close together keep 10 s."""
     now = [1000.0]
     _fresh.clock = lambda: now[0]
+    # No reaper: it would read the hand-driven clock from its own thread whenever the scheduler lets it run (a
+    # run that got there as the clock jumped to 1015 released the slab early; the test is about release_at).
+    _fresh.reaper = threading.Thread(target=lambda: None)
 
     def write_at(t: float) -> None:
         now[0] = t
