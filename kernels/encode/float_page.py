@@ -5,8 +5,8 @@ it) each. Without the dictionary the page's PLAIN values are the input's own bit
 here: the caller compresses them straight from the input.
 
 Geometry: sequential, CPU only; one call per page. It calls the section kernels (int_page.flat_levels,
-stats.float_stats, dictionary.fixed_insert, rle.rle_encode) in turn, so its bytes are theirs: those called one
-by one are its reference (tests/encode/test_float_pages.py).
+stats.float_stats, int_page.page_ids: dictionary.fixed_insert then rle.rle_encode) in turn, so its bytes are
+theirs: those called one by one are its reference (tests/encode/test_float_pages.py).
 """
 
 from __future__ import annotations
@@ -14,10 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from ..dictionary.by_page import fixed_insert
-from .bits import bit_width_u64
-from .int_page import flat_levels
-from .rle import rle_encode
+from .int_page import flat_levels, page_ids
 from .stats import float_stats
 
 
@@ -52,11 +49,6 @@ def float_page(valid: np.ndarray, a: int, b: int, levels: bool, bits: np.ndarray
             has_top = True
     as_ids = False
     if use_dictionary and nans == 0:
-        n_entries, dict_bytes, overflow = fixed_insert(bits, va, vb, table, entry_keys, n_entries, entry_size,
-                                                       dict_bytes, limit, ids)
-        if overflow < 0:
-            width = 32 if n_entries == 0 else int(bit_width_u64(np.uint64(n_entries - 1)))
-            out[pos] = width
-            pos = rle_encode(ids, 0, vb - va, width, out, pos + 1)
-            as_ids = True
+        n_entries, dict_bytes, as_ids, pos = page_ids(bits, va, vb, table, entry_keys, n_entries, entry_size,
+                                                      dict_bytes, limit, ids, out, pos)
     return levels_end, pos, n_entries, dict_bytes, as_ids, lo, hi, nans, top, has_top

@@ -4,8 +4,8 @@ go) or, without the dictionary, as DELTA_BINARY_PACKED, and its minimum and maxi
 section cost a GIL hand-off (and its Python around it) each.
 
 Geometry: sequential, CPU only; one call per page. It calls the section kernels (rle.rle_encode,
-dictionary.fixed_insert, delta.delta_encode) in turn, so its bytes are theirs: those called one by one are
-its reference (tests/kernels/test_kernel_int_page.py).
+dictionary.fixed_insert, delta.delta_encode) in turn, the dictionary's two through page_ids (float_page's too),
+so its bytes are theirs: those called one by one are its reference (tests/kernels/test_kernel_int_page.py).
 """
 
 from __future__ import annotations
@@ -38,6 +38,21 @@ def flat_levels(valid: np.ndarray, a: int, b: int, present: int, out: np.ndarray
 
 
 @jit
+def page_ids(values: np.ndarray, va: int, vb: int, table: np.ndarray, entry_keys: np.ndarray, n_entries: int,
+             entry_size: int, dict_bytes: int, limit: int, ids: np.ndarray, out: np.ndarray, pos: int) -> tuple:
+    """Insert values va..vb into the dictionary (fixed_insert's arguments) and, unless it overflowed, write their
+    ids at `pos` of `out`: a bit-width byte then the RLE / bit-packed runs. Returns (n_entries, dict_bytes,
+    as_ids, end): as_ids False (and end `pos`) when the dictionary overflowed."""
+    n_entries, dict_bytes, overflow = fixed_insert(values, va, vb, table, entry_keys, n_entries, entry_size,
+                                                   dict_bytes, limit, ids)
+    if overflow >= 0:
+        return n_entries, dict_bytes, False, pos
+    width = 32 if n_entries == 0 else int(bit_width_u64(np.uint64(n_entries - 1)))
+    out[pos] = width
+    return n_entries, dict_bytes, True, rle_encode(ids, 0, vb - va, width, out, pos + 1)
+
+
+@jit
 def int_page(valid: np.ndarray, a: int, b: int, levels: bool, values: np.ndarray, va: int, vb: int,
              use_dictionary: bool, table: np.ndarray, entry_keys: np.ndarray, n_entries: int, entry_size: int,
              dict_bytes: int, limit: int, ids: np.ndarray, is32: bool, out: np.ndarray) -> tuple:
@@ -53,13 +68,8 @@ def int_page(valid: np.ndarray, a: int, b: int, levels: bool, values: np.ndarray
     levels_end = pos
     as_ids = False
     if use_dictionary:
-        n_entries, dict_bytes, overflow = fixed_insert(values, va, vb, table, entry_keys, n_entries, entry_size,
-                                                       dict_bytes, limit, ids)
-        if overflow < 0:
-            width = 32 if n_entries == 0 else int(bit_width_u64(np.uint64(n_entries - 1)))
-            out[pos] = width
-            pos = rle_encode(ids, 0, vb - va, width, out, pos + 1)
-            as_ids = True
+        n_entries, dict_bytes, as_ids, pos = page_ids(values, va, vb, table, entry_keys, n_entries, entry_size,
+                                                      dict_bytes, limit, ids, out, pos)
     if not as_ids:
         pos = delta_encode(values, va, vb, is32, out, pos)
     lo = np.int64(1)
