@@ -356,6 +356,33 @@ class ChunkEncoder:
         self.pages.append(page)
         return page
 
+    def _dictionary_args(self, n: int) -> tuple[Array, Array, int, int, int, int]:
+        """The dictionary's table, keys, size, entry size, byte size and limit as int_page / float_page take
+        them (fixed_insert's), with room reserved for `n` more entries; empty ones when it is not in use."""
+        d = self.dictionary
+        if self.fell_back or d is None:
+            return _NO_TABLE, _NO_KEYS, 0, 0, 0, 0
+        d.reserve(n)
+        return d.table, d.keys, d.size, d.entry_size, d.byte_size, d.limit
+
+    def _after_page(self, as_ids: bool, size: int, byte_size: int, ids_bytes: int, data: LeafData,
+                    span: PageSpan) -> bool:
+        """parquet-java's dictionary rules after a one-call page that used the dictionary: its new size kept, a
+        first page written as ids (`ids_bytes` of them) kept so only when the dictionary pays for itself
+        (SPEC: DictionaryValuesWriter.isCompressionSatisfying), else the chunk falls back. Whether the page
+        stays dictionary-encoded."""
+        d = self.dictionary
+        assert d is not None
+        d.size, d.byte_size = size, byte_size
+        if as_ids and not self.pages and not keeps_dictionary(ids_bytes, byte_size,
+                                                              raw_value_bytes(self.leaf, data, span.va, span.vb)):
+            as_ids = False
+        if as_ids:
+            self.dict_entries_used = size
+        else:
+            self.fell_back = True
+        return as_ids
+
     def _int_page(self, data: LeafData, span: PageSpan) -> tuple[tuple[bytes, bytes], int, Section, PageStats]:
         """Levels, encoding, values and statistics of a flat INT32 / INT64 page from one compiled call
         (kernels/int_page): what encode_levels, _values and page_stats give, with parquet-java's dictionary
@@ -364,13 +391,7 @@ class ChunkEncoder:
         va, vb = span.va, span.vb
         n = vb - va
         use_dictionary = not (self.fell_back or d is None)
-        if use_dictionary:
-            assert d is not None
-            d.reserve(n)
-            table, keys, size, entry_size, byte_size, limit = d.table, d.keys, d.size, d.entry_size, d.byte_size, \
-                d.limit
-        else:
-            table, keys, size, entry_size, byte_size, limit = _NO_TABLE, _NO_KEYS, 0, 0, 0, 0
+        table, keys, size, entry_size, byte_size, limit = self._dictionary_args(n)
         out = np.empty(rle_max_size(span.num_rows, 1) + max(rle_max_size(n, 32) + 1, delta_max_size(n)),
                        dtype=np.uint8)
         valid = NO_ROWS if data.valid is None else data.valid.view(np.uint8)
@@ -382,16 +403,10 @@ class ChunkEncoder:
         out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
         values: Section = out[levels_end:].data
         if use_dictionary:
-            assert d is not None
-            d.size, d.byte_size = size, byte_size
-            if as_ids and not self.pages and not keeps_dictionary(end - levels_end, byte_size,
-                                                                  raw_value_bytes(leaf, data, va, vb)):
-                as_ids = False
+            kept = self._after_page(as_ids, size, byte_size, end - levels_end, data, span)
+            if as_ids and not kept:  # the first page, written as ids, did not pay for the dictionary
                 values = fallback_values(leaf, data, va, vb)
-            if as_ids:
-                self.dict_entries_used = size
-            else:
-                self.fell_back = True
+            as_ids = kept
         encoding = Encoding.RLE_DICTIONARY if as_ids else fallback_encoding(leaf.kind, "delta")
         stats = stats_of(leaf, n, span.num_nulls, (int(lo), int(hi)), True) if n > 0 else \
             PageStats(null_count=span.num_nulls, num_values=0)
@@ -408,13 +423,7 @@ class ChunkEncoder:
         n = vb - va
         wide = leaf.kind == "double"
         use_dictionary = not (self.fell_back or d is None)
-        if use_dictionary:
-            assert d is not None
-            d.reserve(n)
-            table, keys, size, entry_size, byte_size, limit = d.table, d.keys, d.size, d.entry_size, d.byte_size, \
-                d.limit
-        else:
-            table, keys, size, entry_size, byte_size, limit = _NO_TABLE, _NO_KEYS, 0, 0, 0, 0
+        table, keys, size, entry_size, byte_size, limit = self._dictionary_args(n)
         out = np.empty(rle_max_size(span.num_rows, 1) + (rle_max_size(n, 32) + 1 if use_dictionary else 0),
                        dtype=np.uint8)
         valid = NO_ROWS if data.valid is None else data.valid.view(np.uint8)
@@ -428,17 +437,9 @@ class ChunkEncoder:
         if use_dictionary and nans:  # the keys need the canonical copy: the per-section path
             encoding, values, _ = self._values(data, va, vb)
             return levels, encoding, values, stats, False
-        if use_dictionary:
-            assert d is not None
-            d.size, d.byte_size = size, byte_size
-            if as_ids and not self.pages and not keeps_dictionary(end - levels_end, byte_size,
-                                                                  raw_value_bytes(leaf, data, va, vb)):
-                as_ids = False
-            if as_ids:
-                self.dict_entries_used = size
-                out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
-                return levels, int(Encoding.RLE_DICTIONARY), out[levels_end:].data, stats, False
-            self.fell_back = True
+        if use_dictionary and self._after_page(as_ids, size, byte_size, end - levels_end, data, span):
+            out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
+            return levels, int(Encoding.RLE_DICTIONARY), out[levels_end:].data, stats, False
         encoding = fallback_encoding(leaf.kind, "plain" if self.chunk.plain_fallback else "delta")
         own = data.value_array[va:vb]
         if not nans and own.flags.c_contiguous:  # no NaN: the bits are canonical as they are (no copy)
