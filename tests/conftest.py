@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 # Helpers that hold the assertions of tests moved out of test modules: rewritten as pytest rewrites a test's own.
-pytest.register_assert_rewrite("identity_corpus", "staged_jobs")
+pytest.register_assert_rewrite("encoder_pages", "identity_corpus", "staged_jobs")
 
 
 @pytest.fixture(scope="session")

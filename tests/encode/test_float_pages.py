@@ -9,6 +9,7 @@ import dataclasses
 import numpy as np
 import pyarrow as pa
 import pytest
+from encoder_pages import assert_same_chunks, page_fields
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,7 +18,6 @@ from gpuwrite.encode import dictionary as dictionary_module
 from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions
 from gpuwrite.encode.compress import compressor
 from gpuwrite.options.model import WriteOptions
-from gpuwrite.page_model import EncodedPage
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.pipeline.rebase import RebaseOptions
@@ -28,11 +28,6 @@ def _encoders(table: pa.Table, opts: WriteOptions) -> list[tuple[ChunkEncoder, L
     schema = FileSchema.from_arrow(table.schema, opts)
     return [(ChunkEncoder(leaf, ChunkOptions.for_leaf(leaf, opts, compressor(opts.compression))),
              leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts))) for leaf in schema.leaves]
-
-
-def _page(p: EncodedPage) -> tuple:
-    s = p.sections
-    return (p.span, p.encoding, bytes(s.body), s.rep_len, s.def_len, s.values_len, s.compressed, s.crc, p.stats)
 
 
 def _table(rows: int, seed: int) -> pa.Table:
@@ -67,7 +62,8 @@ def test_float_pages_equal_the_canonical_copy_path(codec: str, dictionary: bool)
     for (enc, data), (ref, ref_data) in zip(fast, slow, strict=True):
         ref._floats = False  # the per-section path: values, then statistics, with the canonical copy
         for a, b in ((0, 1_700), (1_700, 2_500), (2_500, 5_000)):
-            assert _page(enc.encode_page(data, a, b)) == _page(ref.encode_page(ref_data, a, b)), enc.leaf.dotted
+            page, ref_page = enc.encode_page(data, a, b), ref.encode_page(ref_data, a, b)
+            assert page_fields(page) == page_fields(ref_page), enc.leaf.dotted
 
 
 @pytest.mark.parametrize("dictionary", [True, False])
@@ -148,18 +144,7 @@ def test_one_call_pages_equal_the_per_section_pages(data_case: tuple, pages_case
         bounds.append(min(rows, bounds[-1] + cuts[len(bounds) % len(cuts)]))
     ranges = list(zip(bounds, bounds[1:], strict=False))
     for fused, ref, data in _fused_and_reference(table, opts):
-        for enc in (fused, ref):
-            enc.encode_pages(data, ranges[:len(ranges) // 2 + 1])
-            if drop:  # the row group ended earlier: the last pages go, and are encoded again
-                enc.truncate(max(0, len(enc.pages) - 2))
-                enc.encode_pages(data, ranges[len(enc.pages):len(ranges) // 2 + 1])
-            enc.encode_pages(data, ranges[len(ranges) // 2 + 1:])
-        assert [_page(p) for p in fused.pages] == [_page(p) for p in ref.pages], fused.leaf.dotted
-        a, b = fused.finish(), ref.finish()
-        assert (a.dictionary is None) == (b.dictionary is None)
-        if a.dictionary is not None and b.dictionary is not None:
-            assert bytes(a.dictionary.body) == bytes(b.dictionary.body)
-            assert a.dictionary.num_values == b.dictionary.num_values
+        assert_same_chunks(fused, ref, data, ranges, drop)
 
 
 def test_one_call_path_is_taken_by_flat_float_leaves_only() -> None:

@@ -8,13 +8,13 @@ from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
+from encoder_pages import assert_same_chunks
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions
 from gpuwrite.encode.compress import compressor
 from gpuwrite.options.model import WriteOptions
-from gpuwrite.page_model import EncodedPage
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
@@ -29,11 +29,6 @@ def _encoders(table: pa.Table, opts: WriteOptions, fused: bool) -> list[tuple[Ch
         enc._int_pages = fused
         out.append((enc, leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts))))
     return out
-
-
-def _page(p: EncodedPage) -> tuple:
-    s = p.sections
-    return (p.span, p.encoding, bytes(s.body), s.def_len, s.values_len, s.compressed, s.crc, p.stats)
 
 
 @settings(max_examples=60, deadline=None)
@@ -61,15 +56,4 @@ def test_one_call_pages_equal_the_per_section_pages(data_case: tuple, pages_case
         bounds.append(min(rows, bounds[-1] + cuts[len(bounds) % len(cuts)]))
     ranges = list(zip(bounds, bounds[1:], strict=False))
     for (fused, data), (plain, _) in zip(_encoders(table, opts, True), _encoders(table, opts, False), strict=True):
-        for enc in (fused, plain):
-            enc.encode_pages(data, ranges[:len(ranges) // 2 + 1])
-            if drop:  # the row group ended earlier: the last pages go, and are encoded again
-                enc.truncate(max(0, len(enc.pages) - 2))
-                enc.encode_pages(data, ranges[len(enc.pages):len(ranges) // 2 + 1])
-            enc.encode_pages(data, ranges[len(ranges) // 2 + 1:])
-        assert [_page(p) for p in fused.pages] == [_page(p) for p in plain.pages], fused.leaf.dotted
-        a, b = fused.finish(), plain.finish()
-        assert (a.dictionary is None) == (b.dictionary is None)
-        if a.dictionary is not None and b.dictionary is not None:
-            assert bytes(a.dictionary.body) == bytes(b.dictionary.body)
-            assert a.dictionary.num_values == b.dictionary.num_values
+        assert_same_chunks(fused, plain, data, ranges, drop)
