@@ -13,9 +13,12 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from gpuwrite.pipeline.buffers import Slabs
 
 # Helpers that hold the assertions of tests moved out of test modules: rewritten as pytest rewrites a test's own.
 pytest.register_assert_rewrite("encoder_pages", "identity_corpus", "staged_jobs")
@@ -83,3 +86,17 @@ def memfs() -> Iterator[Any]:
     yield fs
     fs.store.clear()
     fs.pseudo_dirs[:] = [""]
+
+
+@pytest.fixture
+def _fresh() -> Iterator[Slabs]:
+    """A private set of the conversion buffers' slabs (gpuwrite.pipeline.buffers.Slabs) for one test, the
+    process's own put back afterwards: modules whose tests count slabs take it for every test
+    (`pytestmark = pytest.mark.usefixtures("_fresh")`)."""
+    from gpuwrite.pipeline import buffers
+
+    saved = buffers._SLABS
+    buffers._SLABS = buffers.Slabs()
+    yield buffers._SLABS
+    buffers._SLABS.release()
+    buffers._SLABS = saved

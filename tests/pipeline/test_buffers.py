@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import threading
 import time
-from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -15,15 +14,7 @@ import pytest
 import gpuwrite
 from gpuwrite.pipeline import buffers
 
-
-@pytest.fixture(autouse=True)
-def _fresh() -> Iterator[buffers.Slabs]:
-    """A private set of slabs for each test (the process's own is put back afterwards)."""
-    saved = buffers._SLABS
-    buffers._SLABS = buffers.Slabs()
-    yield buffers._SLABS
-    buffers._SLABS.release()
-    buffers._SLABS = saved
+pytestmark = pytest.mark.usefixtures("_fresh")  # a private set of slabs for each test (tests/conftest.py)
 
 
 def test_small_arrays_come_from_numpy(_fresh: buffers.Slabs) -> None:

@@ -4,8 +4,6 @@ second array of the whole row group's size."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -19,15 +17,7 @@ from gpuwrite.pipeline.leafdata import LeafBuffer, LeafData
 from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
 
-
-@pytest.fixture(autouse=True)
-def _fresh() -> Iterator[buffers.Slabs]:
-    """A private set of slabs for each test (the process's own is put back afterwards)."""
-    saved = buffers._SLABS
-    buffers._SLABS = buffers.Slabs()
-    yield buffers._SLABS
-    buffers._SLABS.release()
-    buffers._SLABS = saved
+pytestmark = pytest.mark.usefixtures("_fresh")  # a private set of slabs for each test (tests/conftest.py)
 
 
 def test_values_converted_into_their_slot_stay_in_one_array(_fresh: buffers.Slabs) -> None:
