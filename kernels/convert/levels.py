@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit, jit_inline
+from ..plan.level_meter import popcount
 
 
 @jit_inline
@@ -138,15 +139,6 @@ def block_counts(flags: np.ndarray, block: int, counts: np.ndarray) -> None:
 
 
 @jit
-def popcount64(x: np.uint64) -> int:
-    """Set bits of a 64-bit word (SWAR: a few shifts and one multiply, no table)."""
-    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
-    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
-    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
-    return int((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
-
-
-@jit
 def bit_block_counts(words: np.ndarray, block_words: int, counts: np.ndarray) -> None:
     """`block_counts` from packed bits: counts[k] = set bits of words[k * block_words:(k + 1) * block_words]
     (uint64 words of a little-endian bitmap; a block of 4096 rows is 64 words), an eighth of the bytes the
@@ -154,7 +146,7 @@ def bit_block_counts(words: np.ndarray, block_words: int, counts: np.ndarray) ->
     for k in range(counts.shape[0]):
         total = 0
         for i in range(k * block_words, (k + 1) * block_words):
-            total += popcount64(words[i])
+            total += popcount(words[i])
         counts[k] = total
 
 

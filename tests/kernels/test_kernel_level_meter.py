@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 from gpuwrite.kernels.encode.rle import rle_emitted_size
-from gpuwrite.kernels.plan.level_meter import bits_emitted_size, count_ones, levels_emitted_size
+from gpuwrite.kernels.plan.level_meter import bits_emitted_size, count_ones, levels_emitted_size, popcount
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -87,3 +87,8 @@ def test_long_levels() -> None:
             rle_emitted_size(flags, lo, hi, 1, b)
             assert a.tolist() == b.tolist()
             assert count_ones(bits, 13 + lo, 13 + hi) == int(flags[lo:hi].sum())
+
+
+def test_popcount_counts_the_set_bits_of_a_word() -> None:
+    """The SWAR popcount (count_ones' and convert.levels.bit_block_counts' per word) at the edges of a word."""
+    assert [popcount(np.uint64(v)) for v in (0, 1, 2**63, 2**64 - 1, 0xF0F0)] == [0, 1, 1, 64, 8]
