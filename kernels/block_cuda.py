@@ -13,13 +13,18 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
+from ._jit import device
+from .encode.rle_segments import segment_bounds
+
+_segment = device(segment_bounds)
+
 
 @cuda.jit(device=True)
 def run_bounds(start: int, n: int, t: int, threads: int) -> tuple[int, int]:
     """[lo, hi) of thread t's run when `threads` threads split the n items from `start` into contiguous runs of
-    ceil(n / threads) (the last runs shorter or empty)."""
-    per = (n + threads - 1) // threads
-    return start + min(n, t * per), start + min(n, (t + 1) * per)
+    ceil(n / threads) (the last runs shorter or empty): the RLE encoder's `segment_bounds`, from `start`."""
+    lo, hi = _segment(n, t, threads)
+    return start + lo, start + hi
 
 
 @cuda.jit(device=True)
