@@ -89,13 +89,15 @@ def pack_levels(n: int, parts: np.ndarray, streams: np.ndarray, lev: np.ndarray,
 
 @jit
 def plan_step(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
-              index: np.ndarray, params: np.ndarray, horizon: int, sched: np.ndarray, cursor: np.ndarray,
+              index: np.ndarray, params: np.ndarray, horizon: int, room: int, sched: np.ndarray, cursor: np.ndarray,
               ev_row: np.ndarray, ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
               status: np.ndarray) -> None:
-    """Twin (one thread on a GPU): `schedule.plan_pages` up to `horizon`; status[0] = its result."""
+    """Twin (one block on a GPU): `schedule.plan_pages` up to `horizon`, at most `room` checks (PLAN_FULL past
+    them); status[0] = its result."""
     if n > 0:
-        status[0] = plan_pages(desc, levels, words, bits, index, params, horizon, sched, cursor, ev_row, ev_end,
-                               ev_lev, fl_col, fl_start)
+        last = min(ev_row.shape[0], sched[SC_EVENTS] + room)
+        status[0] = plan_pages(desc, levels, words, bits, index, params, horizon, sched, cursor, ev_row[:last],
+                               ev_end[:last], ev_lev[:last], fl_col, fl_start)
 
 
 @jit
