@@ -172,10 +172,11 @@ def _block_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
 
 @cuda_kernel
 def plan_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
-               params: np.ndarray, horizon: int, sched: np.ndarray, cursor: np.ndarray, ev_row: np.ndarray,
-               ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
+               params: np.ndarray, horizon: int, room: int, sched: np.ndarray, cursor: np.ndarray,
+               ev_row: np.ndarray, ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
                status: np.ndarray) -> None:
-    """Every page check up to `horizon` in one chain, the columns of each check in parallel. CPU twin:
+    """Every page check up to `horizon` in one chain, at most `room` of them (PLAN_FULL past them: the host's bound on
+    the checks the rows hold, which also bounds the chain's length), the columns of each check in parallel. CPU twin:
     `planner.plan_step` (`schedule.plan_pages`); same arguments without `n`, same outputs byte for byte. The
     device plan runs the segmented planner (plan_count_block, plan_walk_block, plan_emit_block), whose walks are
     this chain cut into segments.
@@ -192,13 +193,14 @@ def plan_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np
     t = cuda.threadIdx.x
     threads = cuda.blockDim.x
     ncols = desc.shape[0]
+    last = min(ev_row.shape[0], sched[SC_EVENTS] + room)  # read by every thread before thread 0 writes sched
     while True:
         if t == 0:
             ctl[1] = sched[SC_NEXT]
             ctl[0] = _GO
             if ctl[1] > horizon:
                 ctl[0] = PLAN_DONE
-            elif sched[SC_EVENTS] >= ev_row.shape[0] or sched[SC_FLUSHES] + ncols > fl_col.shape[0]:
+            elif sched[SC_EVENTS] >= last or sched[SC_FLUSHES] + ncols > fl_col.shape[0]:
                 ctl[0] = PLAN_FULL
             if ctl[0] != _GO:
                 status[0] = ctl[0]

@@ -94,12 +94,22 @@ def _sequential(cols: ColumnArrays, params: np.ndarray, horizon: int, *state: np
     return int(k.plan_pages(cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, horizon, *state))
 
 
-def _block(threads: int) -> Callable[..., int]:
-    """plan_block in one simulated block of `threads` threads."""
+def _block(threads: int, room: int = 2**62) -> Callable[..., int]:
+    """plan_block in one simulated block of `threads` threads, at most `room` checks a call."""
     def run(cols: ColumnArrays, params: np.ndarray, horizon: int, *state: np.ndarray) -> int:
         status = np.full(1, -9, np.int64)
-        plan_block[1, threads](cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, horizon, *state,
-                               status)
+        plan_block[1, threads](cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, horizon, room,
+                               *state, status)
+        return int(status[0])
+    return run
+
+
+def _step(room: int) -> Callable[..., int]:
+    """plan_block's twin (planner.plan_step), at most `room` checks a call."""
+    def run(cols: ColumnArrays, params: np.ndarray, horizon: int, *state: np.ndarray) -> int:
+        status = np.full(1, -9, np.int64)
+        P.plan_step(1, cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, horizon, room, *state,
+                    status)
         return int(status[0])
     return run
 
@@ -138,6 +148,39 @@ def test_plan_block_matches_plan_pages(seed: int, nested: bool, ncols: int, thre
     assert k.PLAN_FULL in want["statuses"].tolist()
     for name, arr in want.items():
         np.testing.assert_array_equal(got[name], arr, err_msg=name)
+
+
+@pytest.mark.parametrize("room", [1, 3])
+def test_plan_block_stops_after_its_room(room: int) -> None:
+    """plan_block and its twin make at most `room` checks a call (PLAN_FULL with room left in the arrays: the host's
+    bound on the chain, which its cost model counts), and resumed call after call plan what plan_pages plans."""
+    cols, opts, rng, rows = _case(4, False, 17, 1000, True)
+    horizons = [*sorted(int(h) for h in rng.integers(0, rows, 2)), rows]
+    want = _drive(_sequential, cols, opts, horizons, capacity=3)
+    nev, nfl = int(want["sched"][k.SC_EVENTS]), int(want["sched"][k.SC_FLUSHES])
+    ncols = cols.desc.shape[0]
+    params = schedule_params(opts)
+    for name, run in (("block", _block(8, room)), ("twin", _step(room))):
+        sched = np.array([opts.page_size_check_min, 0, 0], dtype=np.int64)
+        cursor = np.zeros((ncols, k.S_COUNT), dtype=np.int64)
+        ev_row, ev_end = np.full(nev + 1, -7, np.int64), np.full(nev + 1, -7, np.int64)
+        ev_lev = np.full((nev + 1, ncols), -7, np.int32)
+        fl_col, fl_start = np.full(nfl + ncols, -7, np.int64), np.full(nfl + ncols, -7, np.int64)
+        calls = 0
+        for h in horizons:
+            status = k.PLAN_FULL
+            while status == k.PLAN_FULL:  # the arrays have room for all: only the call's room stops it
+                before = int(sched[k.SC_EVENTS])
+                status = run(cols, params, h, sched, cursor, ev_row, ev_end, ev_lev, fl_col, fl_start)
+                calls += 1
+                made = sched[k.SC_EVENTS] - before
+                assert made <= room and (status == k.PLAN_DONE or (status == k.PLAN_FULL and made == room)), name
+        assert calls >= nev // room, name  # each call stopped at its room
+        got = {"sched": sched, "cursor": cursor, "ev_row": ev_row, "ev_end": ev_end, "ev_lev": ev_lev,
+               "fl_col": fl_col, "fl_start": fl_start}
+        for key, arr in got.items():
+            n = nev if key.startswith("ev") else nfl if key.startswith("fl") else None
+            np.testing.assert_array_equal(arr[:n], want[key][:n], err_msg=f"{key} ({name})")
 
 
 def _replay(run: Callable[..., int], cols: ColumnArrays, params: np.ndarray, planned: dict[str, Any],

@@ -185,16 +185,18 @@ class DeviceSchedule:
         hold; one more sync. Returns the read as `_read`."""
         d, ar = self.device, self.win.arenas
         rows = max(0, horizon - int(sched[k.SC_NEXT]) + 1)
-        events = int(sched[k.SC_EVENTS]) + P.segment_checks(rows, self.ncols, self.params_host)
-        self._grow(events, int(sched[k.SC_FLUSHES]) + (events - int(sched[k.SC_EVENTS]) + 1) * self.ncols)
+        room = P.segment_checks(rows, self.ncols, self.params_host)  # the chain's length, at most: its serial loop
+        events = int(sched[k.SC_EVENTS]) + room
+        self._grow(events, int(sched[k.SC_FLUSHES]) + (room + 1) * self.ncols)
         while True:
             d.launch(steps.PLAN_REST, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, horizon,
-                     self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start,
+                     room, self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start,
                      self.plan_status)
             got = self._read(first_event, first_flush)
             if int(got[1][0]) == k.PLAN_DONE:
                 return got
-            self._grow(2 * len(self.ev_row), 2 * len(self.fl_col))  # not reached: the room is a bound
+            room *= 2  # not reached: the room is a bound
+            self._grow(int(got[0][k.SC_EVENTS]) + room, 2 * len(self.fl_col))
 
     def _read(self, first_event: int, first_flush: int) -> list[np.ndarray]:
         """One sync: the planner's counters and status, the conversion's and the value checks' refusals, and its

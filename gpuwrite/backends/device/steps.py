@@ -339,12 +339,13 @@ def _plan_emit_serial(items: int, *args: Any) -> int:
 
 def _plan_rest_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
     """After a segment that did not meet its guess: one block runs the rest of the chain of page checks (at most
-    ev_row's capacity, args[5]), a thread per column of each tile of T, as a segment's walk (`_plan_walk_serial`),
-    over all its columns' levels (the even share of the level words, as one segment)."""
+    `room`, args[3]: the checks the rows after the kept segments can hold, `planner.segment_checks`), a thread per
+    column of each tile of T, as a segment's walk (`_plan_walk_serial`), over all its columns' levels (the even share
+    of the level words, as one segment)."""
     cols = max(1, int(desc.shape[0]))
     tiles = _div(cols, T)
     per_check = tiles * (2 * _log2(T) + 4) + 2 * (_log2(T) + 2) + 4
-    return int(args[5].shape[0]) * per_check + tiles * _level_share(levels, bits, cols, 1)
+    return min(int(args[3]), int(args[6].shape[0])) * per_check + tiles * _level_share(levels, bits, cols, 1)
 
 
 PLAN_REST = Kernel("plan_rest", _cuda("plan.planner_cuda", "plan_block"), P.plan_step, serial=_plan_rest_serial)
