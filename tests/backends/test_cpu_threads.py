@@ -110,3 +110,38 @@ def test_the_last_batch_starts_its_costliest_column_first(monkeypatch: pytest.Mo
         pool.shutdown()
     assert started[0] == 2 and sorted(started) == [0, 1, 2]
     assert written == [0, 1, 2]  # still handed on in schema order
+
+
+def test_short_strings_start_before_a_column_of_more_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timeseries' status strings (few PLAIN bytes a value, but each hashed and looked up in the dictionary)
+    start before the timestamps, which have more bytes but cost less: started second, the strings ended the
+    write alone."""
+    from gpuwrite.backends.workpool import WorkPool
+    from gpuwrite.encode.compress import compressor
+    from gpuwrite.options.model import WriteOptions
+    from gpuwrite.pipeline.columns import leaf_data
+    from gpuwrite.pipeline.rebase import RebaseOptions
+    from gpuwrite.schema import FileSchema
+
+    rows = 40_000
+    table = pa.table({"ts": pa.array(range(rows), pa.int64()), "id": pa.array([i % 7 for i in range(rows)], pa.int32()),
+                      "status": pa.array(["ok", "warn", "ok", "ok"] * (rows // 4))})
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    options = cpu.ChunkOptions.for_leaves(schema.leaves, opts, compressor(opts.compression))
+    pool = WorkPool(2)
+    started: list[int] = []
+    submit = pool.submit
+
+    def record(fn: object, jobs: list, *args: object) -> object:
+        started.append(jobs[0][0])
+        return submit(fn, jobs, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pool, "submit", record)
+    encoders = cpu.CpuEncoders(schema.leaves, options, pool)
+    encoders.load([leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts)) for leaf in schema.leaves])
+    try:
+        encoders.encode([[(0, rows)]] * 3, lambda c: None)
+    finally:
+        pool.shutdown()
+    assert started == [2, 0, 1]
