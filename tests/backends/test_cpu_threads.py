@@ -145,3 +145,32 @@ def test_short_strings_start_before_a_column_of_more_bytes(monkeypatch: pytest.M
     finally:
         pool.shutdown()
     assert started == [2, 0, 1]
+
+
+def test_cost_of_adjoining_pages_is_measured_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column's cost over a batch of adjoining pages is its bytes over their whole span, found with two value
+    lookups, not two a page (a wide table's 80 columns of pages cost the main thread ~1 ms before any column
+    started); pages apart are measured apart."""
+    from gpuwrite.encode.compress import compressor
+    from gpuwrite.options.model import WriteOptions
+    from gpuwrite.pipeline.columns import leaf_data
+    from gpuwrite.pipeline.leafdata import LeafData
+    from gpuwrite.pipeline.rebase import RebaseOptions
+    from gpuwrite.schema import FileSchema
+
+    rows = 10_000
+    table = pa.table({"x": pa.array([None if i % 10 == 0 else i for i in range(rows)], pa.int64())})
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    options = cpu.ChunkOptions.for_leaves(schema.leaves, opts, compressor(opts.compression))
+    encoders = cpu.CpuEncoders(schema.leaves, options, None)
+    encoders.load([leaf_data(table.column(0), schema.leaves[0], RebaseOptions.of(opts))])
+    lookups: list[int] = []
+    value_index = LeafData.value_index
+    monkeypatch.setattr(LeafData, "value_index", lambda self, row: lookups.append(row) or value_index(self, row))
+    pages = [(a, a + 1000) for a in range(0, rows, 1000)]
+    assert encoders._cost(0, pages) == 9000 * 8  # the non-null values' PLAIN bytes
+    assert lookups == [0, rows]
+    lookups.clear()
+    assert encoders._cost(0, [(0, 1000), (5000, 6000)]) == 1800 * 8
+    assert lookups == [0, 1000, 5000, 6000]
