@@ -171,8 +171,8 @@ def report(profile: Profile, repeats: int, top: int) -> str:
 
 
 def thread_cpu(table_name: str, rows: int, repeats: int, codec: str = "snappy") -> dict[str, list[float]]:
-    """Each thread's CPU seconds in each of `repeats` writes (after one untimed), unprofiled: read from the
-    threads' own CPU clocks around each write (the pool's threads stay parked between writes)."""
+    """Each thread's CPU seconds in each of `repeats` writes (after one untimed) to a fresh path, unprofiled: read
+    from the threads' own CPU clocks around each write (the pool's threads stay parked between writes)."""
     import gpuwrite
 
     table = _tables().BUILDERS[table_name](rows, 1)
@@ -181,6 +181,7 @@ def thread_cpu(table_name: str, rows: int, repeats: int, codec: str = "snappy") 
         path = f"{folder}/out.parquet"
         gpuwrite.write_table(table, path, compression=codec)
         for _ in range(repeats):
+            Path(path).unlink()  # a fresh path, as write_bench's: replacing the last file frees its pages in the write
             gc.collect()
             clocks = {t.name: time.pthread_getcpuclockid(t.ident) for t in threading.enumerate() if t.ident}
             before = {name: time.clock_gettime(clock) for name, clock in clocks.items()}
