@@ -8,6 +8,7 @@ microsecond a call; the table's totals are per write, averaged over --repeats wr
 
     .venv/bin/python bench/step_profile.py strings                    # 1,000,000 rows, 5 writes
     .venv/bin/python bench/step_profile.py nested --scale 0.2 --repeats 9 --top 20
+    .venv/bin/python bench/step_profile.py timeseries --threads 8         # and per thread: the serial parts
 """
 
 from __future__ import annotations
@@ -50,11 +51,18 @@ class Profile:
 
     seconds: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     calls: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    # with `threads`: every call as (thread name, label, wall start, wall end, self thread-CPU), and each
+    # write's wall start and end, for the per-thread phases (`thread_report`)
+    threads: bool = False
+    events: list[tuple[str, str, float, float, float]] = field(default_factory=list)
+    writes: list[tuple[float, float]] = field(default_factory=list)
 
     def clear(self) -> None:
         """Forget what was recorded (the untimed first write's)."""
         self.seconds.clear()
         self.calls.clear()
+        self.events.clear()
+        self.writes.clear()
 
 
 def _wrapped(fn: Callable[..., Any], label: str, profile: Profile, local: threading.local) -> Callable[..., Any]:
@@ -66,6 +74,7 @@ def _wrapped(fn: Callable[..., Any], label: str, profile: Profile, local: thread
         if stack is None:
             stack = local.stack = []
         stack.append(0.0)  # the wrapped callees' time
+        began = time.perf_counter() if profile.threads else 0.0
         start = time.thread_time()
         try:
             return fn(*args, **kwargs)
@@ -74,18 +83,22 @@ def _wrapped(fn: Callable[..., Any], label: str, profile: Profile, local: thread
             inner = stack.pop()
             profile.seconds[label] += total - inner
             profile.calls[label] += 1
+            if profile.threads:
+                profile.events.append((threading.current_thread().name, label, began, time.perf_counter(),
+                                       total - inner))
             if stack:
                 stack[-1] += total
     return call
 
 
 @contextmanager
-def profiled() -> Iterator[Profile]:
-    """While inside, gpuwrite's functions and the kernels they call record into the Profile yielded; every
-    name is put back on the way out. Modules imported later are not covered: write once before entering."""
+def profiled(threads: bool = False) -> Iterator[Profile]:
+    """While inside, gpuwrite's functions and the kernels they call record into the Profile yielded (with
+    `threads`, every call's thread and wall times too); every name is put back on the way out. Modules imported
+    later are not covered: write once before entering."""
     from numba.core.registry import CPUDispatcher
 
-    profile, local = Profile(), threading.local()
+    profile, local = Profile(threads=threads), threading.local()
     modules = [m for n, m in list(sys.modules.items()) if n.startswith("gpuwrite") and m is not None]
     wrapper: dict[int, Callable[..., Any]] = {}
     undo: list[tuple[Any, str, Any]] = []
@@ -123,7 +136,8 @@ def profiled() -> Iterator[Profile]:
             setattr(owner, name, value)
 
 
-def run(table_name: str, rows: int, repeats: int, codec: str = "snappy") -> tuple[Profile, list[float], list[float]]:
+def run(table_name: str, rows: int, repeats: int, codec: str = "snappy",
+        threads: bool = False) -> tuple[Profile, list[float], list[float]]:
     """Write the table repeats + 1 times under `profiled` (the first untimed): the profile of the timed writes,
     and each one's process CPU and wall seconds."""
     import gpuwrite
@@ -133,7 +147,7 @@ def run(table_name: str, rows: int, repeats: int, codec: str = "snappy") -> tupl
     with tempfile.TemporaryDirectory() as folder:
         path = f"{folder}/out.parquet"
         gpuwrite.write_table(table, path, compression=codec)  # every module and kernel loaded before wrapping
-        with profiled() as profile:
+        with profiled(threads) as profile:
             for r in range(repeats + 1):
                 if r == 1:
                     profile.clear()
@@ -143,6 +157,7 @@ def run(table_name: str, rows: int, repeats: int, codec: str = "snappy") -> tupl
                 if r:
                     wall.append(time.perf_counter() - start)
                     cpu.append(time.process_time() - start_cpu)
+                    profile.writes.append((start, start + wall[-1]))
     return profile, cpu, wall
 
 
@@ -155,6 +170,81 @@ def report(profile: Profile, repeats: int, top: int) -> str:
     return "\n".join(lines)
 
 
+def thread_cpu(table_name: str, rows: int, repeats: int, codec: str = "snappy") -> dict[str, list[float]]:
+    """Each thread's CPU seconds in each of `repeats` writes (after one untimed) to a fresh path, unprofiled: read
+    from the threads' own CPU clocks around each write (the pool's threads stay parked between writes)."""
+    import gpuwrite
+
+    table = _tables().BUILDERS[table_name](rows, 1)
+    out: dict[str, list[float]] = defaultdict(list)
+    with tempfile.TemporaryDirectory() as folder:
+        path = f"{folder}/out.parquet"
+        gpuwrite.write_table(table, path, compression=codec)
+        for _ in range(repeats):
+            Path(path).unlink()  # a fresh path, as write_bench's: replacing the last file frees its pages in the write
+            gc.collect()
+            clocks = {t.name: time.pthread_getcpuclockid(t.ident) for t in threading.enumerate() if t.ident}
+            before = {name: time.clock_gettime(clock) for name, clock in clocks.items()}
+            gpuwrite.write_table(table, path, compression=codec)
+            for name, clock in clocks.items():
+                out[name].append(time.clock_gettime(clock) - before[name])
+    return out
+
+
+def thread_cpu_report(cpu: dict[str, list[float]]) -> str:
+    """Median CPU ms per write of each thread that ran, busiest first."""
+    medians = {name: sorted(v)[len(v) // 2] for name, v in cpu.items() if max(v) > 1e-4}
+    return "unprofiled, median thread CPU ms/write: " + ", ".join(
+        f"{name} {sec * 1000:.1f}" for name, sec in sorted(medians.items(), key=lambda kv: -kv[1]))
+
+
+MAIN = "MainThread"
+POOL_WORK = ("backends.workpool.WorkPool.submit", "backends.workpool.WorkPool.submit_later")
+
+
+def thread_phases(profile: Profile) -> tuple[dict[str, dict[str, dict[str, float]]], list[float]]:
+    """Self thread-CPU seconds summed over the writes, by thread, phase and label; and each write's busiest
+    worker's CPU. The main thread's phases: "before" (calls ending before the write's first job reaches the
+    pool: serial, nothing else runs), "after" (calls ending after the other threads' last call: serial too)
+    and "during"; other threads' all "during". A call's self time is charged to the phase it ends in."""
+    out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(float)))
+    busiest = []
+    for start, end in profile.writes:
+        events = [e for e in profile.events if start <= e[2] and e[3] <= end]
+        first = min((e[2] for e in events if e[0] == MAIN and e[1] in POOL_WORK), default=end)
+        last = max((e[3] for e in events if e[0] != MAIN), default=start)
+        workers: dict[str, float] = defaultdict(float)
+        for thread, label, began, ended, seconds in events:
+            if thread != MAIN:
+                phase = "during"
+                workers[thread] += seconds
+            else:
+                phase = "before" if ended <= first else "after" if began >= last else "during"
+            out[thread][phase][label] += seconds
+        busiest.append(max(workers.values(), default=0.0))
+    return out, busiest
+
+
+def thread_report(profile: Profile, repeats: int, top: int) -> str:
+    """Per thread and phase (`thread_phases`): ms per write and its costliest labels; and the critical path
+    estimate: the main thread's serial phases plus each write's busiest worker's CPU (averaged)."""
+    phases, busiest = thread_phases(profile)
+    lines = [f"{'ms/write':>9}  thread / phase, self thread-CPU (top {top} labels each)"]
+    for thread in sorted(phases, key=lambda t: (t != MAIN, t)):
+        for phase in ("before", "during", "after"):
+            labels = phases[thread].get(phase)
+            if not labels:
+                continue
+            lines.append(f"{sum(labels.values()) / repeats * 1000:9.1f}  {thread} {phase}")
+            for label, seconds in sorted(labels.items(), key=lambda kv: -kv[1])[:top]:
+                lines.append(f"{seconds / repeats * 1000:13.2f}    {label}")
+    serial = sum(sum(phases[MAIN].get(p, {}).values()) for p in ("before", "after")) / repeats
+    worker = sum(busiest) / max(1, len(busiest))
+    lines.append(f"critical path ~ {(serial + worker) * 1000:.1f} ms/write: main serial {serial * 1000:.1f} "
+                 f"+ busiest worker {worker * 1000:.1f} (each write's, averaged; with the profiler's cost)")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Profile a table's writes and print the steps' thread CPU."""
     tables = _tables()
@@ -164,14 +254,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="profiled writes after one untimed")
     parser.add_argument("--top", type=int, default=30, help="steps listed")
     parser.add_argument("--codec", default="snappy")
+    parser.add_argument("--threads", type=int, default=0, metavar="TOP",
+                        help="also each thread's CPU by phase (main: before the first job reaches the pool, "
+                             "during, after the last job), with its TOP labels")
     args = parser.parse_args(argv)
     rows = max(1, int(tables.ROWS[args.table] * args.scale))
-    profile, cpu, wall = run(args.table, rows, args.repeats, args.codec)
+    profile, cpu, wall = run(args.table, rows, args.repeats, args.codec, threads=args.threads > 0)
     cpu.sort()
     wall.sort()
     print(f"{args.table}: {rows:,} rows, {args.repeats} profiled writes: process CPU median "
           f"{cpu[len(cpu) // 2]:.3f} s, wall median {wall[len(wall) // 2]:.3f} s (with the profiler's cost)")
     print(report(profile, args.repeats, args.top))
+    if args.threads:
+        print(thread_report(profile, args.repeats, args.threads))
+        print(thread_cpu_report(thread_cpu(args.table, rows, args.repeats, args.codec)))
     return 0
 
 

@@ -336,3 +336,18 @@ def test_step_profile_charges_kernels_and_steps_then_unwraps() -> None:
     assert all(seconds >= -1e-6 for seconds in profile.seconds.values())
     assert "encode.chunk.ChunkEncoder.encode_page" in profiler.report(profile, 2, 50)
     assert chunk.ChunkEncoder.encode_page is encode_page and chunk.delta_encode is delta_encode
+
+
+def test_step_profile_splits_each_threads_cpu_by_phase() -> None:
+    """bench/step_profile.py --threads: the calls' self CPU is charged to their thread and phase (the main
+    thread's before the first pool job, during, after the last), the phases adding up to nearly the profile's
+    total (a pool thread's call that ends after its write returned is in no write); the unprofiled per-thread
+    CPU names the main thread."""
+    profiler = _bench("step_profile")
+    profile, _, _ = profiler.run("wide", 3000, 2, threads=True)
+    phases, busiest = profiler.thread_phases(profile)
+    assert len(busiest) == 2 and "before" in phases["MainThread"]
+    charged = sum(sec for thread in phases.values() for labels in thread.values() for sec in labels.values())
+    assert 0.9 * sum(profile.seconds.values()) <= charged <= sum(profile.seconds.values()) + 1e-9
+    assert "critical path" in profiler.thread_report(profile, 2, 3)
+    assert "MainThread" in profiler.thread_cpu_report(profiler.thread_cpu("wide", 3000, 2))

@@ -12,6 +12,7 @@ kernels in `kernels/convert/checks.py` over the Arrow buffers). Errors name the 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -81,7 +82,7 @@ def checked_in_conversion(leaf: Leaf) -> bool:
 
 def check_batch(piece: ArrowPiece, schema: FileSchema, opts: CheckOptions, written: int,
                 on_device: Callable[[Leaf], bool] | None = None, pool: WorkPool | None = None, *,
-                deferred: Callable[[Leaf], bool] | None = None) -> None:
+                deferred: Callable[[Leaf], bool] | None = None, background: bool = False) -> list[Future]:
     """Raise a GpuwriteError naming the column (and row) if the writer must refuse `piece`; change nothing.
 
     `opts`: what the checks read of the write options (`CheckOptions.of`). `written` is the number of rows the
@@ -92,9 +93,13 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: CheckOptions, writt
     `pool`: the writer's threads, which check the leaves side by side. `deferred`: leaves whose decimal
     precision the caller has checked where the batch is converted next (`checked_in_conversion`); when
     another check fails, the batch is checked again in full, so the error is the one a full check raises.
+    `background` (with a pool): the leaves' value checks are left running on the pool, their futures returned
+    in schema order for the caller to wait for (`wait_in_order`; on a failure, check the batch again in full
+    for its error), so the batch's encoding need not wait for them; else the list is empty.
     """
     try:
-        _check_batch(piece, schema, opts, written, on_device=on_device, pool=pool, deferred=deferred)
+        return _check_batch(piece, schema, opts, written, on_device=on_device, pool=pool, deferred=deferred,
+                            background=background)
     except GpuwriteError:
         if deferred is None:
             raise
@@ -104,11 +109,11 @@ def check_batch(piece: ArrowPiece, schema: FileSchema, opts: CheckOptions, writt
 
 def _check_batch(piece: ArrowPiece, schema: FileSchema, opts: CheckOptions, written: int, *,
                  on_device: Callable[[Leaf], bool] | None, pool: WorkPool | None,
-                 deferred: Callable[[Leaf], bool] | None) -> None:
+                 deferred: Callable[[Leaf], bool] | None, background: bool = False) -> list[Future]:
     """check_batch, without the decimal precision check of the `deferred` leaves."""
     _check_names_and_types(piece, schema)
     if piece.num_rows == 0:
-        return
+        return []
     if isinstance(piece, DeviceTable):
         _device_batch_checks(piece, schema, written, on_device)
     host_jobs: list[tuple[Leaf, list[tuple[Finder, Describe]]]] = []
@@ -133,13 +138,17 @@ def _check_batch(piece: ArrowPiece, schema: FileSchema, opts: CheckOptions, writ
         elif checks or leaf.nested or (not leaf.nullable and piece.column(leaf.index).null_count):
             host_jobs.append((leaf, checks))  # _present_values refuses nulls in non-nullable fields, nested too
         # else a flat leaf with no value check and no refused null: nothing to read
-    if pool is None or len(host_jobs) < 2 or piece.num_rows < THREADED_CHECK_ROWS:
+    if pool is None or len(host_jobs) < (1 if background else 2) or piece.num_rows < THREADED_CHECK_ROWS:
         for leaf, checks in host_jobs:
             _check_leaf(piece, leaf, checks, written)
-        return
+        return []
     # the leaves side by side on the writer's threads (the checks' kernels release the GIL); waited for in
     # schema order, so the error is the first failing leaf's, as when checked one after another
-    wait_in_order([pool.submit(_check_leaf, piece, leaf, checks, written) for leaf, checks in host_jobs])
+    futures = [pool.submit(_check_leaf, piece, leaf, checks, written) for leaf, checks in host_jobs]
+    if background:  # a timeseries' one string column checked while its other columns encode, not before
+        return futures
+    wait_in_order(futures)
+    return []
 
 
 def _check_leaf(piece: ArrowPiece, leaf: Leaf, checks: list[tuple[Finder, Describe]], written: int) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import Future
 from typing import Any
 
 import pyarrow as pa
@@ -19,6 +20,7 @@ from ..assemble.bloom import warn_if_filters_outweigh_data
 from ..assemble.file import FileAssembler, FileLayout
 from ..assemble.store_sink import open_sink
 from ..backends import RowGroupBuilder, kernel_cache, open_backend, resolve_device
+from ..backends.workpool import wait_in_order
 from ..encode.compress import CODEC_IDS
 from ..errors import GpuwriteError, UnsupportedTypeError, WideDecimalError
 from ..integrations.arrow import ArrowPiece, as_arrow_piece
@@ -90,6 +92,9 @@ class FileWriter:
         # rows written before each (see write): checked again in full if the conversion finds a wide decimal
         self._deferred: list[tuple[ArrowPiece, int]] = []
         self._defer_all = False  # see check_at_conversion
+        # batches written with more=False whose value checks still run on the pool (their futures, the batch and
+        # the rows written before it): waited for before the file is committed (`_wait_checks`)
+        self._checking: list[tuple[list[Future], ArrowPiece, int]] = []
         self.result: FileResult | None = None
 
     # -- input -------------------------------------------------------------------------------------
@@ -103,14 +108,24 @@ class FileWriter:
         `more=False`: close() comes next, so the rows are encoded there, knowing the input ends with them
         (the last row group's chunks then reach the file while its last columns encode; same bytes). The CPU
         path then checks flat decimals against their precision as it converts them, in the pass that reads
-        them anyway: a decimal too wide makes close() raise the error this method would have raised, and
+        them anyway, and runs the batch's value checks (UTF-8, nulls, ...) on its threads while the rows are
+        encoded, not before: a value refused makes close() raise the error this method would have raised, and
         abort (nothing is left at the path).
         """
         self._check_open()
+        try:
+            self._wait_checks()  # an earlier more=False batch's (close() normally comes next)
+        except BaseException as exc:
+            self._fail(exc)
+            raise
         piece = self._piece(data)
         defer = (not more or self._defer_all) and self._backend.converts_on_host and self.options.validate
-        check_batch(piece, self.schema, self._checks, self._rows_in, self._backend.checks_values,
-                    getattr(self._backend, "pool", None), deferred=checked_in_conversion if defer else None)
+        pool = getattr(self._backend, "pool", None)
+        checking = check_batch(piece, self.schema, self._checks, self._rows_in, self._backend.checks_values, pool,
+                               deferred=checked_in_conversion if defer else None,
+                               background=not more and self._backend.converts_on_host)
+        if checking:
+            self._checking.append((checking, piece, self._rows_in))
         if piece.num_rows == 0:
             return
         try:
@@ -132,6 +147,7 @@ class FileWriter:
         a new one. A failure while encoding aborts the file, as in write()."""
         self._check_open()
         try:
+            self._wait_checks()
             with collector_paused():
                 self._drive(final=True)
             self._deferred = []  # every row written is converted, and so checked
@@ -158,6 +174,13 @@ class FileWriter:
         instead of leaving the writer usable: for callers that give up the file on any error, as a Spark
         task does, where the check cost a tenth of the task's encoding time."""
         self._defer_all = True
+
+    def _wait_checks(self) -> None:
+        """Wait for the value checks left running on the pool (`write(more=False)`); a refused batch raises its
+        check's error (the caller's `_fail` turns it into the batch's full check error and aborts)."""
+        for futures, _, _ in self._checking:
+            wait_in_order(futures)
+        self._checking = []
 
     def _forget_checked(self) -> None:
         """Let go of the deferred batches whose rows are all converted (and so checked): kept, they would hold
@@ -257,6 +280,7 @@ class FileWriter:
         with collector_paused():
             try:
                 self._drive(final=True)
+                self._wait_checks()
                 meta = self._assembler.finish(self.footer_key_value())
                 size = self._sink.commit()
                 self._window.clear()  # nothing of the caller's data is kept once the file is written
@@ -273,11 +297,15 @@ class FileWriter:
 
     def _fail(self, exc: BaseException) -> None:
         """Abort after a failure while encoding or writing; a wide decimal found in a batch whose check was
-        deferred to its conversion raises that batch's full check error instead (naming the column and row)."""
-        self.abort()
-        if isinstance(exc, WideDecimalError):
+        deferred to its conversion, or by a check left running on the pool, raises that batch's full check error
+        instead (naming the column and row)."""
+        self.abort()  # the pool's queued jobs run or are cancelled: every check's future is settled
+        checking, self._checking = self._checking, []
+        failed = [(piece, written) for futures, piece, written in checking
+                  if any(f.cancelled() or f.exception() is not None for f in futures)]
+        if isinstance(exc, WideDecimalError) or failed:
             deferred, self._deferred = self._deferred, []
-            for piece, written in deferred:
+            for piece, written in sorted([*failed, *deferred], key=lambda pw: pw[1]):  # the first batch's error
                 try:
                     check_batch(piece, self.schema, self._checks, written)
                 except GpuwriteError as err:

@@ -65,15 +65,23 @@ def head_words(data: np.ndarray, start: int, end: int) -> tuple:
 
 
 @jit_inline
-def _head_words_inside(data: np.ndarray, start: int, end: int) -> tuple:
-    """head_words of a value that starts at least 16 bytes before the end of `data`: its two words loaded
-    without load_tail's bounds test (a third of a short value's hashing time)."""
+def _words(data: np.ndarray, start: int, end: int) -> tuple:
+    """head_words' two words of data[start:end] without the hash (`_hashed` adds it)."""
     us = np.uint64(start)
-    ue = np.uint64(end)
-    n = ue - us
+    n = np.uint64(end) - us
     k0 = min(n, np.uint64(8))
-    return _hashed(data, us, ue, load_u64(data, us) & low_bytes_mask(k0),
-                   load_u64(data, us + np.uint64(8)) & low_bytes_mask(min(n, np.uint64(16)) - k0))
+    return load_tail(data, us, k0), load_tail(data, us + np.uint64(8), min(n, np.uint64(16)) - k0)
+
+
+@jit_inline
+def _words_inside(data: np.ndarray, start: int, end: int) -> tuple:
+    """_words of a value that starts at least 16 bytes before the end of `data`: loaded without load_tail's
+    bounds test (a third of a short value's hashing time)."""
+    us = np.uint64(start)
+    n = np.uint64(end) - us
+    k0 = min(n, np.uint64(8))
+    return (load_u64(data, us) & low_bytes_mask(k0),
+            load_u64(data, us + np.uint64(8)) & low_bytes_mask(min(n, np.uint64(16)) - k0))
 
 
 @jit_inline
@@ -87,7 +95,7 @@ def hash_words(data: np.ndarray, start: int, end: int) -> np.uint64:
 @jit
 def _inside_end(offsets: np.ndarray, data: np.ndarray, start: int, end: int) -> int:
     """The first value of start..end from which on values may start within 16 bytes of the end of `data`
-    (_head_words_inside serves the values before it); offsets ascend, so a scan back from `end`."""
+    (_words_inside serves the values before it); offsets ascend, so a scan back from `end`."""
     last = np.int64(data.shape[0]) - 16
     k = end
     while k > start and offsets[k - 1] > last:
@@ -184,20 +192,33 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
     FIXED_LEN_BYTE_ARRAY and INT96). The entry that overflows gets an id but no bytes (an empty entry).
     `entry_head` (uint64[capacity, 3]) holds each entry's head_words: a value matches an entry when hash, both
     words and length are equal (one test, no branch on the length), and only a value longer than 16 bytes
-    compares the rest of its bytes.
+    compares the rest of its bytes. A value equal to the one before it (a run, as in a column of statuses that
+    are mostly "ok") takes that one's id from its words and length, without hashing or a table lookup.
     """
     mask = np.uint64(table.shape[0] - 1)
     base = np.uint64(start)  # unsigned indices: no negative-index wrap-around test per access
     inside = np.uint64(_inside_end(offsets, data, start, end) - start)
+    # the value before: its words, length (none matches the first value's), start and id
+    pw0 = pw1 = np.uint64(0)
+    pn = np.uint64(1) << np.uint64(63)
+    ps = offsets[base]
+    pid = -1
     for j in range(np.uint64(0), np.uint64(end - start)):
         i = base + j
         s = offsets[i]
         t = offsets[i + np.uint64(1)]
         n = np.uint64(t - s)
         if j < inside:
-            h, w0, w1 = _head_words_inside(data, s, t)
+            w0, w1 = _words_inside(data, s, t)
         else:
-            h, w0, w1 = head_words(data, s, t)
+            w0, w1 = _words(data, s, t)
+        if ((pw0 ^ w0) | (pw1 ^ w1) | (pn ^ n)) == np.uint64(0):
+            rest = max(n, np.uint64(16)) - np.uint64(16)
+            if rest == np.uint64(0) or same_bytes(data, ps + 16, data, s + 16, rest):
+                ids[j] = pid
+                continue
+        h = _hashed(data, np.uint64(s), np.uint64(t), w0, w1)[0]
+        pw0, pw1, pn, ps = w0, w1, n, s
         slot = h & mask
         while True:
             e = table[slot]
@@ -218,6 +239,7 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
                 copy_bytes(entry_data, p, data, s, t - s)
                 entry_offsets[un + np.uint64(1)] = p + (t - s)
                 ids[j] = n_entries
+                pid = n_entries
                 n_entries += 1
                 break
             ue = np.uint64(e)
@@ -228,6 +250,7 @@ def bytes_insert(offsets: np.ndarray, data: np.ndarray, start: int, end: int, ta
                 rest = max(n, np.uint64(16)) - np.uint64(16)
                 if rest == np.uint64(0) or same_bytes(entry_data, a0 + 16, data, s + 16, rest):
                     ids[j] = e
+                    pid = e
                     break
             slot = (slot + np.uint64(1)) & mask
     return n_entries, dict_bytes, -1

@@ -110,3 +110,67 @@ def test_the_last_batch_starts_its_costliest_column_first(monkeypatch: pytest.Mo
         pool.shutdown()
     assert started[0] == 2 and sorted(started) == [0, 1, 2]
     assert written == [0, 1, 2]  # still handed on in schema order
+
+
+def test_short_strings_start_before_a_column_of_more_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A timeseries' status strings (few PLAIN bytes a value, but each hashed and looked up in the dictionary)
+    start before the timestamps, which have more bytes but cost less: started second, the strings ended the
+    write alone."""
+    from gpuwrite.backends.workpool import WorkPool
+    from gpuwrite.encode.compress import compressor
+    from gpuwrite.options.model import WriteOptions
+    from gpuwrite.pipeline.columns import leaf_data
+    from gpuwrite.pipeline.rebase import RebaseOptions
+    from gpuwrite.schema import FileSchema
+
+    rows = 40_000
+    table = pa.table({"ts": pa.array(range(rows), pa.int64()), "id": pa.array([i % 7 for i in range(rows)], pa.int32()),
+                      "status": pa.array(["ok", "warn", "ok", "ok"] * (rows // 4))})
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    options = cpu.ChunkOptions.for_leaves(schema.leaves, opts, compressor(opts.compression))
+    pool = WorkPool(2)
+    started: list[int] = []
+    submit = pool.submit
+
+    def record(fn: object, jobs: list, *args: object) -> object:
+        started.append(jobs[0][0])
+        return submit(fn, jobs, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pool, "submit", record)
+    encoders = cpu.CpuEncoders(schema.leaves, options, pool)
+    encoders.load([leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts)) for leaf in schema.leaves])
+    try:
+        encoders.encode([[(0, rows)]] * 3, lambda c: None)
+    finally:
+        pool.shutdown()
+    assert started == [2, 0, 1]
+
+
+def test_cost_of_adjoining_pages_is_measured_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column's cost over a batch of adjoining pages is its bytes over their whole span, found with two value
+    lookups, not two a page (a wide table's 80 columns of pages cost the main thread ~1 ms before any column
+    started); pages apart are measured apart."""
+    from gpuwrite.encode.compress import compressor
+    from gpuwrite.options.model import WriteOptions
+    from gpuwrite.pipeline.columns import leaf_data
+    from gpuwrite.pipeline.leafdata import LeafData
+    from gpuwrite.pipeline.rebase import RebaseOptions
+    from gpuwrite.schema import FileSchema
+
+    rows = 10_000
+    table = pa.table({"x": pa.array([None if i % 10 == 0 else i for i in range(rows)], pa.int64())})
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    options = cpu.ChunkOptions.for_leaves(schema.leaves, opts, compressor(opts.compression))
+    encoders = cpu.CpuEncoders(schema.leaves, options, None)
+    encoders.load([leaf_data(table.column(0), schema.leaves[0], RebaseOptions.of(opts))])
+    lookups: list[int] = []
+    value_index = LeafData.value_index
+    monkeypatch.setattr(LeafData, "value_index", lambda self, row: lookups.append(row) or value_index(self, row))
+    pages = [(a, a + 1000) for a in range(0, rows, 1000)]
+    assert encoders._cost(0, pages) == 9000 * 8  # the non-null values' PLAIN bytes
+    assert lookups == [0, rows]
+    lookups.clear()
+    assert encoders._cost(0, [(0, 1000), (5000, 6000)]) == 1800 * 8
+    assert lookups == [0, 1000, 5000, 6000]

@@ -206,6 +206,29 @@ def test_bytes_insert(values: list[bytes], cuts: list[int], overhead: int, limit
     run_bytes(values, cuts, overhead, limit)
 
 
+run_values = st.sampled_from([b"ok", b"ok\x00", b"warn", b"", b"0123456789abcdefX", b"0123456789abcdefY",
+                              b"0123456789abcdef", b"0123456789abcdefXY"]) | st.binary(max_size=24)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(run_values, st.integers(1, 9)), max_size=60), cuts_strategy, st.sampled_from([0, 4]),
+       limits)
+def test_bytes_insert_runs(runs: list[tuple[bytes, int]], cuts: list[int], overhead: int, limit: int) -> None:
+    """Values in runs (a status column's mostly "ok"), each taking the id of the value before it when equal:
+    neighbours equal in their words but not their length, or in their first 16 bytes but not after, get their
+    own ids; runs across page cuts, the limit passed inside a run."""
+    run_bytes([v for v, k in runs for _ in range(k)], cuts, overhead, limit)
+
+
+def test_bytes_insert_run_after_an_entry_found_and_a_new_one() -> None:
+    """A run's value repeats the id of the value before it, whether that value was found in the table or
+    just added; a page starts without a value before it."""
+    values = [b"ok", b"ok", b"warn", b"ok", b"ok", b"warn", b"warn", b"0123456789abcdefX", b"0123456789abcdefY",
+              b"0123456789abcdefY"]
+    run_bytes(values, [0, 3, 4], 4, UNLIMITED)
+    run_bytes(values, [], 0, 12)
+
+
 def test_overflow_is_strictly_greater() -> None:
     """Reaching the limit exactly is allowed; the entry that passes it is the overflow."""
     keys = np.array([1, 2, 1, 3, 4], dtype=np.int64)

@@ -318,6 +318,56 @@ def test_last_batch_with_a_wide_decimal_fails_at_close_with_its_rows_named(tmp_p
     assert list(tmp_path.iterdir()) == []
 
 
+def test_last_batch_strings_are_checked_on_the_pool_while_its_columns_encode(tmp_path, monkeypatch):
+    """write_table's last batch (more=False): its UTF-8 check runs on a pool thread, and the columns' encoding
+    starts without waiting for it (a timeseries' one string column was checked on the calling thread, alone,
+    before any column was encoded); the file is the same."""
+    import threading
+
+    from gpuwrite.backends.cpu import CpuEncoders
+    from gpuwrite.pipeline import validate
+
+    table = pa.table({"n": pa.array(np.arange(5000)), "s": pa.array(["ok", "warn"] * 2500)})
+    gpuwrite.write_table(table, tmp_path / "before.parquet")
+    encoding, seen = threading.Event(), []
+    real_check, real_encode = validate._check_leaf, CpuEncoders.encode
+
+    def check(*args):
+        seen.append((threading.current_thread() is threading.main_thread(), encoding.wait(timeout=5)))
+        return real_check(*args)
+
+    def encode(self, *args, **kwargs):
+        encoding.set()
+        return real_encode(self, *args, **kwargs)
+
+    monkeypatch.setattr(validate, "THREADED_CHECK_ROWS", 1)
+    monkeypatch.setattr(validate, "_check_leaf", check)
+    monkeypatch.setattr(CpuEncoders, "encode", encode)
+    gpuwrite.write_table(table, tmp_path / "after.parquet")
+    assert seen == [(False, True)]  # off the calling thread, and still running when the encoding began
+    assert (tmp_path / "after.parquet").read_bytes() == (tmp_path / "before.parquet").read_bytes()
+
+
+def test_last_batch_checked_on_the_pool_fails_at_close_with_its_own_error(tmp_path, monkeypatch):
+    """A bad string in a batch written with more=False, checked on the pool: write() returns, close() raises
+    the error a full check raises (the first failing column in schema order, its row in the batch and the
+    file) and aborts, leaving nothing behind."""
+    from gpuwrite.pipeline import validate
+
+    monkeypatch.setattr(validate, "THREADED_CHECK_ROWS", 1)
+    good = pa.table({"n": pa.array(np.arange(100)), "s": pa.array(["ok"] * 100), "t": pa.array(["x"] * 100)})
+    bad = pa.table({"n": pa.array([1, 2, 3]), "s": pa.array(["a", "b", "c"]), "t": _bad_utf8(3, 1)})
+    expected = _streamed_error(bad, tmp_path / "streamed.parquet")
+    assert "column 't', row 1 of the batch" in expected
+    writer = gpuwrite.ParquetWriter(tmp_path / "x.parquet", good.schema)
+    writer.write(good)
+    writer.write(bad, more=False)  # checked meanwhile on the pool
+    with pytest.raises(ValueCheckError) as err:
+        writer.close()
+    assert str(err.value) == expected.replace("(row 1 of the file)", "(row 101 of the file)")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_check_at_conversion_defers_every_batch_and_keeps_its_error(tmp_path, monkeypatch):
     """A writer told to check at conversion (a Spark task's, a dataset's) leaves every batch's flat decimals to
     the conversion, forgets each batch once its rows are converted (a streaming writer holds no input), and a
