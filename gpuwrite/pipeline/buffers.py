@@ -19,9 +19,6 @@ The GPU backend keeps its upload staging buffers by the same rules (`Slabs` with
 
 from __future__ import annotations
 
-import ctypes
-import errno
-import mmap
 import os
 import sys
 import threading
@@ -62,31 +59,6 @@ def _host_slab(nbytes: int) -> np.ndarray:
     return np.empty(nbytes, dtype=np.uint8)
 
 
-_MADV_POPULATE_WRITE = 23  # Linux 5.14+ (asm-generic/mman-common.h): fault a range in, writable, in one call
-_populate_state: dict[str, Any] = {}
-
-
-def _populate(address: int, nbytes: int) -> None:
-    """Fault in the pages of [address, address + nbytes) for writing in one madvise call (the GIL let go
-    meanwhile); nothing where the call is missing or refused (another OS, an older kernel: the pages then fault
-    one by one as they are written, as before)."""
-    call = _populate_state.get("madvise", False)
-    if call is False:
-        call = None
-        if sys.platform.startswith("linux"):
-            try:
-                call = ctypes.CDLL(None, use_errno=True).madvise
-                call.argtypes, call.restype = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int], ctypes.c_int
-            except (OSError, AttributeError):
-                call = None
-        _populate_state["madvise"] = call
-    if call is None:
-        return
-    start = address - address % mmap.PAGESIZE
-    if call(start, address + nbytes - start, _MADV_POPULATE_WRITE) != 0 and ctypes.get_errno() == errno.EINVAL:
-        _populate_state["madvise"] = None  # the kernel does not know the advice: never ask again
-
-
 class Slabs:
     """Slabs kept for reuse and their reaper: the process's host slabs (`empty`), or another kind of host memory
     (`alloc`: bytes -> uint8 array, such as the GPU backend's pinned staging buffers) under the same rules;
@@ -103,9 +75,6 @@ class Slabs:
         self.reaper: threading.Thread | None = None
         self.created = 0  # slabs allocated from the system (tests count them)
         self.created_bytes = 0  # ... and their bytes (memory a write may touch afresh: bench/first_write.py)
-        # host slabs not yet written all through: id -> bytes from its start faulted in (`prefault`)
-        self.fresh: dict[int, int] = {}
-        self.prefaults = alloc is _host_slab  # (pinned memory comes mapped)
         self.reused = 0  # requests served by a free slab
 
     def free_bytes(self) -> int:
@@ -135,37 +104,10 @@ class Slabs:
             self.slabs.append(slab)
             self.created += 1
             self.created_bytes += slab.nbytes
-            if self.prefaults:
-                self.fresh[id(slab)] = 0
             if self.reaper is None:
                 self.reaper = threading.Thread(target=self._reap, name=self.name, daemon=True)
                 self.reaper.start()
             return slab
-
-    def prefault(self, part: np.ndarray) -> None:
-        """Fault in `part` (a view of one of the slabs, about to be written) in one call where its slab is fresh
-        past what was written before: a first write otherwise takes a page fault per 4 KiB of each new slab as
-        its kernels and copies reach it (100,000 of them for store_sales); the call costs about a third less
-        CPU than as many faults. Slabs written through before (a warm write's) cost a dictionary look-up."""
-        slab = part.base
-        mark = self.fresh.get(id(slab)) if isinstance(slab, np.ndarray) else None
-        if mark is None or not isinstance(slab, np.ndarray):
-            return
-        start = part.ctypes.data - slab.ctypes.data
-        end = start + part.nbytes
-        if end <= mark or start < 0 or end > slab.nbytes:
-            return
-        lo = max(start, mark)
-        _populate(slab.ctypes.data + lo, end - lo)
-        if start <= mark:  # faulted in from the slab's start (written in order, as leaf buffers fill)
-            self.fresh[id(slab)] = end
-
-    def _forget(self) -> None:
-        """Drop the marks of slabs no longer kept (called with the lock held)."""
-        kept = {id(s) for s in self.slabs}
-        for key in list(self.fresh):  # (a copy: writing threads update the marks of the slabs kept meanwhile)
-            if key not in kept:
-                self.fresh.pop(key, None)
 
     def touch(self) -> None:
         """Count now as the last request: a slab let go now (a write's staging buffer, at its end) is kept
@@ -178,7 +120,6 @@ class Slabs:
         the slabs (a stream's row groups grow), the old ones would only add to the new ones' memory."""
         self.slabs = [self.slabs[i] for i in range(len(self.slabs))
                       if self.slabs[i].nbytes >= need or _refs(self.slabs, i) != _FREE]
-        self._forget()
 
     def _trim(self, keep: int) -> int:
         """Release free slabs (largest first) until at most `keep` bytes of them remain; bytes released.
@@ -194,8 +135,6 @@ class Slabs:
             drop.add(i)
         released = sum(self.slabs[i].nbytes for i in drop)
         self.slabs = [s for i, s in enumerate(self.slabs) if i not in drop]
-        if drop:
-            self._forget()
         return released
 
     def release(self) -> int:
@@ -249,11 +188,6 @@ def empty(count: int, dtype: Any, reserve: int = 0) -> np.ndarray:
     if need < MIN_BYTES:
         return np.empty(count, dtype=dtype)
     return _SLABS.take(max(need, reserve * dtype.itemsize))[:need].view(dtype)
-
-
-def prefault(part: np.ndarray) -> None:
-    """Fault in `part` of a fresh host slab in one call before it is written (`Slabs.prefault`)."""
-    _SLABS.prefault(part)
 
 
 def touch() -> None:

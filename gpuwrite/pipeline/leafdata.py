@@ -248,9 +248,7 @@ class _Grow:
         if not self.owned and a == 0 and self._borrow_on(src, count):
             return
         self._own(need, expected)
-        into = self.buf[self.n:need]
-        buffers.prefault(into)
-        into[:] = src[a:b]
+        self.buf[self.n:need] = src[a:b]
         self.n = need
 
     def _borrow_on(self, src: Array, count: int) -> bool:
@@ -277,18 +275,14 @@ class _Grow:
         if not self.owned or need > self.buf.size:
             cap = max(need, expected, 2 * self.n if self.owned else need)
             grown = buffers.empty(cap, self.dtype)  # large ones reused from earlier row groups and writes
-            if self.n:
-                buffers.prefault(grown[:self.n])
-                grown[:self.n] = self.buf[self.first:self.first + self.n]
+            grown[:self.n] = self.buf[self.first:self.first + self.n]
             self.buf, self.first, self.owned = grown, 0, True
 
     def slot(self, count: int, expected: int) -> Array:
         """The writable `count` elements right after the filled part: a conversion writes its output there
         and appends that output, which then only advances the filled part (no copy)."""
         self._own(self.n + count, expected)
-        slot = self.buf[self.n:self.n + count]
-        buffers.prefault(slot)
-        return slot
+        return self.buf[self.n:self.n + count]
 
     def view(self) -> Array:
         """The filled part."""

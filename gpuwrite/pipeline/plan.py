@@ -80,7 +80,6 @@ class _Parts:
         """The parts in one zero-padded array (cut from a kept slab when large: `buffers`), from a slab sized for
         `scale` times as many elements (the window's expected growth: each rebuild then fits the same slab)."""
         out: np.ndarray = buffers.empty(self.size + self.unit, self.dtype, int(self.size * scale) + self.unit)
-        buffers.prefault(out)
         pos = 0
         for p in self.parts:
             out[pos:pos + len(p)] = p

@@ -176,33 +176,3 @@ def test_slabs_of_another_allocator_are_kept_and_reaped_alike(monkeypatch: pytes
     while slabs.reaper is not None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not slabs.slabs and released == [1]
-
-
-def test_fresh_slab_memory_is_faulted_in_once_before_it_is_written(tmp_path, monkeypatch,
-                                                                   _fresh: buffers.Slabs) -> None:
-    """A first write faults in each new slab's bytes in one call per part written (not a fault per 4 KiB
-    page), each byte once; a second write of the same shape, on the slabs the first wrote, asks for none;
-    the files are the same (issue 31: a first write's fresh memory)."""
-    asked: list[tuple[int, int]] = []
-    monkeypatch.setattr(buffers, "_populate", lambda address, nbytes: asked.append((address, nbytes)))
-    rng = np.random.default_rng(2)
-    n = 600_000
-    mask = rng.random(n) < 0.05
-    table = pa.table({"k": pa.array(rng.integers(0, 1 << 30, n), pa.int64(), mask=mask),
-                      "v": pa.array(rng.integers(0, 100, n).astype(np.int32), mask=mask)})
-    with gpuwrite.ParquetWriter(str(tmp_path / "a.parquet"), table.schema, device="cpu") as writer:
-        writer._window.convert_bytes = table.nbytes // 3  # type: ignore[union-attr]  # in steps
-        writer.write(table)
-    assert _fresh.created >= 2 and len(asked) >= 2 * _fresh.created
-    spans = sorted(asked)
-    assert all(a + m <= b for (a, m), (b, _) in zip(spans, spans[1:], strict=False))  # no byte twice
-    compacted = int((~mask).sum())
-    assert sum(m for _, m in asked) >= compacted * (8 + 4)  # at least the values converted into slabs
-    assert sum(m for _, m in asked) <= _fresh.created_bytes
-    gc.collect()
-    asked.clear()
-    created = _fresh.created
-    gpuwrite.write_table(table, str(tmp_path / "b.parquet"), device="cpu")
-    assert _fresh.created == created
-    assert sum(m for _, m in asked) < buffers.MIN_BYTES // 8  # slabs written through: (nearly) nothing asked
-    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
