@@ -1,6 +1,9 @@
 """A fresh process's first write against its warm writes: store_sales (as `gpuwrite demo` writes it) written
 several times in one new Python process, each write's wall and CPU seconds (all threads), system CPU and page
-faults (minor: memory touched for the first time), and the first write's ratios to the warm median.
+faults (minor: memory touched for the first time), the bytes of new slabs it took (`buffers.Slabs`), the kernel
+signatures it loaded or compiled, and the first write's ratios to the warm median. The writer's modules are
+imported before the first write, as `gpuwrite demo` imports them before its "first write (cold)" (their CPU
+seconds are printed apart).
 
 Each run is its own process (the first write is a new process's); page faults are the steadiest figure on a
 loaded machine. `--no-hugepage` turns off NumPy's transparent huge pages for large arrays (its default on
@@ -19,30 +22,39 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from typing import Any
 
 _CHILD = """
 import gc, json, os, resource, sys, tempfile, time
 from gpuwrite.tools.demo_data import store_sales_table
 table = store_sales_table(int(sys.argv[1]))
-import gpuwrite
+c0 = time.process_time()
+from gpuwrite.api import write_table  # the writer's modules (numba too), imported before the timed writes
+from gpuwrite.backends import kernel_cache
+from gpuwrite.pipeline import buffers
+imported = time.process_time() - c0
 out = tempfile.mkdtemp()
 writes = []
 for i in range(int(sys.argv[2])):
     path = os.path.join(out, f"{i}.parquet")
     gc.collect()
+    k0, b0 = kernel_cache.cache_counts(), getattr(buffers._SLABS, "created_bytes", 0)  # (older code: no count)
     r0, w0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    gpuwrite.write_table(table, path, compression="snappy")
+    write_table(table, path, compression="snappy")
     w1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+    k1 = kernel_cache.cache_counts()
     os.remove(path)
     writes.append({"wall": w1 - w0, "cpu": r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime,
-                   "sys": r1.ru_stime - r0.ru_stime, "faults": r1.ru_minflt - r0.ru_minflt})
+                   "sys": r1.ru_stime - r0.ru_stime, "faults": r1.ru_minflt - r0.ru_minflt,
+                   "fresh": getattr(buffers._SLABS, "created_bytes", 0) - b0, "loaded": k1[0] - k0[0],
+                   "compiled": k1[1] - k0[1]})
 os.rmdir(out)
-print(json.dumps(writes))
+print(json.dumps({"import_cpu": imported, "writes": writes}))
 """
 
 
-def run_once(rows: int, writes: int, hugepage: bool) -> list[dict[str, float]]:
-    """One fresh process's writes (the first is its first)."""
+def run_once(rows: int, writes: int, hugepage: bool) -> dict[str, Any]:
+    """One fresh process's import CPU seconds and writes (the first is its first)."""
     env = dict(os.environ)
     if not hugepage:
         env["NUMPY_MADVISE_HUGEPAGE"] = "0"
@@ -51,7 +63,7 @@ def run_once(rows: int, writes: int, hugepage: bool) -> list[dict[str, float]]:
                           cwd=tempfile.gettempdir(), env=env)
     if done.returncode != 0:
         raise SystemExit(done.stderr)
-    return list(json.loads(done.stdout.splitlines()[-1]))
+    return dict(json.loads(done.stdout.splitlines()[-1]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,10 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-hugepage", action="store_true", help="NUMPY_MADVISE_HUGEPAGE=0 in the children")
     args = parser.parse_args(argv)
     for run in range(args.runs):
-        writes = run_once(args.rows, max(2, args.writes), not args.no_hugepage)
+        child = run_once(args.rows, max(2, args.writes), not args.no_hugepage)
+        writes = child["writes"]
+        print(f"run {run}: importing the writer (before the writes, as `gpuwrite demo` does): "
+              f"CPU {child['import_cpu']:.3f} s")
         for i, w in enumerate(writes):
             print(f"run {run} write {i}: wall {w['wall']:.3f} s  CPU {w['cpu']:.3f} s  (system {w['sys']:.3f})  "
-                  f"faults {w['faults']:,}")
+                  f"faults {w['faults']:,}  new slabs {w['fresh'] / 1e6:.1f} MB  kernel signatures "
+                  f"{w['loaded']} loaded, {w['compiled']} compiled")
         first, warm = writes[0], writes[1:]
         ratio = {k: first[k] / max(1e-9, statistics.median(w[k] for w in warm)) for k in ("wall", "cpu")}
         print(f"run {run}: first / warm median: wall {ratio['wall']:.2f}x, CPU {ratio['cpu']:.2f}x; faults "

@@ -44,18 +44,22 @@ class HostSteps:
         self.encoded = 0  # stored bytes of the pages encoded so far
         self._cols: ColumnArrays | None = None
         self._cols_of: Sequence[LeafData] | None = None
+        self.rows_hint = 0  # rows the row group is expected to reach (the window's hint, when it has one)
         self._stage: Stage | None = None
         self._staged = 0  # columns handed to `stage` in the current batch
 
     def load(self, window: Window) -> None:
         """Plan and encode from this window's LeafData from now on."""
         self.window = window.leaves()
+        self.rows_hint = getattr(window, "rows_hint", 0)  # a LeafWindow's (RowWindow.extend): sizes the layout
         self.encoders.load(self.window)
 
     def _columns(self) -> ColumnArrays:
         """The window laid out for the planner (again only when the window changed)."""
         if self._cols is None or self._cols_of is not self.window:
-            self._cols, self._cols_of = ColumnArrays.build(self.leaves, self.window), self.window
+            # the last layout let go of first: its slabs (sized for the whole row group) then take the new one
+            self._cols = self._cols_of = None
+            self._cols, self._cols_of = ColumnArrays.build(self.leaves, self.window, self.rows_hint), self.window
         return self._cols
 
     def horizon(self, stop: int) -> int:

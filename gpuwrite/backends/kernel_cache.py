@@ -159,9 +159,13 @@ _installed = False
 
 
 def install() -> None:
-    """Listen for numba compiles (once per process)."""
+    """Listen for numba compiles (once per process), and import what numba's first call of any kernel with an
+    array would: `typeof` checks for numpy.ma's MaskedArray, importing numpy.ma (~10-20 ms) inside a process's
+    first write otherwise (the writer's imports load numba itself)."""
     global _installed
     if not _installed:
+        import numpy.ma  # noqa: F401
+
         event.register("numba:compile", WATCH)
         _installed = True
 

@@ -74,6 +74,7 @@ class Slabs:
         self.gaps: deque[float] = deque(maxlen=GAPS_KEPT)  # idle seconds before the last writes' requests
         self.reaper: threading.Thread | None = None
         self.created = 0  # slabs allocated from the system (tests count them)
+        self.created_bytes = 0  # ... and their bytes (memory a write may touch afresh: bench/first_write.py)
         self.reused = 0  # requests served by a free slab
 
     def free_bytes(self) -> int:
@@ -102,6 +103,7 @@ class Slabs:
             slab = self.alloc(_slab_bytes(need))
             self.slabs.append(slab)
             self.created += 1
+            self.created_bytes += slab.nbytes
             if self.reaper is None:
                 self.reaper = threading.Thread(target=self._reap, name=self.name, daemon=True)
                 self.reaper.start()
@@ -176,13 +178,16 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
-def empty(count: int, dtype: Any) -> np.ndarray:
-    """An uninitialised 1-D array of `count` elements of `dtype`, as np.empty; large ones cut from a kept slab."""
+def empty(count: int, dtype: Any, reserve: int = 0) -> np.ndarray:
+    """An uninitialised 1-D array of `count` elements of `dtype`, as np.empty; large ones cut from a kept slab.
+    `reserve`: elements a later array of the same role is expected to reach (a layout rebuilt as its window
+    grows): a large array's slab is asked for that size, so each rebuild fits the slab the last one let go of
+    (untouched pages of it cost no memory), rather than a new, larger one per rebuild."""
     dtype = np.dtype(dtype)
     need = count * dtype.itemsize
     if need < MIN_BYTES:
         return np.empty(count, dtype=dtype)
-    return _SLABS.take(need)[:need].view(dtype)
+    return _SLABS.take(max(need, reserve * dtype.itemsize))[:need].view(dtype)
 
 
 def touch() -> None:

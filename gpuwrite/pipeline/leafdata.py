@@ -73,12 +73,23 @@ class LeafData:
         self._levels: np.ndarray | None = None
         self._block_prefix: np.ndarray | None = None
         self._packed: np.ndarray | None = None  # the first len * 8 rows' validity packed (LeafBuffer keeps it)
+        self._read_only: tuple[np.ndarray, np.ndarray] | None = None  # (values, their read-only view)
 
     @property
     def value_array(self) -> Array:
-        """The compacted values of a fixed-width leaf."""
-        assert self.values is not None, "not a fixed-width leaf"
-        return self.values
+        """The compacted values of a fixed-width leaf, read-only: the kernels then see one array type whether
+        the values were converted or are borrowed from Arrow (read-only), so a write loads one compiled
+        signature per kernel and width, not two (`int_page`, `delta_encode`: issue 31's first write)."""
+        values = self.values
+        assert values is not None, "not a fixed-width leaf"
+        if not values.flags.writeable:
+            return values
+        seen = self._read_only
+        if seen is None or seen[0] is not values:
+            view = values.view()
+            view.flags.writeable = False
+            seen = self._read_only = (values, view)
+        return seen[1]
 
     @property
     def byte_offsets(self) -> Array:

@@ -76,9 +76,10 @@ class _Parts:
         same.append((arr, start))
         return start
 
-    def join(self) -> np.ndarray:
-        """The parts in one zero-padded array (cut from a kept slab when large: `buffers`)."""
-        out: np.ndarray = buffers.empty(self.size + self.unit, self.dtype)
+    def join(self, scale: float = 1.0) -> np.ndarray:
+        """The parts in one zero-padded array (cut from a kept slab when large: `buffers`), from a slab sized for
+        `scale` times as many elements (the window's expected growth: each rebuild then fits the same slab)."""
+        out: np.ndarray = buffers.empty(self.size + self.unit, self.dtype, int(self.size * scale) + self.unit)
         pos = 0
         for p in self.parts:
             out[pos:pos + len(p)] = p
@@ -101,8 +102,10 @@ class ColumnArrays:
     rows: int
 
     @classmethod
-    def build(cls, leaves: Sequence[Leaf], datas: Sequence[LeafData]) -> ColumnArrays:
-        """Lay out `datas` (one window, a LeafData per leaf): levels packed, indexes copied, no row loops."""
+    def build(cls, leaves: Sequence[Leaf], datas: Sequence[LeafData], rows_hint: int = 0) -> ColumnArrays:
+        """Lay out `datas` (one window, a LeafData per leaf): levels packed, indexes copied, no row loops.
+        `rows_hint`: rows the window is expected to reach (its row group's), which sizes the slabs: a window
+        laid out again at each step then reuses one slab per array, not a new one per step."""
         desc = np.full((len(leaves), k.D_COUNT), -1, dtype=np.int64)
         levels, bits, index = _Parts(np.uint8, 8), _Parts(np.uint8, 8), _Parts(np.int64)
 
@@ -131,9 +134,10 @@ class ColumnArrays:
             if not leaf.fixed_width:
                 row[k.D_OFFS] = index.put(data.byte_offsets)
         rows = datas[0].num_rows if datas else 0
-        level_bytes = levels.join()
-        return cls(desc, level_bytes, level_bytes.view(np.uint64), bits.join().view(np.uint64), index.join(),
-                   rows)
+        scale = max(1.0, rows_hint / rows) if rows else 1.0
+        level_bytes = levels.join(scale)
+        return cls(desc, level_bytes, level_bytes.view(np.uint64), bits.join(scale).view(np.uint64),
+                   index.join(scale), rows)
 
 
 def _probe(arr: np.ndarray) -> tuple[int, ...]:

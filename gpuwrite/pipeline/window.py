@@ -77,8 +77,9 @@ class Window(Protocol):
 class LeafWindow:
     """A window of rows already converted (tests and tools drive builders with these)."""
 
-    def __init__(self, data: list[LeafData]) -> None:
+    def __init__(self, data: list[LeafData], rows_hint: int = 0) -> None:
         self.data = data
+        self.rows_hint = rows_hint  # rows its row group is expected to reach (0: unknown), sizes the planner's layout
 
     @property
     def rows(self) -> int:
@@ -193,7 +194,7 @@ class RowWindow:
             self.rows += rows
             self._window = None
         if self._window is None:  # viewed before the next step starts appending to the buffers in the background
-            self._window = LeafWindow([buffer.view() for buffer in self.buffers])
+            self._window = LeafWindow([buffer.view() for buffer in self.buffers], self.rows_hint)
         if self.unconverted and self.pool is not None and self._ahead is None and self._step_waiting():
             self._ahead = self._convert_step(ahead=True)
         return self._window

@@ -107,3 +107,34 @@ def test_borrowed_parts_across_steps_write_the_same_file(tmp_path) -> None:
     gpuwrite.write_table(table, str(whole), device="cpu")
     assert stepped.read_bytes() == whole.read_bytes()
     assert pq.read_table(str(stepped)).cast(table.schema).equals(table)
+
+
+_SIGNATURES = """
+import gc, json, sys
+from numba.core.registry import CPUDispatcher
+from gpuwrite.api import write_table
+from gpuwrite.tools.demo_data import store_sales_table
+write_table(store_sales_table(int(sys.argv[1])), sys.argv[2], compression="snappy")
+print(json.dumps({f"{d.py_func.__module__}.{d.py_func.__name__}": [[repr(t) for t in s] for s in d.signatures]
+                  for d in gc.get_objects() if isinstance(d, CPUDispatcher) and d.signatures}))
+"""
+
+
+def test_a_write_loads_no_kernel_signature_twice_for_read_only_and_writable_values(tmp_path) -> None:
+    """A fresh process's store_sales write (decimals converted into writable arrays, keys without nulls
+    borrowed read-only from Arrow) loads each kernel once per value type: no two signatures of a kernel differ
+    only in whether an array is read-only (int_page took four, delta_encode two: each load ~5 ms of a first
+    write, issue 31)."""
+    import json
+    import re
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _SIGNATURES, "200000", str(tmp_path / "s.parquet")],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    loaded: dict[str, list[list[str]]] = json.loads(done.stdout.splitlines()[-1])
+    assert any(name.endswith(".int_page") for name in loaded)
+    for name, signatures in loaded.items():
+        erased = {tuple(re.sub(r", (True|False), aligned", ", aligned", t) for t in s) for s in signatures}
+        assert len(erased) == len(signatures), (name, signatures)

@@ -242,3 +242,40 @@ def test_equal_index_parts_are_stored_once() -> None:
     entry, vbefore = int(cols.desc[1, k.D_ENTRY]), int(cols.desc[1, k.D_VBEFORE])
     assert cols.index[entry:entry + len(data.row_entry)].tolist() == data.row_entry.tolist()
     assert cols.index[vbefore:vbefore + len(data.values_before)].tolist() == data.values_before.tolist()
+
+
+def test_a_row_group_in_steps_lays_its_window_out_in_one_slab(tmp_path, monkeypatch) -> None:
+    """The planner's layout, rebuilt as the window grows step by step, is cut each time from the one slab sized
+    for the whole row group (issue 31: a first write took a new, larger slab per step, and a warm write two
+    of them again, the smaller ones having been released); the file is the one a single step writes."""
+    import gpuwrite
+    from gpuwrite.pipeline import buffers, plan
+
+    monkeypatch.setattr(buffers, "MIN_BYTES", 1 << 14)  # the layout of a small table comes from slabs too
+    monkeypatch.setattr(buffers, "_SLABS", buffers.Slabs())
+    slabs: dict[int, int] = {}
+    join = plan._Parts.join
+
+    def recorded(self: plan._Parts, *args: float) -> np.ndarray:
+        out = join(self, *args)
+        if out.base is not None:
+            slabs[id(out.base)] = slabs.get(id(out.base), 0) + 1
+        return out
+
+    monkeypatch.setattr(plan._Parts, "join", recorded)
+    rng = np.random.default_rng(8)
+    rows = 400_000
+    table = pa.table({f"c{i}": pa.array(rng.integers(0, 1000, rows).astype(np.int32), mask=rng.random(rows) < 0.05)
+                      for i in range(4)})
+    stepped = tmp_path / "stepped.parquet"
+    with gpuwrite.ParquetWriter(str(stepped), table.schema, device="cpu") as writer:
+        writer._window.convert_bytes = table.nbytes // 5  # type: ignore[union-attr]
+        writer.write(table)
+    try:
+        assert sum(slabs.values()) >= 4  # laid out at each of the steps
+        assert len(slabs) == 1
+        whole = tmp_path / "whole.parquet"
+        gpuwrite.write_table(table, str(whole), device="cpu")
+        assert stepped.read_bytes() == whole.read_bytes()
+    finally:
+        buffers._SLABS.release()
