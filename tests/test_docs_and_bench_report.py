@@ -336,3 +336,18 @@ def test_step_profile_charges_kernels_and_steps_then_unwraps() -> None:
     assert all(seconds >= -1e-6 for seconds in profile.seconds.values())
     assert "encode.chunk.ChunkEncoder.encode_page" in profiler.report(profile, 2, 50)
     assert chunk.ChunkEncoder.encode_page is encode_page and chunk.delta_encode is delta_encode
+
+
+def test_gpu_model_counts_each_row_group_from_the_trace() -> None:
+    """bench/gpu_model.py's per-row-group launches and syncs: a row group's events from its window's load (a
+    grown window loads again under its index), its bytes' wait (the one before its "write", made while the next
+    row group runs) counted to it."""
+    spec = importlib.util.spec_from_file_location("bench_gpu_model", REPO / "bench" / "gpu_model.py")
+    assert spec is not None and spec.loader is not None
+    model = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model)
+    events = [("launch", "fill"), ("load", "0"), ("launch", "plan"), ("wait", "plan"), ("h2d", ""),
+              ("load", "0"), ("launch", "plan"), ("wait", "plan"), ("load", "1"), ("launch", "plan"),
+              ("wait", "row group bytes"), ("write", "0"), ("wait", "plan"), ("wait", "row group bytes"),
+              ("write", "1")]
+    assert model.row_group_counts(events, 2) == [{"launches": 3, "syncs": 3}, {"launches": 1, "syncs": 2}]
