@@ -210,17 +210,27 @@ def _segments(flat: _Flat, columns: int, dicts: tuple[int, DictPages | None, lis
 
 def _gather(device: Device, sources: list[Any], segments: tuple[np.ndarray, np.ndarray, np.ndarray],
             extra: tuple[Any, tuple[np.ndarray, np.ndarray]], more: list[Any]) -> tuple[int, PendingDownload]:
-    """Copy every segment to its place in one buffer (one launch per source buffer), and the `extra` runs
-    (offsets, lengths) of another buffer to a second one; queue their read back, with the device arrays `more`,
-    on the copy stream (waited for once): the segments' bytes and the download."""
+    """Copy every segment to its place in one buffer, and the `extra` runs (offsets, lengths) of another buffer
+    to a second one; queue their read back, with the device arrays `more`, on the copy stream (waited for once):
+    the segments' bytes and the download. The segments come in pairs, a (dictionary) page's header from source
+    2k then its body from source 2k + 1, which follow each other in the file: one launch per pair of sources
+    copies both (a header and its body an item)."""
     src_ids, offs, lengths = segments
     out_off = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1], out=out_off[1:])
     total = int(lengths.sum())
     blob = device.empty(total + 8, np.uint8)
-    for sid, buf in enumerate(sources):
-        pick = np.flatnonzero(src_ids == sid)
-        _copy(device, buf, (offs[pick], lengths[pick]), blob, out_off[pick])
+    pair = src_ids[0::2] // 2
+    assert np.array_equal(src_ids[1::2], src_ids[0::2] + 1) and not np.any(src_ids[0::2] % 2)
+    for p in range(len(sources) // 2):
+        pick = 2 * np.flatnonzero(pair == p)
+        if len(pick) == 0:
+            continue
+        head, body = sources[2 * p], sources[2 * p + 1]
+        zero = np.zeros(len(pick), dtype=np.int64)
+        d = device.upload(np.stack([offs[pick], lengths[pick], offs[pick + 1], lengths[pick + 1], out_off[pick],
+                                    zero]))
+        device.launch(steps.GATHER, len(pick), head, d[0], d[1], body, d[2], d[3], body, d[5], d[5], blob, d[4])
     dat, (e_off, e_len) = extra
     e_out = np.zeros(len(e_len), dtype=np.int64)
     np.cumsum(e_len[:-1], out=e_out[1:])
