@@ -115,6 +115,9 @@ class EncodedBatch:
     host: dict[str, np.ndarray] | None = None
     order: np.ndarray | None = None  # the given page at each batch position
     dicts: tuple[DictPages, Counts] | None = None  # dictionary pages made with the batch (BatchSetup.dictionaries)
+    # what the host knew of it without reading its results (BatchSetup.early, compressed): body_off, body_len, ext,
+    # same, and dict_body_len (its dictionary pages' stored lengths)
+    known: dict[str, np.ndarray] | None = None
 
     def fetch_with(self, device: Device, extra: list[Any], name: str = "batch and replay") -> list[np.ndarray]:
         """Read the per-page results and `extra` device arrays in one sync (counted under `name`); the extra
@@ -172,6 +175,10 @@ class BatchSetup:
     # the dictionary pages to make with the batch, from each given page's dictionary choice and state (the entries
     # a row group that ends at a guessed cut needs): laid out beside the values, compressed in the same codec call
     dictionaries: Callable[[np.ndarray, np.ndarray], Counts] | None = None
+    # compressed, its statistics' value bounds (ext, same) read with the values' lengths: with the sizes the host
+    # lays out, all the file's layout needs (`EncodedBatch.known`), so its results can wait for the row group's
+    # bytes (`chunks.queue_chunks`)
+    early: bool = False
 
 
 def choose_encodings(cols: np.ndarray, pages: PageTable, info: np.ndarray,
@@ -322,11 +329,16 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     ext = device.empty(n_pages * 4, np.int64).reshape(n_pages, 4)
     device.launch(steps.EXTREMES, n_pages, args["col"], args.rows("sstart", "send"), minmax, win.dev_cols, ar.v8,
                   ar.v32, ar.v64, ar.idx, ext)
+    read = [ext, same] if setup.early else []
     stored, stored_len, body_len, stored_off, dict_body, host = _store(device, setup, (vals, val_len), args,
-                                                                        fields_dev, raw)
+                                                                        fields_dev, raw, read)
+    known = None
     if host is not None:  # compressed: every size known on the host
-        bodies, body_off, body_len, crc, dicts = _bodies(device, setup, (rbuf, lbuf, stored), args, host,
-                                                         (raw, plan.counts))
+        bodies, body_off, body_len, crc, dicts, laid = _bodies(device, setup, (rbuf, lbuf, stored), args, host,
+                                                               (raw, plan.counts))
+        if setup.early:
+            known = {"body_off": laid[0], "body_len": laid[1], "ext": read[0], "same": read[1],
+                     "dict_body_len": host[4]}
     else:
         dicts = None
         if raw is not None and dict_body is not None:
@@ -345,7 +357,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     header_len = device.empty(n_pages, np.int64)
     device.launch(steps.PAGE_HEADERS, n_pages, fields_dev, crc, setup.checksum, headers, args["hdr_off"], header_len)
     return EncodedBatch(pages, plan.encoding, plan.info, fields_dev, bodies, body_off, body_len, headers,
-                        header_len, crc, ext, same, dicts=dicts)
+                        header_len, crc, ext, same, dicts=dicts, known=known)
 
 
 def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: _Args, out: tuple[Any, Any],
@@ -407,14 +419,15 @@ _HostSizes = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, n
 
 
 def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args, fields_dev: Any,
-           dicts: dict_pages.RawDictPages | None
+           dicts: dict_pages.RawDictPages | None, read: list[Any]
            ) -> tuple[Any, Any, Any, Any, tuple[Any, np.ndarray, Any] | None, _HostSizes | None]:
     """Compress the values sections and keep, per page, the smaller form: (stored buffer, stored lengths,
     body lengths, each page's offset in the stored buffer, and the stored dictionary pages `dicts` laid after the
     values: compressed always, in the same codec call); the header fields follow. Compressed, the host knows
     every size (the levels' lengths read with the values' lengths, the codec's sizes): the last item, per page
     its repetition and definition levels' lengths, stored length and offset, per dictionary page its stored
-    length and offset (None uncompressed)."""
+    length and offset (None uncompressed). Compressed, the device arrays `read` are read with the values' lengths
+    and replaced by their host copies."""
     vals, val_len = raw
     n_pages = len(args["zeros"])
     stored_len, copy_len, body_len = (device.empty(n_pages, np.int64) for _ in range(3))
@@ -422,8 +435,9 @@ def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args,
         device.launch(steps.STORED, n_pages, val_len, val_len, True, fields_dev, stored_len, copy_len, body_len)
         dict_body = (vals, dicts.off, dicts.small[2]) if dicts is not None else None
         return vals, stored_len, body_len, args["val_off"], dict_body, None
-    lengths, rep_len, def_len = device.download_many([val_len, fields_dev[F_REP_LEN], fields_dev[F_DEF_LEN]],
-                                                     "values lengths")
+    got = device.download_many([val_len, fields_dev[F_REP_LEN], fields_dev[F_DEF_LEN], *read], "values lengths")
+    lengths, rep_len, def_len = got[:3]
+    read[:] = got[3:]
     val_off = args.host[args.names.index("val_off")]
     runs, always = (val_off, lengths), np.zeros(n_pages, dtype=bool)
     if dicts is not None:
@@ -438,19 +452,20 @@ def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args,
     device.launch(steps.STORED, n_pages, val_len, page_len, False, fields_dev, stored_len, copy_len, body_len)
     z = args["zeros"]
     device.launch(steps.GATHER, n_pages, vals, z, z, vals, z, z, vals, args["val_off"], copy_len, comp, slots)
-    got = sizes[0][:n_pages]
-    stored = np.where((lengths > 0) & (got < lengths), got, lengths)  # the stored step's choice (stored_choice)
+    comp_h = sizes[0][:n_pages]
+    stored = np.where((lengths > 0) & (comp_h < lengths), comp_h, lengths)  # the stored step's choice (stored_choice)
     host = (rep_len, def_len, stored, np.asarray(comp_off[:n_pages]), sizes[0][n_pages:],
             np.asarray(comp_off[n_pages:]))
     return comp, stored_len, body_len, slots, dict_body, host
 
 
 def _bodies(device: Device, setup: BatchSetup, bufs: tuple[Any, Any, Any], args: _Args, host: _HostSizes,
-            made: tuple[dict_pages.RawDictPages | None, Counts]) -> tuple[Any, Any, Any, Any, Any]:
+            made: tuple[dict_pages.RawDictPages | None, Counts]
+            ) -> tuple[Any, Any, Any, Any, Any, tuple[np.ndarray, np.ndarray]]:
     """Every page's body (repetition levels, definition levels, stored values) and after them the dictionary
     pages' stored bodies, gathered into one buffer at offsets the host lays out from `host` (`_store`): one
     gather and one CRC launch for both, and no scan. (bodies, body_off, body_len, the pages' CRCs, the
-    dictionary pages made with the batch or None.)"""
+    dictionary pages made with the batch or None, and body_off and body_len on the host.)"""
     rbuf, lbuf, stored = bufs
     raw, counts = made
     rep_len, def_len, stored_len, stored_off, dict_len, dict_off = host
@@ -477,4 +492,4 @@ def _bodies(device: Device, setup: BatchSetup, bufs: tuple[Any, Any, Any], args:
     if raw is not None:
         dicts = (dict_pages.finish(device, raw, (bodies, rows[6, n:n + d].copy(), dev[7][n:n + d]), setup.checksum,
                                    crc[n:]), counts)
-    return bodies, dev[6][:n + 1], dev[7][:n], crc[:n], dicts
+    return bodies, dev[6][:n + 1], dev[7][:n], crc[:n], dicts, (rows[6, :n + 1].copy(), rows[7, :n].copy())
