@@ -10,7 +10,8 @@ again as a second batch, unless the cut is one the batch guessed: the pages open
 (alike rows end row groups at the same row) are in the first batch, and the dictionary pages the likeliest cut
 needs too (compressed in its codec call, their sizes read with the replay). Each column's page open at
 the replay's cut is found after the replay (spans and dictionary state) and read with its sync, so a second batch
-waits only for its values' lengths, its compressed sizes and its results. The file's bytes are gathered in
+waits only for its values' lengths and its compressed sizes: the host lays out its pages from those, and its
+results are read with the row group's bytes. The file's bytes are gathered in
 file order and read back once, at `finish`. The decisions are the driver's, so the files are the CPU path's.
 """
 

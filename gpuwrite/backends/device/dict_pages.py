@@ -1,8 +1,9 @@
 """A row group's dictionary pages on the device: PLAIN pages of each dictionary's first entries, compressed (always:
 parquet-java compresses a dictionary page whatever the result), with CRCs and headers.
 
-Made at the row group's end (`chunks.queue_chunks`), or with the first batch for a guessed cut (`encode._store`:
-compressed in the batch's own codec call, so a row group that ends at the guess spends no sync on them).
+Made at the row group's end (`chunks.queue_chunks`), or with a batch: the first for a guessed cut, the second for
+the cut (`encode._store`: compressed in the batch's own codec call, their bodies gathered and CRC'd with the
+batch's pages, `encode._bodies`; so a row group spends no sync of its own on them).
 """
 
 from __future__ import annotations

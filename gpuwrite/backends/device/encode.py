@@ -331,7 +331,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
                   ar.v32, ar.v64, ar.idx, ext)
     read = [ext, same] if setup.early else []
     stored, stored_len, body_len, stored_off, dict_body, host = _store(device, setup, (vals, val_len), args,
-                                                                        fields_dev, raw, read)
+                                                                        fields_dev, raw, read=read)
     known = None
     if host is not None:  # compressed: every size known on the host
         bodies, body_off, body_len, crc, dicts, laid = _bodies(device, setup, (rbuf, lbuf, stored), args, host,
@@ -419,7 +419,7 @@ _HostSizes = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, n
 
 
 def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args, fields_dev: Any,
-           dicts: dict_pages.RawDictPages | None, read: list[Any]
+           dicts: dict_pages.RawDictPages | None, *, read: list[Any]
            ) -> tuple[Any, Any, Any, Any, tuple[Any, np.ndarray, Any] | None, _HostSizes | None]:
     """Compress the values sections and keep, per page, the smaller form: (stored buffer, stored lengths,
     body lengths, each page's offset in the stored buffer, and the stored dictionary pages `dicts` laid after the
