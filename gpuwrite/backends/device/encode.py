@@ -332,6 +332,7 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     read = [ext, same] if setup.early else []
     stored, stored_len, body_len, stored_off, dict_body, host = _store(device, setup, (vals, val_len), args,
                                                                         fields_dev, raw, read=read)
+    del vals  # the stored sections hold every page's values now (uncompressed, `stored` is them): the raw ones go
     known = None
     if host is not None:  # compressed: every size known on the host
         bodies, body_off, body_len, crc, dicts, laid = _bodies(device, setup, (rbuf, lbuf, stored), args, host,
@@ -352,7 +353,6 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
         crc = device.empty(n_pages, np.int64)  # read only with checksums, which write it
         if setup.checksum:
             device.launch(steps.CRC32, n_pages, bodies, body_off, body_len, device.upload(_CRC_TABLE), crc)
-    del vals  # the stored sections hold every page's values now, the raw ones are dropped
     headers = device.empty(n_pages * HEADER_BOUND, np.uint8)
     header_len = device.empty(n_pages, np.int64)
     device.launch(steps.PAGE_HEADERS, n_pages, fields_dev, crc, setup.checksum, headers, args["hdr_off"], header_len)
