@@ -11,7 +11,9 @@ Reported (JSON and a table): rows, row_groups, input_bytes (the input's Arrow by
 (wall time of the write minus the time inside stand-in kernels and stand-in copies: the host floor; host_cpu_s
 the same in process CPU time, which a loaded machine does not inflate; staging_s / staging_cpu_s the part of it
 spent copying the Arrow buffers into the upload staging buffer), standin_s,
-launches, syncs (host waits on the device), h2d_bytes, d2h_bytes, per row group where it applies,
+launches, syncs (host waits on the device), h2d_bytes, d2h_bytes, per row group where it applies (launches and
+syncs also as the most of any one row group, and which: max_launches_row_group, max_syncs_row_group and
+per_row_group, counted from the traced events the counters come from: `row_group_counts`),
 largest_row_group_input_bytes (the Arrow bytes of the largest row group's rows: the device's memory bound is
 per row group, device_peak_over_row_group_input), and whether
 OUT is byte-identical to `write_table(..., device="cpu")` with the same codec (the stand-in codec is the host
@@ -47,6 +49,7 @@ import pyarrow.parquet as pq
 
 import gpuwrite
 from gpuwrite.backends.device import cost
+from gpuwrite.backends.device.copies import trace_events
 from gpuwrite.backends.device.ops import standin
 
 
@@ -73,17 +76,20 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
         # cost of replacing a file that has nothing to do with the writer
         Path(out).unlink(missing_ok=True)
         sized = {} if block_size is None else {"block_size": block_size}
-        writer = gpuwrite.ParquetWriter(out, table.schema, device="gpu", compression=compression, **sized)
-        start, start_cpu = time.perf_counter(), time.process_time()
-        writer.write(data)
-        result = writer.close()
-        wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
+        with trace_events() as events:
+            writer = gpuwrite.ParquetWriter(out, table.schema, device="gpu", compression=compression, **sized)
+            start, start_cpu = time.perf_counter(), time.process_time()
+            writer.write(data)
+            result = writer.close()
+            wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
         del data  # the caller lets go of its (device) input: what stays is what the writer kept
     device = writer._backend.device  # type: ignore[attr-defined]
     counters = device.counters
     groups = len(result.footer.row_groups)
     group_input = largest_row_group_input(table, [rg.num_rows for rg in result.footer.row_groups])
     summary = counters.as_dict()
+    per_group = row_group_counts(events, groups)
+    assert [sum(g[k] for g in per_group) for k in ("launches", "syncs")] == [counters.launches, counters.syncs]
     report = {"rows": result.num_rows, "row_groups": groups, "input_bytes": table.nbytes,
               "output_bytes": result.size, "wall_s": wall, "host_s": wall - counters.standin_s,
               "host_cpu_s": cpu - counters.standin_cpu_s, "standin_cpu_s": counters.standin_cpu_s,
@@ -92,7 +98,9 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
               "h2d_bytes": counters.h2d_bytes, "d2h_bytes": counters.d2h_bytes, "h2d_copies": counters.h2d_copies,
               "d2d_bytes": counters.d2d_bytes, "d2d_copies": counters.d2d_copies, "device_input": device_input,
               "d2h_copies": counters.d2h_copies, "launches_per_row_group": counters.launches / max(1, groups),
-              "syncs_per_row_group": counters.syncs / max(1, groups),
+              "syncs_per_row_group": counters.syncs / max(1, groups), "per_row_group": per_group,
+              **{f"max_{k}_row_group": max(((g[k], i) for i, g in enumerate(per_group)), default=(0, 0))
+                 for k in ("launches", "syncs")},
               "h2d_over_input": counters.h2d_bytes / max(1, table.nbytes),
               "d2h_over_output": counters.d2h_bytes / max(1, result.size),
               "device_peak_bytes": counters.device_peak_bytes, "device_arrays_peak_bytes": device.peak_bytes,
@@ -106,6 +114,25 @@ def model_write(table: pa.Table, out: Path, compression: str, device_input: bool
                         "step_s": cost.STEP_S, "launch_s": cost.LAUNCH_S},
               "by_kernel": counters.by_kernel, "waits": dict(counters.waits), "host_rss_after": rss_bytes()}
     return report
+
+
+def row_group_counts(events: list[tuple[str, str]], groups: int) -> list[dict[str, int]]:
+    """Launches and syncs of each row group from the traced events (`copies.trace_events`: every counted launch
+    and host wait is one event): a row group's events start at its window's ("load", index) (a grown window loads
+    again under the same index; events before the first load count to row group 0), except the wait for a row
+    group's bytes, which is read back while the next one's kernels run: the wait just before ("write", index)
+    counts to that row group."""
+    per = [{"launches": 0, "syncs": 0} for _ in range(max(1, groups))]
+    at = 0
+    for j, (what, which) in enumerate(events):
+        if what == "load":
+            at = int(which)
+        elif what == "launch":
+            per[at]["launches"] += 1
+        elif what == "wait":
+            owner = events[j + 1] if j + 1 < len(events) else ("", "")
+            per[int(owner[1]) if owner[0] == "write" else at]["syncs"] += 1
+    return per
 
 
 def largest_row_group_input(table: pa.Table, group_rows: list[int]) -> int:
@@ -140,6 +167,7 @@ def identical_to_cpu(table: pa.Table, gpu_file: Path, compression: str, block_si
 
 def format_report(r: dict[str, Any]) -> str:
     """The report as a small table."""
+    per_group = ", ".join(f"{g['launches']}/{g['syncs']}" for g in r["per_row_group"])
     lines = [f"{'rows':24s} {r['rows']:,}", f"{'row groups':24s} {r['row_groups']}",
              f"{'input (Arrow) bytes':24s} {r['input_bytes']:,}", f"{'output bytes':24s} {r['output_bytes']:,}",
              f"{'host floor (s)':24s} {r['host_s']:.3f} (CPU time: {r['host_cpu_s']:.3f})",
@@ -147,6 +175,10 @@ def format_report(r: dict[str, Any]) -> str:
              f"{'stand-in device (s)':24s} {r['standin_s']:.3f}",
              f"{'launches':24s} {r['launches']} ({r['launches_per_row_group']:.1f} per row group)",
              f"{'syncs':24s} {r['syncs']} ({r['syncs_per_row_group']:.1f} per row group)",
+             f"{'most in a row group':24s} {r['max_launches_row_group'][0]} launches (row group "
+             f"{r['max_launches_row_group'][1]}), {r['max_syncs_row_group'][0]} syncs (row group "
+             f"{r['max_syncs_row_group'][1]})",
+             f"{'per row group':24s} {per_group} (launches/syncs)",
              f"{'host waits by name':24s} {', '.join(f'{k} {v}' for k, v in r.get('waits', {}).items())}",
              f"{'H2D bytes':24s} {r['h2d_bytes']:,} ({r['h2d_over_input']:.3f}x the input)",
              f"{'D2H bytes':24s} {r['d2h_bytes']:,} ({r['d2h_over_output']:.3f}x the file)",

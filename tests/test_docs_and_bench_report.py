@@ -351,3 +351,18 @@ def test_step_profile_splits_each_threads_cpu_by_phase() -> None:
     assert 0.9 * sum(profile.seconds.values()) <= charged <= sum(profile.seconds.values()) + 1e-9
     assert "critical path" in profiler.thread_report(profile, 2, 3)
     assert "MainThread" in profiler.thread_cpu_report(profiler.thread_cpu("wide", 3000, 2))
+
+
+def test_gpu_model_counts_each_row_group_from_the_trace() -> None:
+    """bench/gpu_model.py's per-row-group launches and syncs: a row group's events from its window's load (a
+    grown window loads again under its index), its bytes' wait (the one before its "write", made while the next
+    row group runs) counted to it."""
+    spec = importlib.util.spec_from_file_location("bench_gpu_model", REPO / "bench" / "gpu_model.py")
+    assert spec is not None and spec.loader is not None
+    model = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(model)
+    events = [("launch", "fill"), ("load", "0"), ("launch", "plan"), ("wait", "plan"), ("h2d", ""),
+              ("load", "0"), ("launch", "plan"), ("wait", "plan"), ("load", "1"), ("launch", "plan"),
+              ("wait", "row group bytes"), ("write", "0"), ("wait", "plan"), ("wait", "row group bytes"),
+              ("write", "1")]
+    assert model.row_group_counts(events, 2) == [{"launches": 3, "syncs": 3}, {"launches": 1, "syncs": 2}]

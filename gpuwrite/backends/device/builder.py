@@ -10,7 +10,8 @@ again as a second batch, unless the cut is one the batch guessed: the pages open
 (alike rows end row groups at the same row) are in the first batch, and the dictionary pages the likeliest cut
 needs too (compressed in its codec call, their sizes read with the replay). Each column's page open at
 the replay's cut is found after the replay (spans and dictionary state) and read with its sync, so a second batch
-waits only for its values' lengths, its compressed sizes and its results. The file's bytes are gathered in
+waits only for its values' lengths and its compressed sizes: the host lays out its pages from those, and its
+results are read with the row group's bytes. The file's bytes are gathered in
 file order and read back once, at `finish`. The decisions are the driver's, so the files are the CPU path's.
 """
 
@@ -119,16 +120,16 @@ class DeviceSteps:
 
     def _batch(self, table: PageTable, fell_back: np.ndarray,
                dictionaries: Callable[[np.ndarray, np.ndarray], Counts] | None = None,
-               info: np.ndarray | None = None) -> tuple[EncodedBatch, np.ndarray]:
+               info: np.ndarray | None = None, early: bool = False) -> tuple[EncodedBatch, np.ndarray]:
         """Encode the pages of `table` as the next batch (with the dictionary pages `dictionaries` says): without
         `info`, `table` gives column and rows and its entries, values and dictionary state are found first (one
-        sync); with it, they are known."""
+        sync); with it, they are known. `early`: `BatchSetup.early`."""
         assert self.win is not None and self.dic is not None
         if info is None:
             table, info = spans_and_info(self.device, self.win, self.dic, table)
         batch, fell = encode_planned(self.device, (self.win, self.dic), table, info,
                                      BatchSetup(self.codec, self.opts.page_checksum, fell_back,
-                                                self.opts.fallback_encoding == "plain", dictionaries))
+                                                self.opts.fallback_encoding == "plain", dictionaries, early))
         self.batches.append(batch)
         return batch, fell
 
@@ -247,7 +248,9 @@ class DeviceSteps:
     def reencode(self, pages: PageSpans) -> None:
         """The pages open at the cut: those encoded with the first batch at a guessed cut are kept from it, the
         rest encoded as a second batch (a column whose page starts at row 0, its chunk cut inside its first page,
-        tests its dictionary again: its fallback is undone)."""
+        tests its dictionary again: its fallback is undone). Compressed, the host lays out the second batch's
+        pages (and the dictionary pages made with it) without reading its results: they are read with the row
+        group's bytes (`chunks.queue_chunks`)."""
         ready = [self.guessed[(c, a, b)] for c, a, b in pages if (c, a, b) in self.guessed]
         if ready:
             self.kept.append((self.table.col[ready], 0, self.position[ready]))
@@ -269,12 +272,16 @@ class DeviceSteps:
             need = self._counts_with(before, pages, dict_page, info)
             return {} if need == made else need
 
-        again, _ = self._batch(table, fell, counts, info)
+        again, _ = self._batch(table, fell, counts, info, early=True)
         dicts = again.dicts
-        sized = [dicts[0].header_len, dicts[0].body_len, dicts[0].crc] if dicts is not None else []
-        got = again.fetch_with(self.device, sized, "batch")
-        if dicts is not None:
-            self.ready = (dicts[0], got, dicts[1])
+        if again.known is not None:  # compressed: its results are read with the row group's bytes
+            if dicts is not None:
+                self.ready = (dicts[0], None, dicts[1])
+        else:
+            sized = [dicts[0].header_len, dicts[0].body_len, dicts[0].crc] if dicts is not None else []
+            got = again.fetch_with(self.device, sized, "batch")
+            if dicts is not None:
+                self.ready = (dicts[0], got, dicts[1])
         assert again.order is not None
         where = np.empty(len(pages), dtype=np.int64)
         where[again.order] = np.arange(len(pages))  # batch position of the page given j-th

@@ -12,6 +12,7 @@ import numpy as np
 from gpuwrite.kernels.plan.layout import CT_KIND, K_BYTES, K_FLBA, K_INT96
 from gpuwrite.kernels.plan.page_layout import (
     F_COMPRESSED,
+    F_COUNT,
     F_DEF_LEN,
     F_REP_LEN,
     F_UNCOMPRESSED,
@@ -35,7 +36,9 @@ from .ops import Device
 from .window import DeviceWindow
 
 _BYTE_KINDS = (K_BYTES, K_FLBA, K_INT96)
-ReadyDict = tuple[DictPages, list[np.ndarray], Counts]  # pages made ahead, their sizes read, the entries they hold
+# dictionary pages made ahead, their sizes read (None: read with the row group's bytes), the entries they hold
+ReadyDict = tuple[DictPages, list[np.ndarray] | None, Counts]
+_Late = tuple[Any, np.ndarray, Any] | None  # a source pair laid out before its headers' lengths are read
 
 
 @dataclass
@@ -137,38 +140,67 @@ def queue_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], l
     into one buffer on the device, its read back (with the byte-kind statistics and the bloom filters, built on
     the device from `blooms`, each column's filter settings) queued as one download on the copy stream. The
     function returned waits for it (one sync) and makes the chunks: until it is called, the host and the
-    writer's stream go on (the next row group's kernels). `ready`: dictionary pages made with the first batch for
-    a guessed cut, with their sizes read and the entries they hold: used when the kept pages need those."""
+    writer's stream go on (the next row group's kernels). `ready`: dictionary pages made with a batch for
+    a guessed cut (or the cut), with their sizes read and the entries they hold: used when the kept pages need
+    those. A batch whose results were not read (`EncodedBatch.known`), and dictionary pages whose sizes were not
+    (None in `ready`), are laid out from what the host knows: each header in a slot of HEADER_BOUND bytes, its
+    body right after it (a chunk with such a slot is handed over in pieces); their results are read with the
+    bytes."""
     win, dic = state
-    hosts = [b.fetch(device) for b in batches]
-    flat = _Flat.of(batches, hosts, kept.in_file_order())
+    late = [b.host is None and b.known is not None for b in batches]
+    hosts = [_known_host(b) if later else b.fetch(device) for b, later in zip(batches, late, strict=True)]
+    order = kept.in_file_order()
+    flat = _Flat.of(batches, hosts, order)
     filters = build_blooms(device, win, leaves, blooms, (flat.col, flat.table.va, flat.table.vb, flat.encoding))
     counts = dictionary_counts(win.cols, flat)
     dp: DictPages | None = None
     dict_sizes: list[np.ndarray] | None = None
+    dict_late = False
     if ready is not None and ready[2] == counts:
         dp, dict_sizes = ready[0], ready[1]
+        if dict_sizes is None:  # made with a batch whose results are read with the bytes
+            dict_late = True
+            maker = next(b for b in batches if b.dicts is not None and b.dicts[0] is dp)
+            assert maker.known is not None
+            d = len(dp.columns)
+            dict_sizes = [np.full(d, HEADER_BOUND, np.int64), maker.known["dict_body_len"], np.zeros(d, np.int64)]
     elif counts:
         dp = _dictionary_pages(device, win, dic, chunk, counts)
         dict_sizes = device.download_many([dp.header_len, dp.body_len, dp.crc], "dictionary sizes")
     sources: list[Any] = []
-    for b in batches:
+    lates: list[_Late] = []
+    more: list[Any] = []
+    for b, later in zip(batches, late, strict=True):
         sources += [b.headers, b.bodies]
+        lates.append((b.header_len, hosts[len(lates)]["body_off"], b.body_len) if later else None)
+        more += [b.fields, b.header_len, b.crc] if later else []
     if dp is not None:
         sources += [dp.headers, dp.body]
+        lates.append((dp.header_len, dp.body_off, dp.body_len) if dict_late else None)
+        more += [dp.header_len, dp.crc] if dict_late else []
     segments, page_at = _segments(flat, len(leaves), (len(sources), dp, dict_sizes))
     byte_kind = np.isin(win.cols[flat.col, CT_KIND], _BYTE_KINDS) & (flat.table.vb > flat.table.va)
     bounds = flat.ext[byte_kind]
     extra = (bounds[:, [0, 2]].reshape(-1), bounds[:, [1, 3]].reshape(-1))  # min then max of each page
-    more = [] if filters is None else [filters.words, filters.counts]
-    total, pending = _gather(device, sources, segments, (win.arenas.dat, extra), more)
+    more += [] if filters is None else [filters.words, filters.counts]
+    total, pending, seg_pos = _gather(device, (sources, lates), segments, (win.arenas.dat, extra), more)
     stats_at = np.zeros(len(flat.col) + 1, dtype=np.int64)
     np.cumsum(np.where(byte_kind, flat.ext[:, 1] + flat.ext[:, 3], 0), out=stats_at[1:])
     win = win.host_side()  # the arenas are not kept for the deferred write: the next window is built beside it
 
     def finished() -> list[EncodedChunk]:
+        nonlocal flat, dict_sizes
         blob, stats, *got = pending.result()
-        chunks = _chunks(leaves, (win, flat, page_at), (dp, dict_sizes),
+        for b, later in zip(batches, late, strict=True):
+            if later:
+                b.host = {**_known_host(b), "fields": got[0], "header_len": got[1], "crc": got[2]}
+                got = got[3:]
+        if any(late):
+            flat = _Flat.of(batches, [b.host for b in batches], order)  # type: ignore[misc]
+        if dict_late and dict_sizes is not None:
+            dict_sizes = [got[0], dict_sizes[1], got[1]]
+            got = got[2:]
+        chunks = _chunks(leaves, (win, flat, page_at, seg_pos), (dp, dict_sizes),
                          (memoryview(blob[:total].data), stats, stats_at), chunk[1])
         if filters is not None:
             for c, bitset in filters.bitsets(got[0], got[1]).items():
@@ -176,6 +208,16 @@ def queue_chunks(device: Device, state: tuple[DeviceWindow, DeviceDictionary], l
         return chunks
 
     return finished
+
+
+def _known_host(b: EncodedBatch) -> dict[str, np.ndarray]:
+    """A batch's per-page results as the host knows them before reading them (`EncodedBatch.known`): headers
+    HEADER_BOUND bytes (their slots), CRCs and header fields still zero."""
+    assert b.known is not None
+    n = len(b.pages)
+    return {"fields": np.zeros((F_COUNT, n), np.int64), "body_off": b.known["body_off"],
+            "body_len": b.known["body_len"], "header_len": np.full(n, HEADER_BOUND, np.int64),
+            "crc": np.zeros(n, np.int64), "ext": b.known["ext"], "same": b.known["same"]}
 
 
 def _segments(flat: _Flat, columns: int, dicts: tuple[int, DictPages | None, list[np.ndarray] | None]
@@ -208,26 +250,53 @@ def _segments(flat: _Flat, columns: int, dicts: tuple[int, DictPages | None, lis
     return (joined[0], joined[1], joined[2]), np.array(at, dtype=np.int64)
 
 
-def _gather(device: Device, sources: list[Any], segments: tuple[np.ndarray, np.ndarray, np.ndarray],
-            extra: tuple[Any, tuple[np.ndarray, np.ndarray]], more: list[Any]) -> tuple[int, PendingDownload]:
-    """Copy every segment to its place in one buffer (one launch per source buffer), and the `extra` runs
-    (offsets, lengths) of another buffer to a second one; queue their read back, with the device arrays `more`,
-    on the copy stream (waited for once): the segments' bytes and the download."""
+def _gather(device: Device, paired: tuple[list[Any], list[_Late]], segments: tuple[np.ndarray, np.ndarray, np.ndarray],
+            extra: tuple[Any, tuple[np.ndarray, np.ndarray]], more: list[Any]
+            ) -> tuple[int, PendingDownload, np.ndarray]:
+    """Copy every segment to its place in one buffer, and the `extra` runs (offsets, lengths) of another buffer
+    to a second one; queue their read back, with the device arrays `more`, on the copy stream (waited for once):
+    the segments' bytes and the download. The segments come in pairs, a (dictionary) page's header from source
+    2k then its body from source 2k + 1, which follow each other in the file: one launch per pair of sources
+    copies both (a header and its body an item). A late pair (its header lengths on the device only: (header
+    lengths, body offsets on the host, body lengths)) copies every header of its source into its slot, in the
+    source's order, the body right after it. Also returns each segment's place."""
+    sources, lates = paired
     src_ids, offs, lengths = segments
     out_off = np.zeros(len(lengths), dtype=np.int64)
     np.cumsum(lengths[:-1], out=out_off[1:])
     total = int(lengths.sum())
     blob = device.empty(total + 8, np.uint8)
-    for sid, buf in enumerate(sources):
-        pick = np.flatnonzero(src_ids == sid)
-        _copy(device, buf, (offs[pick], lengths[pick]), blob, out_off[pick])
+    pair = src_ids[0::2] // 2
+    assert np.array_equal(src_ids[1::2], src_ids[0::2] + 1) and not np.any(src_ids[0::2] % 2)
+    for p in range(len(sources) // 2):
+        pick = 2 * np.flatnonzero(pair == p)
+        if len(pick) == 0:
+            continue
+        head, body = sources[2 * p], sources[2 * p + 1]
+        zero = np.zeros(len(pick), dtype=np.int64)
+        late = lates[p]
+        if late is not None:
+            header_len, body_off, body_len = late
+            item = offs[pick] // HEADER_BOUND  # the header's (page's) place in its source
+            count = len(pick)
+            assert np.array_equal(np.sort(item), np.arange(count)), "a late source's items are all kept"
+            slot = np.empty(count, dtype=np.int64)
+            slot[item] = out_off[pick]
+            d = device.upload(np.stack([np.arange(count, dtype=np.int64) * HEADER_BOUND,
+                                        np.asarray(body_off[:count], dtype=np.int64), slot, zero]))
+            device.launch(steps.GATHER, count, head, d[0], header_len, body, d[1], body_len, body, d[3], d[3], blob,
+                          d[2])
+            continue
+        d = device.upload(np.stack([offs[pick], lengths[pick], offs[pick + 1], lengths[pick + 1], out_off[pick],
+                                    zero]))
+        device.launch(steps.GATHER, len(pick), head, d[0], d[1], body, d[2], d[3], body, d[5], d[5], blob, d[4])
     dat, (e_off, e_len) = extra
     e_out = np.zeros(len(e_len), dtype=np.int64)
     np.cumsum(e_len[:-1], out=e_out[1:])
     stats = device.empty(int(e_len.sum()) + 8, np.uint8)
     if len(e_len):
         _copy(device, dat, (e_off, e_len), stats, e_out)
-    return total, device.download_later([blob, stats, *more], "row group bytes")
+    return total, device.download_later([blob, stats, *more], "row group bytes"), out_off
 
 
 def _copy(device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray], out: Any, out_off: np.ndarray) -> None:
@@ -240,11 +309,15 @@ def _copy(device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray], out: An
     device.launch(steps.GATHER, len(offsets), src, z, z, src, z, z, src, d[0], d[1], out, d[2])
 
 
-def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, _Flat, np.ndarray],
+def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, _Flat, np.ndarray, np.ndarray],
             parts: tuple[DictPages | None, list[np.ndarray] | None],
             data: tuple[memoryview, np.ndarray, np.ndarray], checksum: bool) -> list[EncodedChunk]:
-    """EncodedChunks whose bytes are slices of the blob (the assembler writes each chunk in one piece)."""
-    win, flat, _ = layout
+    """EncodedChunks whose bytes are slices of the blob: each (dictionary) page's header at its segment's place
+    (`layout`: per column its first segment, and each segment's place), its body right after it; a chunk whose
+    pages follow each other is handed over as one slice too (the assembler writes it in one piece), one with a
+    header slot's slack inside it in pieces."""
+    win, flat, first, seg_pos = layout
+    places = seg_pos.tolist()
     dp, dict_sizes = parts
     blob, stats, stats_at = data
     t = flat.table
@@ -259,17 +332,20 @@ def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, _Flat, np.ndarra
     at = stats_at.tolist()
     col_first = np.searchsorted(flat.col, np.arange(len(leaves) + 1)).tolist()
     out = []
-    pos = 0
     for c, leaf in enumerate(leaves):
-        start = pos
+        seg = int(first[c])
+        start = pos = places[seg] if seg < len(places) else 0
+        whole = True  # every page right after the one before
         dictionary = None
         if dp is not None and dict_sizes is not None and c in dp.columns:
             k = dp.columns.index(c)
             dh, db = int(dict_sizes[0][k]), int(dict_sizes[1][k])
             crc = as_signed32(int(dict_sizes[2][k])) if checksum else None
-            dictionary = DictionaryPage(blob[pos + dh:pos + dh + db], int(dp.raw_len[k]), int(dp.count[k]),
-                                        crc, header=blob[pos:pos + dh])
-            pos += dh + db
+            hp = places[seg]
+            whole &= hp == pos
+            dictionary = DictionaryPage(blob[hp + dh:hp + dh + db], int(dp.raw_len[k]), int(dp.count[k]),
+                                        crc, header=blob[hp:hp + dh])
+            pos, seg = hp + dh + db, seg + 2
         byte_kind = int(win.cols[c, CT_KIND]) in _BYTE_KINDS
         floats = leaf.kind in ("float", "double")
         binary = leaf.physical == BYTE_ARRAY
@@ -278,6 +354,9 @@ def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, _Flat, np.ndarra
         for j in range(col_first[c], col_first[c + 1]):
             span = PageSpan(a[j], b[j], ea[j], eb[j], va[j], vb[j])
             h, n = hlen[j], blen[j]
+            hp = places[seg]
+            whole &= hp == pos
+            pos, seg = hp, seg + 2
             sections = PageSections(blob[pos + h:pos + h + n], rep_len[j], def_len[j],
                                     unc[j] - rep_len[j] - def_len[j], bool(compressed[j]),
                                     as_signed32(crcs[j]) if checksum else None)
@@ -295,5 +374,5 @@ def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, _Flat, np.ndarra
             pages.append(EncodedPage(span, a[j], enc[j], sections, st, vbytes[j] if binary else None, rep_hist,
                                      def_hist, header=blob[pos:pos + h], column=leaf.dotted))
             pos += h + n
-        out.append(EncodedChunk(dictionary, pages, None, blob=blob[start:pos]))
+        out.append(EncodedChunk(dictionary, pages, None, blob=blob[start:pos] if whole else None))
     return out

@@ -62,12 +62,14 @@ class PageCodec(Protocol):
     name: str
 
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
-                 always: bool | np.ndarray = False) -> tuple[Any, np.ndarray, Any]:
+                 always: bool | np.ndarray = False, host_sizes: list[np.ndarray] | None = None
+                 ) -> tuple[Any, np.ndarray, Any]:
         """(buffer, slot offsets on the host, compressed lengths on the device) for the runs (offsets, lengths)
         of `src`, each run starting on `ALIGN` bytes. Every slot holds at least its run's raw length, so a
         page that keeps its raw bytes can be copied into its slot. Without `always` (for all runs, or per run),
         a page whose compressed bytes are not smaller reports its raw length (its compressed bytes are not
-        used); with it, every result is kept."""
+        used); with it, every result is kept. `host_sizes`: the lengths as read on the host are appended to it
+        (what follows is laid out without reading them back)."""
 
 
 class HostCodec:
@@ -81,7 +83,8 @@ class HostCodec:
         self.codec_name = codec
 
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
-                 always: bool | np.ndarray = False) -> tuple[Any, np.ndarray, Any]:
+                 always: bool | np.ndarray = False, host_sizes: list[np.ndarray] | None = None
+                 ) -> tuple[Any, np.ndarray, Any]:
         """Compress each run into a slot of its raw length (with `always`, of the codec's worst case)."""
         offsets, lengths = runs
         keep = np.broadcast_to(np.asarray(always, dtype=bool), np.shape(lengths))
@@ -106,6 +109,8 @@ class HostCodec:
                     sizes[p] = len(packed)
         device.host_step("compress", run, work=codec_work(self.codec_name, np.asarray(lengths), total))
         device.wait("compressed sizes")
+        if host_sizes is not None:
+            host_sizes.append(sizes)
         return out, out_off, device.upload(sizes)
 
 
@@ -156,7 +161,8 @@ class NvcompCodec:
         return fit
 
     def compress(self, device: Device, src: Any, runs: tuple[np.ndarray, np.ndarray],
-                 always: bool | np.ndarray = False) -> tuple[Any, np.ndarray, Any]:
+                 always: bool | np.ndarray = False, host_sizes: list[np.ndarray] | None = None
+                 ) -> tuple[Any, np.ndarray, Any]:
         """One batched nvCOMP encode over every non-empty run; sizes read back once."""
         offsets, lengths = runs
         todo = np.flatnonzero(lengths > 0)
@@ -178,6 +184,8 @@ class NvcompCodec:
                                     f"{self.codec_name}: {exc}") from exc
             keep = (got < lengths[todo]) | np.broadcast_to(np.asarray(always, dtype=bool), np.shape(lengths))[todo]
             sizes[todo[keep]] = got[keep]
+        if host_sizes is not None:
+            host_sizes.append(sizes)
         return out, out_off, device.upload(sizes)
 
 

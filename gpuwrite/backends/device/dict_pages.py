@@ -1,8 +1,9 @@
 """A row group's dictionary pages on the device: PLAIN pages of each dictionary's first entries, compressed (always:
 parquet-java compresses a dictionary page whatever the result), with CRCs and headers.
 
-Made at the row group's end (`chunks.queue_chunks`), or with the first batch for a guessed cut (`encode._store`:
-compressed in the batch's own codec call, so a row group that ends at the guess spends no sync on them).
+Made at the row group's end (`chunks.queue_chunks`), or with a batch: the first for a guessed cut, the second for
+the cut (`encode._store`: compressed in the batch's own codec call, their bodies gathered and CRC'd with the
+batch's pages, `encode._bodies`; so a row group spends no sync of its own on them).
 """
 
 from __future__ import annotations
@@ -101,14 +102,17 @@ def detach(device: Device, body: tuple[Any, np.ndarray, Any]) -> tuple[Any, np.n
     return out, out_off, length
 
 
-def finish(device: Device, raw: RawDictPages, body: tuple[Any, np.ndarray, Any], checksum: bool) -> DictPages:
-    """The pages' CRCs (with checksums) and headers, given their stored bodies (buffer, host offsets, device
-    lengths)."""
+def finish(device: Device, raw: RawDictPages, body: tuple[Any, np.ndarray, Any], checksum: bool,
+           crc: Any = None) -> DictPages:
+    """The pages' CRCs (with checksums, unless `crc` holds them: found with the batch's pages) and headers,
+    given their stored bodies (buffer, host offsets, device lengths)."""
     buf, body_off, body_len = body
     n = len(raw.columns)
-    crc = device.empty(n, np.int64)  # read only with checksums, which write it
-    if checksum:
-        device.launch(steps.CRC32, n, buf, device.upload(body_off), body_len, device.upload(crc32_table()), crc)
+    if crc is None:
+        crc = device.empty(n, np.int64)  # read only with checksums, which write it
+        if checksum:
+            device.launch(steps.CRC32, n, buf, device.upload(body_off), body_len, device.upload(crc32_table()),
+                          crc)
     headers = device.empty(n * HEADER_BOUND, np.uint8)
     header_len = device.empty(n, np.int64)
     device.launch(steps.DICT_HEADERS, n, raw.small[1:3], body_len, crc, checksum, headers,

@@ -115,6 +115,9 @@ class EncodedBatch:
     host: dict[str, np.ndarray] | None = None
     order: np.ndarray | None = None  # the given page at each batch position
     dicts: tuple[DictPages, Counts] | None = None  # dictionary pages made with the batch (BatchSetup.dictionaries)
+    # what the host knew of it without reading its results (BatchSetup.early, compressed): body_off, body_len, ext,
+    # same, and dict_body_len (its dictionary pages' stored lengths)
+    known: dict[str, np.ndarray] | None = None
 
     def fetch_with(self, device: Device, extra: list[Any], name: str = "batch and replay") -> list[np.ndarray]:
         """Read the per-page results and `extra` device arrays in one sync (counted under `name`); the extra
@@ -172,6 +175,10 @@ class BatchSetup:
     # the dictionary pages to make with the batch, from each given page's dictionary choice and state (the entries
     # a row group that ends at a guessed cut needs): laid out beside the values, compressed in the same codec call
     dictionaries: Callable[[np.ndarray, np.ndarray], Counts] | None = None
+    # compressed, its statistics' value bounds (ext, same) read with the values' lengths: with the sizes the host
+    # lays out, all the file's layout needs (`EncodedBatch.known`), so its results can wait for the row group's
+    # bytes (`chunks.queue_chunks`)
+    early: bool = False
 
 
 def choose_encodings(cols: np.ndarray, pages: PageTable, info: np.ndarray,
@@ -230,7 +237,9 @@ def encode_planned(device: Device, state: tuple[DeviceWindow, DeviceDictionary],
     dict_page, fell = choose_encodings(cols, pages, info, setup.fell_back)
     counts = setup.dictionaries(dict_page, info) if setup.dictionaries is not None else {}
     kind = cols[pages.col, CT_KIND]
-    order = np.lexsort((pages.a, pages.col, ~dict_page, cols[pages.col, CT_DECIMAL], kind))
+    # by kind, then (byte kinds only: their statistics compare decimals apart) decimal, then encoding: one launch
+    # per values range (kind, dictionary) and per statistics range (kind, byte decimal)
+    order = np.lexsort((pages.a, pages.col, ~dict_page, _byte_decimal(cols, pages.col, kind), kind))
     pages, info, dict_page, kind = pages.take(order), info[order], dict_page[order], kind[order]
     fallback = _PLAIN_FALLBACK if setup.plain_fallback else _FALLBACK
     encoding = np.where(dict_page, int(Encoding.RLE_DICTIONARY), fallback[kind])
@@ -249,6 +258,13 @@ class _Batch:
     kind: np.ndarray
     encoding: np.ndarray
     counts: Counts  # the dictionary pages to make with it (none when empty)
+
+
+def _byte_decimal(cols: np.ndarray, col: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """Per page, whether its column is a decimal of a byte kind (their min / max compare as signed numbers);
+    0 for other kinds, whose statistics do not depend on it."""
+    byte_kind = (kind == K_BYTES) | (kind == K_FLBA) | (kind == K_INT96)
+    return np.where(byte_kind, cols[col, CT_DECIMAL], 0)
 
 
 def _ranges(keys: np.ndarray) -> list[tuple[int, int]]:
@@ -313,25 +329,35 @@ def _launch(device: Device, win: DeviceWindow, dic: DeviceDictionary, plan: _Bat
     ext = device.empty(n_pages * 4, np.int64).reshape(n_pages, 4)
     device.launch(steps.EXTREMES, n_pages, args["col"], args.rows("sstart", "send"), minmax, win.dev_cols, ar.v8,
                   ar.v32, ar.v64, ar.idx, ext)
-    stored, stored_len, body_len, stored_off, dict_body = _store(device, setup, (vals, val_len), args, fields_dev,
-                                                                  raw)
-    dicts = None
-    if raw is not None and dict_body is not None:
-        dicts = (dict_pages.finish(device, raw, dict_pages.detach(device, dict_body), setup.checksum), plan.counts)
-    del vals  # compressed: the stored sections hold every page's values now, the raw ones are dropped
-    body_off = device.empty(n_pages + 1, np.int64)
-    device.launch(steps.SCAN, 1, body_len, n_pages, body_off)
-    bodies = device.empty(int((val_bound + def_bound + rep_bound).sum()) + 8, np.uint8)
-    device.launch(steps.GATHER, n_pages, rbuf, args["rep_off"], fields_dev[F_REP_LEN], lbuf, args["def_off"],
-                  fields_dev[F_DEF_LEN], stored, stored_off, stored_len, bodies, body_off)
-    crc = device.empty(n_pages, np.int64)  # read only with checksums, which write it
-    if setup.checksum:
-        device.launch(steps.CRC32, n_pages, bodies, body_off, body_len, device.upload(_CRC_TABLE), crc)
+    read = [ext, same] if setup.early else []
+    stored, stored_len, body_len, stored_off, dict_body, host = _store(device, setup, (vals, val_len), args,
+                                                                        fields_dev, raw, read=read)
+    del vals  # the stored sections hold every page's values now (uncompressed, `stored` is them): the raw ones go
+    known = None
+    if host is not None:  # compressed: every size known on the host
+        bodies, body_off, body_len, crc, dicts, laid = _bodies(device, setup, (rbuf, lbuf, stored), args, host,
+                                                               (raw, plan.counts))
+        if setup.early:
+            known = {"body_off": laid[0], "body_len": laid[1], "ext": read[0], "same": read[1],
+                     "dict_body_len": host[4]}
+    else:
+        dicts = None
+        if raw is not None and dict_body is not None:
+            dicts = (dict_pages.finish(device, raw, dict_pages.detach(device, dict_body), setup.checksum),
+                     plan.counts)
+        body_off = device.empty(n_pages + 1, np.int64)
+        device.launch(steps.SCAN, 1, body_len, n_pages, body_off)
+        bodies = device.empty(int((val_bound + def_bound + rep_bound).sum()) + 8, np.uint8)
+        device.launch(steps.GATHER, n_pages, rbuf, args["rep_off"], fields_dev[F_REP_LEN], lbuf, args["def_off"],
+                      fields_dev[F_DEF_LEN], stored, stored_off, stored_len, bodies, body_off)
+        crc = device.empty(n_pages, np.int64)  # read only with checksums, which write it
+        if setup.checksum:
+            device.launch(steps.CRC32, n_pages, bodies, body_off, body_len, device.upload(_CRC_TABLE), crc)
     headers = device.empty(n_pages * HEADER_BOUND, np.uint8)
     header_len = device.empty(n_pages, np.int64)
     device.launch(steps.PAGE_HEADERS, n_pages, fields_dev, crc, setup.checksum, headers, args["hdr_off"], header_len)
     return EncodedBatch(pages, plan.encoding, plan.info, fields_dev, bodies, body_off, body_len, headers,
-                        header_len, crc, ext, same, dicts=dicts)
+                        header_len, crc, ext, same, dicts=dicts, known=known)
 
 
 def _values(device: Device, ar: Any, dic: DeviceDictionary, plan: _Batch, args: _Args, out: tuple[Any, Any],
@@ -374,7 +400,7 @@ def _statistics(device: Device, win: DeviceWindow, plan: _Batch, args: _Args, ou
     """Each page's min / max value positions (and all-equal for byte kinds), one launch per kind range."""
     imin, imax, same = out
     ar = win.arenas
-    decimal = win.cols[plan.pages.col, CT_DECIMAL]
+    decimal = _byte_decimal(win.cols, plan.pages.col, plan.kind)
     for s, e in _ranges(np.stack([plan.kind, decimal], axis=1)):
         kind = int(plan.kind[s])
         a, b = args["sstart"][s:e], args["send"][s:e]
@@ -389,29 +415,81 @@ def _statistics(device: Device, win: DeviceWindow, plan: _Batch, args: _Args, ou
             device.launch(steps.BYTES_MINMAX, e - s, ar.idx, ar.dat, a, b, bool(decimal[s]), lo, hi, same[s:e])
 
 
+_HostSizes = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
 def _store(device: Device, setup: BatchSetup, raw: tuple[Any, Any], args: _Args, fields_dev: Any,
-           dicts: dict_pages.RawDictPages | None) -> tuple[Any, Any, Any, Any, tuple[Any, np.ndarray, Any] | None]:
+           dicts: dict_pages.RawDictPages | None, *, read: list[Any]
+           ) -> tuple[Any, Any, Any, Any, tuple[Any, np.ndarray, Any] | None, _HostSizes | None]:
     """Compress the values sections and keep, per page, the smaller form: (stored buffer, stored lengths,
     body lengths, each page's offset in the stored buffer, and the stored dictionary pages `dicts` laid after the
-    values: compressed always, in the same codec call); the header fields follow."""
+    values: compressed always, in the same codec call); the header fields follow. Compressed, the host knows
+    every size (the levels' lengths read with the values' lengths, the codec's sizes): the last item, per page
+    its repetition and definition levels' lengths, stored length and offset, per dictionary page its stored
+    length and offset (None uncompressed). Compressed, the device arrays `read` are read with the values' lengths
+    and replaced by their host copies."""
     vals, val_len = raw
     n_pages = len(args["zeros"])
     stored_len, copy_len, body_len = (device.empty(n_pages, np.int64) for _ in range(3))
     if setup.codec is None:
         device.launch(steps.STORED, n_pages, val_len, val_len, True, fields_dev, stored_len, copy_len, body_len)
         dict_body = (vals, dicts.off, dicts.small[2]) if dicts is not None else None
-        return vals, stored_len, body_len, args["val_off"], dict_body
-    lengths = device.download(val_len, "values lengths")
+        return vals, stored_len, body_len, args["val_off"], dict_body, None
+    got = device.download_many([val_len, fields_dev[F_REP_LEN], fields_dev[F_DEF_LEN], *read], "values lengths")
+    lengths, rep_len, def_len = got[:3]
+    read[:] = got[3:]
     val_off = args.host[args.names.index("val_off")]
     runs, always = (val_off, lengths), np.zeros(n_pages, dtype=bool)
     if dicts is not None:
         runs = (np.concatenate([val_off, dicts.off]), np.concatenate([lengths, dicts.raw_len]))
         always = np.concatenate([always, np.ones(len(dicts.columns), dtype=bool)])
-    comp, comp_off, comp_len = setup.codec.compress(device, vals, runs, always if dicts is not None else False)
+    sizes: list[np.ndarray] = []
+    comp, comp_off, comp_len = setup.codec.compress(device, vals, runs, always if dicts is not None else False,
+                                                    host_sizes=sizes)
     slots = args["val_off"] if comp_off is val_off else device.upload(comp_off[:n_pages])
     dict_body = (comp, comp_off[n_pages:], comp_len[n_pages:]) if dicts is not None else None
     page_len = comp_len[:n_pages] if dicts is not None else comp_len
     device.launch(steps.STORED, n_pages, val_len, page_len, False, fields_dev, stored_len, copy_len, body_len)
     z = args["zeros"]
     device.launch(steps.GATHER, n_pages, vals, z, z, vals, z, z, vals, args["val_off"], copy_len, comp, slots)
-    return comp, stored_len, body_len, slots, dict_body
+    comp_h = sizes[0][:n_pages]
+    stored = np.where((lengths > 0) & (comp_h < lengths), comp_h, lengths)  # the stored step's choice (stored_choice)
+    host = (rep_len, def_len, stored, np.asarray(comp_off[:n_pages]), sizes[0][n_pages:],
+            np.asarray(comp_off[n_pages:]))
+    return comp, stored_len, body_len, slots, dict_body, host
+
+
+def _bodies(device: Device, setup: BatchSetup, bufs: tuple[Any, Any, Any], args: _Args, host: _HostSizes,
+            made: tuple[dict_pages.RawDictPages | None, Counts]
+            ) -> tuple[Any, Any, Any, Any, Any, tuple[np.ndarray, np.ndarray]]:
+    """Every page's body (repetition levels, definition levels, stored values) and after them the dictionary
+    pages' stored bodies, gathered into one buffer at offsets the host lays out from `host` (`_store`): one
+    gather and one CRC launch for both, and no scan. (bodies, body_off, body_len, the pages' CRCs, the
+    dictionary pages made with the batch or None, and body_off and body_len on the host.)"""
+    rbuf, lbuf, stored = bufs
+    raw, counts = made
+    rep_len, def_len, stored_len, stored_off, dict_len, dict_off = host
+    n, d = len(rep_len), len(dict_len)
+    lens = np.concatenate([rep_len + def_len + stored_len, dict_len]).astype(np.int64)
+    rows = np.zeros((8, n + d + 1), dtype=np.int64)
+    none = np.zeros(d, dtype=np.int64)
+    rows[0, :n + d] = np.concatenate([args.host[args.names.index("rep_off")], none])
+    rows[1, :n + d] = np.concatenate([rep_len, none])
+    rows[2, :n + d] = np.concatenate([args.host[args.names.index("def_off")], none])
+    rows[3, :n + d] = np.concatenate([def_len, none])
+    rows[4, :n + d] = np.concatenate([stored_off, dict_off])
+    rows[5, :n + d] = np.concatenate([stored_len, dict_len])
+    np.cumsum(lens, out=rows[6, 1:])  # each body's offset
+    rows[7, :n + d] = lens
+    dev = device.upload(rows)
+    bodies = device.empty(int(rows[6, -1]) + 8, np.uint8)
+    device.launch(steps.GATHER, n + d, rbuf, dev[0], dev[1], lbuf, dev[2], dev[3], stored, dev[4], dev[5], bodies,
+                  dev[6])
+    crc = device.empty(n + d, np.int64)  # read only with checksums, which write it
+    if setup.checksum:
+        device.launch(steps.CRC32, n + d, bodies, dev[6], dev[7], device.upload(_CRC_TABLE), crc)
+    dicts = None
+    if raw is not None:
+        dicts = (dict_pages.finish(device, raw, (bodies, rows[6, n:n + d].copy(), dev[7][n:n + d]), setup.checksum,
+                                   crc[n:]), counts)
+    return bodies, dev[6][:n + 1], dev[7][:n], crc[:n], dicts, (rows[6, :n + 1].copy(), rows[7, :n].copy())
