@@ -76,9 +76,9 @@ def test_chunks_are_built_on_the_pool_not_the_writing_thread(tmp_path: Path, mon
     assert len(on_main) >= 4 and not any(on_main)
 
 
-def test_the_last_batch_starts_its_costliest_column_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The batch whose chunks are written as they finish starts a column costing more than half a thread's
-    share first, even when it is last in the schema (it would otherwise run alone after the others)."""
+def _start_order(monkeypatch: pytest.MonkeyPatch, table: pa.Table) -> tuple[list[int], list[int]]:
+    """Encode `table` as a write's last batch (3 pages of all its rows, on a 2-thread pool): the columns in the
+    order their jobs were started, and in the order their chunks were handed on."""
     from gpuwrite.backends.workpool import WorkPool
     from gpuwrite.encode.compress import compressor
     from gpuwrite.options.model import WriteOptions
@@ -86,9 +86,6 @@ def test_the_last_batch_starts_its_costliest_column_first(monkeypatch: pytest.Mo
     from gpuwrite.pipeline.rebase import RebaseOptions
     from gpuwrite.schema import FileSchema
 
-    rows = 40_000
-    table = pa.table({"ts": pa.array(range(rows), pa.int64()), "id": pa.array([i % 7 for i in range(rows)], pa.int32()),
-                      "text": pa.array([f"{i:08d} some words of text" for i in range(rows)])})
     opts = WriteOptions()
     schema = FileSchema.from_arrow(table.schema, opts)
     options = cpu.ChunkOptions.for_leaves(schema.leaves, opts, compressor(opts.compression))
@@ -105,9 +102,19 @@ def test_the_last_batch_starts_its_costliest_column_first(monkeypatch: pytest.Mo
     encoders.load([leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts)) for leaf in schema.leaves])
     written: list[int] = []
     try:
-        encoders.encode([[(0, rows)]] * 3, written.append)
+        encoders.encode([[(0, table.num_rows)]] * 3, written.append)
     finally:
         pool.shutdown()
+    return started, written
+
+
+def test_the_last_batch_starts_its_costliest_column_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch whose chunks are written as they finish starts a column costing more than half a thread's
+    share first, even when it is last in the schema (it would otherwise run alone after the others)."""
+    rows = 40_000
+    table = pa.table({"ts": pa.array(range(rows), pa.int64()), "id": pa.array([i % 7 for i in range(rows)], pa.int32()),
+                      "text": pa.array([f"{i:08d} some words of text" for i in range(rows)])})
+    started, written = _start_order(monkeypatch, table)
     assert started[0] == 2 and sorted(started) == [0, 1, 2]
     assert written == [0, 1, 2]  # still handed on in schema order
 
@@ -116,34 +123,10 @@ def test_short_strings_start_before_a_column_of_more_bytes(monkeypatch: pytest.M
     """A timeseries' status strings (few PLAIN bytes a value, but each hashed and looked up in the dictionary)
     start before the timestamps, which have more bytes but cost less: started second, the strings ended the
     write alone."""
-    from gpuwrite.backends.workpool import WorkPool
-    from gpuwrite.encode.compress import compressor
-    from gpuwrite.options.model import WriteOptions
-    from gpuwrite.pipeline.columns import leaf_data
-    from gpuwrite.pipeline.rebase import RebaseOptions
-    from gpuwrite.schema import FileSchema
-
     rows = 40_000
     table = pa.table({"ts": pa.array(range(rows), pa.int64()), "id": pa.array([i % 7 for i in range(rows)], pa.int32()),
                       "status": pa.array(["ok", "warn", "ok", "ok"] * (rows // 4))})
-    opts = WriteOptions()
-    schema = FileSchema.from_arrow(table.schema, opts)
-    options = cpu.ChunkOptions.for_leaves(schema.leaves, opts, compressor(opts.compression))
-    pool = WorkPool(2)
-    started: list[int] = []
-    submit = pool.submit
-
-    def record(fn: object, jobs: list, *args: object) -> object:
-        started.append(jobs[0][0])
-        return submit(fn, jobs, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pool, "submit", record)
-    encoders = cpu.CpuEncoders(schema.leaves, options, pool)
-    encoders.load([leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts)) for leaf in schema.leaves])
-    try:
-        encoders.encode([[(0, rows)]] * 3, lambda c: None)
-    finally:
-        pool.shutdown()
+    started, _ = _start_order(monkeypatch, table)
     assert started == [2, 0, 1]
 
 
