@@ -183,12 +183,31 @@ def thread_cpu(table_name: str, rows: int, repeats: int, codec: str = "snappy") 
         for _ in range(repeats):
             Path(path).unlink()  # a fresh path, as write_bench's: replacing the last file frees its pages in the write
             gc.collect()
-            clocks = {t.name: time.pthread_getcpuclockid(t.ident) for t in threading.enumerate() if t.ident}
-            before = {name: time.clock_gettime(clock) for name, clock in clocks.items()}
+            before = {t.name: _cpu_clock(t) for t in threading.enumerate()}
             gpuwrite.write_table(table, path, compression=codec)
-            for name, clock in clocks.items():
-                out[name].append(time.clock_gettime(clock) - before[name])
+            for name, (clock, start) in before.items():
+                if clock is not None and (now := _clock_now(clock)) is not None:
+                    out[name].append(now - start)
     return out
+
+
+def _cpu_clock(thread: threading.Thread) -> tuple[int | None, float]:
+    """A live thread's CPU clock and its reading now; (None, 0) for a thread gone (or going) since it was listed
+    (another library's helper thread ending: its clock can no longer be read)."""
+    try:
+        clock = time.pthread_getcpuclockid(thread.ident) if thread.ident else None
+    except OSError:  # ProcessLookupError: the thread has ended
+        return None, 0.0
+    start = None if clock is None else _clock_now(clock)
+    return (clock, start) if clock is not None and start is not None else (None, 0.0)
+
+
+def _clock_now(clock: int) -> float | None:
+    """`clock`'s seconds now; None when its thread has ended."""
+    try:
+        return time.clock_gettime(clock)
+    except OSError:
+        return None
 
 
 def thread_cpu_report(cpu: dict[str, list[float]]) -> str:
