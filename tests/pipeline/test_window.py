@@ -514,3 +514,25 @@ def test_view_columns_are_sized_by_their_rows_values():
     arrow.push(table)
     arrow.start_row_group(None)
     assert arrow.target >= 8 * opts.block_size // (plain.nbytes // table.num_rows + 8)
+
+
+def test_device_window_margin_follows_how_row_counts_vary():
+    """The GPU window after a cut takes the last row group's rows and a margin: 1/8 after one row group, then
+    twice the largest change between the last row counts, within 1/32 and 1/4 (a fixed 1/4 re-uploaded a
+    quarter of every row group: H2D 1.22x the input at 28.8 M rows in 128 MiB row groups)."""
+    from gpuwrite.pipeline.window import SLACK_FIRST, SLACK_MAX, SLACK_MIN, ArrowWindow, window_slack
+
+    assert window_slack([]) == window_slack([5000]) == SLACK_FIRST
+    assert window_slack([3_827_446, 3_827_446, 3_810_100]) == SLACK_MIN  # 0.45% apart: the floor
+    assert window_slack([10_000, 10_500]) == pytest.approx(0.1)  # 5% apart: twice that
+    assert window_slack([10_000, 20_000]) == SLACK_MAX
+    assert window_slack([10_000, 20_000, 10_000, 10_000, 10_000, 10_000, 10_000]) == SLACK_MIN  # old jumps age out
+    table = pa.table({"a": pa.array(np.arange(100_000), pa.int64())})
+    opts = WriteOptions(block_size=1 << 20)
+    arrow = ArrowWindow(FileSchema.from_arrow(table.schema, opts), opts)
+    arrow.push(table)
+    targets = []
+    for rows in (5000, 5000, 5000, 6000):
+        arrow.start_row_group(rows)
+        targets.append(arrow.target)
+    assert targets == [5000 + 625 + 1, 5000 + 156 + 1, 5000 + 156 + 1, 6000 + 1500 + 1]
