@@ -189,6 +189,38 @@ def test_a_warm_write_stages_in_the_slab_the_last_write_let_go(tmp_path: Path, f
     assert gpuwrite.release_memory() >= kept and buffers.kept_bytes() == 0
 
 
+def test_a_row_groups_bytes_come_back_into_a_kept_slab(tmp_path: Path, fresh_slabs: Any,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large download (a row group's bytes) lands in a block cut from a slab kept for the next write, as the
+    staging buffer is: a warm write takes no new slab for it. On a GPU the block is pinned, and a fresh one per
+    write was a cudaHostAlloc of the file's size each time (CuPy's pinned pool is emptied at close); small
+    downloads still come from the allocator."""
+    from gpuwrite.pipeline import buffers
+
+    large: list[tuple[int, bool]] = []  # each large block's bytes, and whether a kept slab holds it
+    original = Device._host_block
+
+    def host_block(self: Device, n: int) -> np.ndarray:
+        block = original(self, n)
+        if n >= buffers.MIN_BYTES:
+            large.append((n, any(np.shares_memory(block, slab) for slab in fresh_slabs.slabs)))
+        return block
+
+    monkeypatch.setattr(Device, "_host_block", host_block)
+    table = store_sales_table(200_000)
+    created = []
+    for n in range(2):
+        with standin():
+            writer = gpuwrite.ParquetWriter(tmp_path / f"{n}.parquet", table.schema, device="gpu")
+            writer.write(table)
+            result = writer.close()
+        created.append(fresh_slabs.created)
+    assert len(large) >= 2 and max(n for n, _ in large) >= 0.9 * result.size  # the row group's bytes
+    assert all(kept for _, kept in large), large
+    assert created[1] == created[0]  # the second write's staging and download blocks: the kept slabs
+    assert (tmp_path / "0.parquet").read_bytes() == (tmp_path / "1.parquet").read_bytes()
+
+
 def test_letting_go_of_the_staging_buffer_restarts_the_slabs_idle_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """A write longer than the slabs' retention would otherwise lose its staging buffer as soon as it ends."""
     from gpuwrite.pipeline import buffers

@@ -1,14 +1,16 @@
 """The device's copies, in every mode: one host staging buffer that every upload passes through (pinned on a
-GPU, reused across row groups, grown when a row group needs more), downloads into fresh host buffers (pinned on
-a GPU) with one host wait for all of them, downloads queued now and waited for later (a row group's bytes,
-read back while the next row group's kernels run), and the order of these events for tests (`trace_events`).
+GPU, reused across row groups, grown when a row group needs more), downloads into host buffers (pinned on a GPU;
+a large one kept for the next write as the staging buffer is) with one host wait for all of them, downloads
+queued now and waited for later (a row group's bytes, read back while the next row group's kernels run), and the
+order of these events for tests (`trace_events`).
 
 Only the allocation of pinned memory and the CUDA copy calls differ between modes (`Device`'s CUDA-only
 parts); which buffer, which stream, when the host waits and what overlaps is decided here and in `Device`.
 
-The staging buffer is cut from a slab the process keeps for the next write (`staging_block`): the CPU path's
-slabs (`pipeline/buffers.py`) off a GPU, pinned slabs of the same kind on one, so a warm write neither locks
-(cudaHostAlloc) nor first-touches a row group's worth of host memory again; both are released
+The staging buffer, and a large download's buffer (a row group's bytes), are cut from a slab the process keeps
+for the next write (`staging_block`): the CPU path's slabs (`pipeline/buffers.py`) off a GPU, pinned slabs of
+the same kind on one, so a warm write neither locks (cudaHostAlloc) nor first-touches a row group's worth of host
+memory again; both are released
 `buffers.RETAIN_SECONDS` after the last write asked for one, or by `gpuwrite.release_memory()`. The first write
 of a process (or after that delay) pays the allocation.
 """
@@ -80,9 +82,10 @@ def pinned_slabs() -> buffers.Slabs:
 
 
 def staging_block(nbytes: int, pinned: bool) -> np.ndarray:
-    """A uint8 host buffer of `nbytes` bytes to stage uploads in, cut from a slab kept for the next write: pinned
-    on a GPU (so the copy engine reads it while the host goes on), the CPU path's slabs elsewhere. Off a GPU
-    this is the stand-in's model of the pinned slab: a warm write finds its pages touched already."""
+    """A uint8 host buffer of `nbytes` bytes to stage uploads (or receive a large download) in, cut from a slab
+    kept for the next write: pinned on a GPU (so the copy engine reads or fills it while the host goes on), the
+    CPU path's slabs elsewhere. Off a GPU this is the stand-in's model of the pinned slab: a warm write finds its
+    pages touched already."""
     if pinned:
         return pinned_slabs().take(int(nbytes))[:int(nbytes)]
     return buffers.empty(int(nbytes), np.uint8)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ...pipeline import buffers
 from . import copies
 from .copies import PendingDownload, Staging, download_bytes, host_views, trace_log
 from .cost import LaunchRecord, array_bytes, max_serial, modeled_device_s
@@ -275,8 +276,13 @@ class Device:
             self.trace.append((what, which))
 
     def _host_block(self, nbytes: int) -> np.ndarray:
-        """An uninitialised host uint8 buffer: pinned (page-locked, from CuPy's pinned pool) on a GPU, so the
-        copy engine reads or fills it while the host goes on; plain NumPy elsewhere."""
+        """An uninitialised host uint8 buffer for downloads: pinned (page-locked) on a GPU, so the copy engine
+        fills it while the host goes on; plain NumPy elsewhere. A large one (a row group's bytes) is cut from a
+        slab kept for the next write, as the staging buffer is (`copies.staging_block`): a warm write neither
+        locks (cudaHostAlloc) nor first-touches a file's worth of host memory again; it is free again once the
+        arrays read back are dropped. A small one comes from CuPy's pinned pool."""
+        if nbytes >= buffers.MIN_BYTES:
+            return copies.staging_block(int(nbytes), self.mode == "cuda")
         if self.mode == "cuda":
             import cupyx
 
