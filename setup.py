@@ -74,10 +74,12 @@ class BuildPyWithKernels(build_py):
 
 
 class PlatformDistribution(Distribution):
-    """The wheel carries machine code (numba's cache): tag it for this interpreter and platform, not py3-none-any."""
+    """The wheel carries machine code (numba's cache): tag it for this interpreter and platform, not py3-none-any.
+    Built without compiling the kernels (SKIP_ENV=1: for another Python, `bench/gpu_wheels.py`), it carries none
+    for its interpreter, and is pure: it installs on any Python 3 and compiles on first use."""
 
     def has_ext_modules(self) -> bool:
-        return True
+        return os.environ.get(SKIP_ENV) != "1"
 
 
 setup(cmdclass={"build_py": BuildPyWithKernels}, distclass=PlatformDistribution)

@@ -4,7 +4,10 @@ That machine has Python 3.12, CUDA 13 (driver 580), CuPy (cupy-cuda13x), numba, 
 pandas, no network, and takes at most 64 MiB of files a call. This builds gpuwrite's own wheel and downloads,
 for that Python and manylinux x86_64, what a write imports beyond the image: nvCOMP for CUDA 13 (snappy, zstd and
 lz4 on the GPU), cramjam and isal (the host codecs), tzdata (time zones without the system's database). The folder
-must stay under 60 MiB; `bench/gpu_session.sh` installs it with `pip --no-index --target`.
+must stay under 60 MiB; `bench/gpu_session.sh` installs it with `pip --no-index --target`. gpuwrite's own wheel
+ships kernels compiled for the Python that builds it and is tagged for that Python; for another (this machine's
+3.11 against the lent machine's 3.12) it is built without them, pure (py3-none-any), so pip installs it there;
+its CPU kernels then compile on the first write (`bench/gpu_check.py` measures that first write).
 
     python bench/gpu_wheels.py --dest .whl                       # for the lent machine (Python 3.12)
     python bench/gpu_wheels.py --dest W --python-version 3.11 --host-only   # the stand-in rehearsal here
@@ -13,6 +16,7 @@ must stay under 60 MiB; `bench/gpu_session.sh` installs it with `pip --no-index 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -25,8 +29,14 @@ PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x
              "manylinux2014_x86_64", "manylinux1_x86_64"]
 
 
-def pip(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "pip", *args, "--quiet", "--disable-pip-version-check"], check=True)
+def pip(*args: str, env: dict[str, str] | None = None) -> None:
+    subprocess.run([sys.executable, "-m", "pip", *args, "--quiet", "--disable-pip-version-check"], check=True,
+                   env=env)
+
+
+def this_python() -> str:
+    """This interpreter's version as pip's --python-version takes it (e.g. '3.11')."""
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def build(dest: Path, python_version: str, host_only: bool) -> int:
@@ -34,7 +44,10 @@ def build(dest: Path, python_version: str, host_only: bool) -> int:
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.glob("*.whl"):
         old.unlink()
-    pip("wheel", str(REPO_ROOT), "--no-deps", "--wheel-dir", str(dest))
+    # gpuwrite's wheel carries kernels compiled for the interpreter that builds it, and is tagged for it (setup.py):
+    # for another Python it is built without them, a pure wheel that installs there and compiles on first use
+    env = None if python_version == this_python() else {**os.environ, "GPUWRITE_SKIP_KERNEL_BUILD": "1"}
+    pip("wheel", str(REPO_ROOT), "--no-deps", "--wheel-dir", str(dest), env=env)
     platform = [a for p in PLATFORMS for a in ("--platform", p)]
     wanted = HOST + ([] if host_only else CUDA)
     pip("download", "--no-deps", "--only-binary=:all:", "--python-version", python_version, "--implementation",

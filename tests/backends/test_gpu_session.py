@@ -54,3 +54,24 @@ def test_session_runs_end_to_end_in_a_fresh_venv(tmp_path: Path) -> None:
     assert report["identity"] and all(r["ok"] for r in report["identity"])
     writers = {t["writer"] for t in report["timings"]}
     assert {"gpuwrite gpu cold", "gpuwrite cpu", "pyarrow"} <= writers, writers
+
+
+def test_wheels_for_another_python_install_there(tmp_path: Path) -> None:
+    """The lent machine runs another Python (3.12) than this one: gpuwrite's wheel, whose shipped kernels are
+    compiled for the Python that builds it and tagged for it (cp311-cp311-linux_x86_64 here), would not install
+    there ("not a supported wheel on this platform"). For another Python it is built pure, without them; every
+    wheel carried installs on the target's tags."""
+    from packaging.tags import compatible_tags, cpython_tags
+    from packaging.utils import parse_wheel_filename
+
+    other = "3.12" if sys.version_info[:2] != (3, 12) else "3.11"
+    wheels = tmp_path / "wheels"
+    subprocess.run([sys.executable, str(REPO / "bench" / "gpu_wheels.py"), "--dest", str(wheels), "--python-version",
+                    other, "--host-only"], check=True, capture_output=True)
+    version = tuple(int(p) for p in other.split("."))
+    platforms = ["linux_x86_64", "manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
+    target = set(cpython_tags(version, platforms=platforms)) | set(compatible_tags(version, platforms=platforms))
+    found = {parse_wheel_filename(p.name)[0]: parse_wheel_filename(p.name)[3] for p in wheels.glob("*.whl")}
+    assert sorted(found) == ["cramjam", "gpuwrite", "isal", "tzdata"], sorted(found)
+    assert all(tags & target for tags in found.values()), found
+    assert {str(t) for t in found["gpuwrite"]} == {"py3-none-any"}
