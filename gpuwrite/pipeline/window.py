@@ -309,12 +309,12 @@ def _convert_into(leaves: list[tuple[LeafBuffer, Leaf]], chunks: list[pa.Array],
 
 SLACK_FIRST = 1 / 8  # the margin after one row group: nothing is known of how row counts vary yet
 SLACK_MIN, SLACK_MAX = 1 / 32, 1 / 4
-SLACK_SEEN = 4  # row groups whose row counts set the margin
+SLACK_SEEN = 4  # changes between consecutive row counts (the last 5 row groups') that set the margin
 
 
 def window_slack(row_counts: Sequence[int]) -> float:
     """The margin past the last row group's rows a device window takes (a fraction of them): twice the largest
-    change between consecutive row counts of the last `SLACK_SEEN` row groups, within [SLACK_MIN, SLACK_MAX];
+    change among the last `SLACK_SEEN` changes between consecutive row counts, within [SLACK_MIN, SLACK_MAX];
     `SLACK_FIRST` after one. Row groups cut by size from similar rows end within a fraction of a percent of
     each other (store_sales at 128 MiB: 3,827,446 rows six times in eight), so the window re-uploads ~3% where
     a fixed 25% re-uploaded a quarter of every row group; rows that vary more widen it."""
