@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpuwrite.kernels.convert.levels import level_counts
 from gpuwrite.kernels.encode.delta import byte_array_prefixes, delta_encode, delta_max_size, gather_suffixes
 from gpuwrite.kernels.encode.fallback import keeps_dictionary
 from gpuwrite.kernels.encode.float_page import float_page
@@ -39,7 +38,7 @@ from .bloom import BloomBuilder, chunk_bitset, hash_values
 from .compress import PackAfter, packer_after
 from .dictionary import Dictionary
 from .rules import canonical_bits, fallback_encoding, raw_value_bytes, signed_crc32
-from .stats import page_stats, stats_of
+from .stats import level_histogram, page_stats, repetition_histogram, stats_of
 
 _NO_TABLE = np.zeros(0, dtype=np.int32)  # the dictionary arguments of a page encoded without one
 _NO_KEYS = np.zeros(0, dtype=np.int64)
@@ -81,7 +80,10 @@ def encoded_page(leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, 
         byte_array = int(offsets[span.vb] - offsets[span.va])
     rep_hist = def_hist = None
     # SPEC: SizeStatistics level histograms: repetition when its max level > 0, definition when > 1.
-    if leaf.max_rep > 0:
+    if leaf.max_rep == 1:  # counted from the page's rows (`repetition_histogram`)
+        assert data.rep is not None
+        rep_hist = repetition_histogram(data.rep, span.ea, span.eb, span.num_rows, 1)
+    elif leaf.max_rep > 1:
         assert data.rep is not None
         rep_hist = shared.histogram(data.rep, span, leaf.max_rep) if shared is not None \
             else _histogram(data.rep, span, leaf.max_rep)
@@ -93,9 +95,7 @@ def encoded_page(leaf: Leaf, data: LeafData, span: PageSpan, *, first_row: int, 
 
 def _histogram(levels: Array, span: PageSpan, max_level: int) -> list[int]:
     """How many of the page's level entries are at each level 0..max_level."""
-    counts = np.zeros(max_level + 1, dtype=np.int64)
-    level_counts(levels, span.ea, span.eb, counts)
-    return counts.tolist()
+    return level_histogram(levels, span.ea, span.eb, max_level)
 
 
 def dictionary_page(raw: bytes, count: int, chunk: ChunkOptions, body: Section | None = None) -> DictionaryPage:

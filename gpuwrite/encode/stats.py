@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from gpuwrite.kernels.convert.levels import level_counts
 from gpuwrite.kernels.encode.stats import (
     bytes_minmax,
     bytes_minmax_ids,
@@ -18,6 +19,22 @@ from ..pipeline.leafdata import LeafData
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, Leaf
 
 MAX_STATS_SIZE = 4096  # SPEC: ParquetMetadataConverter.MAX_STATS_SIZE
+
+
+def level_histogram(levels: np.ndarray, ea: int, eb: int, max_level: int) -> list[int]:
+    """How many of the level entries ea..eb are at each level 0..max_level: a page's SizeStatistics histogram
+    (one compiled pass over the uint8 levels; np.bincount would first widen them to intp)."""
+    counts = np.zeros(max_level + 1, dtype=np.int64)
+    level_counts(levels, ea, eb, counts)
+    return counts.tolist()
+
+
+def repetition_histogram(levels: np.ndarray, ea: int, eb: int, rows: int, max_rep: int) -> list[int]:
+    """`level_histogram` of a page's repetition levels, the page holding `rows` whole rows: each row's first entry
+    is at level 0 and no other is, so with max level 1 the histogram is (rows, the other entries), uncounted."""
+    if max_rep == 1:
+        return [rows, eb - ea - rows]
+    return level_histogram(levels, ea, eb, max_rep)
 
 
 def _canonical(bits: int, width: int) -> int:

@@ -16,10 +16,12 @@ from gpuwrite.encode.chunk import (
     _rle_levels,
     _run_of,
     encode_levels,
+    encoded_page,
 )
 from gpuwrite.encode.compress import compressor
+from gpuwrite.encode.stats import level_histogram, repetition_histogram
 from gpuwrite.options.model import WriteOptions
-from gpuwrite.page_model import PageSpan
+from gpuwrite.page_model import PageSections, PageSpan, PageStats
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.leafdata import LeafBuffer
 from gpuwrite.pipeline.levels import LevelMemo
@@ -79,6 +81,39 @@ def test_encode_levels_equals_encoder(seed: int, rows: int) -> None:
                                                                         leaf.def_width))
             fast += span.num_nulls == 0 and span.num_values >= 8
     assert fast > 0  # the one-run path was taken
+
+
+@SETTINGS
+@given(st.integers(0, 2**32 - 1), st.integers(20, 300))
+def test_page_histograms_count_every_level(seed: int, rows: int) -> None:
+    """A page's SizeStatistics histograms hold, per level, how many of its entries are at it: the repetition
+    histogram of a single list (taken from the page's rows) and of a list of lists (counted), the definition
+    histograms (counted) — each equal to np.bincount over the page's entries, at every cut of the rows."""
+    rng = np.random.default_rng(seed)
+    nested = pa.array([None if k % 11 == 5 else [None if (k + j) % 7 == 3 else list(range((k + j) % 3))
+                                                  for j in range(int(rng.integers(0, 4)))] for k in range(rows)],
+                      pa.list_(pa.list_(pa.int32())))
+    table = _table(rng, rows).append_column("ll", nested)
+    opts = WriteOptions()
+    schema = FileSchema.from_arrow(table.schema, opts)
+    seen = set()
+    for leaf in schema.leaves:
+        data = leaf_data(table.column(leaf.index), leaf, RebaseOptions.of(opts))
+        cuts = sorted({0, rows, *rng.integers(1, rows, 6).tolist()})
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            span = PageSpan.of(data, a, b)
+            page = encoded_page(leaf, data, span, first_row=a, encoding=0, sections=PageSections(b"", 0, 0, 0, False, None),
+                                stats=PageStats(null_count=0, num_values=0))
+            if leaf.max_rep:
+                want = np.bincount(data.rep[span.ea:span.eb], minlength=leaf.max_rep + 1).tolist()
+                assert page.rep_histogram == want
+                assert repetition_histogram(data.rep, span.ea, span.eb, span.num_rows, leaf.max_rep) == want
+                seen.add(("rep", leaf.max_rep))
+            if leaf.max_def > 1:
+                want = np.bincount(data.def_levels[span.ea:span.eb], minlength=leaf.max_def + 1).tolist()
+                assert page.def_histogram == want == level_histogram(data.def_levels, span.ea, span.eb, leaf.max_def)
+                seen.add(("def", leaf.max_def))
+    assert {("rep", 1), ("rep", 2)} <= seen and any(k == "def" for k, _ in seen)
 
 
 def test_sibling_leaves_share_their_level_sections_with_the_same_pages(monkeypatch) -> None:
