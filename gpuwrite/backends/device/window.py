@@ -7,7 +7,7 @@ and tests. Flat columns are converted on the device straight from their Arrow bu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -76,9 +76,6 @@ class DeviceWindow:
     errs: Any = None  # device int64[C, ER_COUNT]: the conversion's refusals, read with the planner's first sync
     converted: Any = None  # the conversion's own window (its error messages, its inputs kept alive)
     bad: Any = None  # device int64[K, 2]: the value checks' first failing row per chunk (checks.py), or None
-    # level histograms by (levels array, first entry, end, max level): sibling leaves of a list share their level
-    # arrays (`pipeline.levels.LevelMemo`) and page rows, so their pages' histograms are counted once
-    counted: dict[tuple[int, int, int, int], list[int]] = field(default_factory=dict)
 
     def host_side(self) -> DeviceWindow:
         """This window without its device arrays (the column table and host-converted columns only): what the
@@ -96,19 +93,10 @@ class DeviceWindow:
         rep = def_ = None
         if leaf.max_rep > 0:
             assert data.rep is not None
-            rep = repetition_histogram(data.rep, span.ea, span.eb, span.num_rows, 1) if leaf.max_rep == 1 \
-                else self._histogram(data.rep, span, leaf.max_rep)
+            rep = repetition_histogram(data.rep, span.ea, span.eb, span.num_rows, leaf.max_rep)
         if leaf.max_def > 1:
-            def_ = self._histogram(data.def_levels, span, leaf.max_def)
+            def_ = level_histogram(data.def_levels, span.ea, span.eb, leaf.max_def)
         return rep, def_
-
-    def _histogram(self, levels: np.ndarray, span: Any, max_level: int) -> list[int]:
-        """`level_histogram` of the page's entries, counted once for every leaf sharing the level array."""
-        key = (levels.__array_interface__["data"][0], span.ea, span.eb, max_level)
-        got = self.counted.get(key)
-        if got is None:
-            got = self.counted[key] = level_histogram(levels, span.ea, span.eb, max_level)
-        return got
 
 
 def base_columns(leaves: Sequence[Leaf], opts: WriteOptions, rows: int) -> np.ndarray:
