@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -81,9 +82,9 @@ class Leaf:
         """Path in the schema."""
         return self.nested_path or (self.name,)
 
-    @property
+    @cached_property
     def dotted(self) -> str:
-        """Dotted column path, as used in `#column` option suffixes."""
+        """Dotted column path, as used in `#column` option suffixes (asked for every page: joined once)."""
         return ".".join(self.path)
 
     @property

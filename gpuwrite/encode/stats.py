@@ -19,6 +19,8 @@ from ..pipeline.leafdata import LeafData
 from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, INT32, INT64, Leaf
 
 MAX_STATS_SIZE = 4096  # SPEC: ParquetMetadataConverter.MAX_STATS_SIZE
+# PLAIN bytes of an INT32 / INT64 / BOOLEAN bound
+_PACKERS = {INT32: struct.Struct("<i").pack, INT64: struct.Struct("<q").pack, BOOLEAN: struct.Struct("<B").pack}
 
 
 def level_histogram(levels: np.ndarray, ea: int, eb: int, max_level: int) -> list[int]:
@@ -104,10 +106,10 @@ def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same
     if count <= 0:
         return st
     lo, hi = extremes
-    if leaf.physical in (INT32, INT64, BOOLEAN):
-        fmt = {INT32: "<i", INT64: "<q", BOOLEAN: "<B"}[leaf.physical]
+    packer = _PACKERS.get(leaf.physical)
+    if packer is not None:
         st.min_key, st.max_key = int(lo), int(hi)
-        st.min_bytes, st.max_bytes = struct.pack(fmt, int(lo)), struct.pack(fmt, int(hi))
+        st.min_bytes, st.max_bytes = packer(st.min_key), packer(st.max_key)
     elif leaf.physical in (FLOAT, DOUBLE):
         width = 32 if leaf.physical == FLOAT else 64
         mask = (1 << width) - 1

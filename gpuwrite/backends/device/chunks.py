@@ -350,6 +350,7 @@ def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, _Flat, np.ndarra
         floats = leaf.kind in ("float", "double")
         binary = leaf.physical == BYTE_ARRAY
         nested = leaf.max_rep > 0 or leaf.max_def > 1
+        dotted = leaf.dotted
         pages = []
         for j in range(col_first[c], col_first[c + 1]):
             span = PageSpan(a[j], b[j], ea[j], eb[j], va[j], vb[j])
@@ -369,10 +370,10 @@ def _chunks(leaves: Sequence[Leaf], layout: tuple[DeviceWindow, _Flat, np.ndarra
             nan: tuple[int, int | None] = (0, None)
             if floats:
                 nan = (e[2], e[3] if 0 < e[2] < count else None)
-            st = stats_of(leaf, count, span.num_nulls, extremes, bool(same[j]), nan)
+            st = stats_of(leaf, count, eb[j] - ea[j] - count, extremes, bool(same[j]), nan)
             rep_hist, def_hist = win.histograms(leaf, span, c) if nested else (None, None)
             pages.append(EncodedPage(span, a[j], enc[j], sections, st, vbytes[j] if binary else None, rep_hist,
-                                     def_hist, header=blob[pos:pos + h], column=leaf.dotted))
+                                     def_hist, header=blob[pos:pos + h], column=dotted))
             pos += h + n
         out.append(EncodedChunk(dictionary, pages, None, blob=blob[start:pos] if whole else None))
     return out
