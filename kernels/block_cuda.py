@@ -3,8 +3,8 @@
 A block kernel that walks items in order (a column's chunks, a chunk's values, an array to prefix-sum) gives
 thread t the contiguous run `run_bounds(start, n, t, T)` of them; each thread sums its run, `block_scan` of the
 T sums in shared memory gives every run its start (its exclusive prefix), and the thread walks its run again.
-Users: dictionary/row_group_cuda.py, convert/arenas_cuda.py, plan/page_layout_cuda.py (and plan_block's
-page-end flags in plan/planner_cuda.py). Serial steps of one thread: 2 * ceil(n / T) + log2(T)
+Users: dictionary/row_group_cuda.py, convert/arenas_cuda.py, plan/page_layout_cuda.py (and the planner
+blocks' page-end flags in plan/planner_cuda.py: `_block_check`). Serial steps of one thread: 2 * ceil(n / T) + log2(T)
 (`block_runs_steps` in gpuwrite/backends/device/serial_steps.py). Importing this module imports numba.cuda.
 """
 

@@ -42,7 +42,6 @@ from .schedule import (
     apply_page,
     column_memory,
     column_metered,
-    plan_pages,
     replay_blocks,
 )
 
@@ -85,19 +84,6 @@ def pack_levels(n: int, parts: np.ndarray, streams: np.ndarray, lev: np.ndarray,
     words)."""
     for b in range(n):
         pack_part(b, parts, streams, lev, bits, 0, 1)
-
-
-@jit
-def plan_step(n: int, desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray,
-              index: np.ndarray, params: np.ndarray, horizon: int, room: int, sched: np.ndarray, cursor: np.ndarray,
-              ev_row: np.ndarray, ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
-              status: np.ndarray) -> None:
-    """Twin (one block on a GPU): `schedule.plan_pages` up to `horizon`, at most `room` checks (PLAN_FULL past
-    them); status[0] = its result."""
-    if n > 0:
-        last = min(ev_row.shape[0], sched[SC_EVENTS] + room)
-        status[0] = plan_pages(desc, levels, words, bits, index, params, horizon, sched, cursor, ev_row[:last],
-                               ev_end[:last], ev_lev[:last], fl_col, fl_start)
 
 
 @jit
@@ -188,8 +174,8 @@ def open_spans(n: int, block: np.ndarray, cursor: np.ndarray, rows: int, cols: n
 # Pages that their size ends (long strings) do not meet: with page_size_check_estimate each check's row follows from
 # every column's page start, and two chains from different states keep different check rows (the 140,000-row
 # strings table of tests/backends/test_device_rowgroup.py, 16 KiB pages: the true chain and one guessed at row
-# 30,000 share none of 1,038 check rows up to the end). The rest is then one chain (plan_step / plan_block), at
-# most the checks its rows hold (`room`): its length grows with those rows.
+# 30,000 share none of 1,038 check rows up to the end). The rest is then one chain, its length growing with its rows:
+# the host runs it (`schedule.plan_pages`, gpuwrite/backends/device/schedule.py DeviceSchedule._rest).
 W_SPEC, W_FIX = 0, 1
 X_MEET = 3  # xs column: the W_SPEC check where W_FIX met it
 X_EV0, X_FL0 = 4, 5  # xs[W_FIX, 0]: checks and pages planned before this call (sched's, which plan_emit rewrites)

@@ -1,10 +1,12 @@
 """CUDA forms of the device planner steps (twins and shared sources: `plan_device.py`).
 
 `pack_levels_block`: a block per part of a 1-bit level stream (PACK_PART words), threads over its words.
-`plan_block`: the page checks are one sequential chain (each check's row depends on the last), but within a check
-the columns are independent, so one block runs the chain with a thread per column; `replay_block` likewise, after
-`replay_marks_thread` (a thread per page) has marked the columns' counts and level meters. Their sequential twins
-are `schedule.plan_pages` / `replay_blocks` on the CPU (tests/gpu/test_planner_blocks.py). `page_spans_thread`:
+The page checks are one sequential chain (each check's row depends on the last), but within a check the columns
+are independent: `plan_count_block` / `plan_walk_block` / `plan_emit_block` run the chain cut into segments, a
+block per segment with a thread per column (`_block_check`); `replay_block` runs the replay in one block with a
+thread per column, after `replay_marks_thread` (a thread per page) has marked the columns' counts and level
+meters. Their sequential twins are `planner.plan_count` / `plan_walk` / `plan_emit`, `schedule.plan_pages` /
+`replay_blocks` on the CPU (tests/gpu/test_planner_blocks.py). `page_spans_thread`:
 one thread per page; `open_spans_thread` one per column. Importing this module imports numba.cuda.
 """
 
@@ -60,7 +62,7 @@ from .schedule import (
 )
 
 MAX_THREADS = 128  # threads of a block, at most (ops.THREADS): the shared scan and reduction buffers
-_GO = -1  # plan_block's control: check on (else PLAN_DONE / PLAN_FULL)
+_GO = -1  # a block's control: check on (else a stop: PLAN_DONE / PLAN_FULL, a replay's status)
 
 _pack_part = device(pack_part)
 _column_check = device(column_check)
@@ -168,56 +170,6 @@ def _block_check(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: 
     wait[t] = my_rc
     least_rc = _block_reduce(wait, t, threads, _MIN)
     return nfl, _next_check(params, row, least_wait, least_rc)
-
-
-@cuda_kernel
-def plan_block(desc: np.ndarray, levels: np.ndarray, words: np.ndarray, bits: np.ndarray, index: np.ndarray,
-               params: np.ndarray, horizon: int, room: int, sched: np.ndarray, cursor: np.ndarray,
-               ev_row: np.ndarray, ev_end: np.ndarray, ev_lev: np.ndarray, fl_col: np.ndarray, fl_start: np.ndarray,
-               status: np.ndarray) -> None:
-    """Every page check up to `horizon` in one chain, at most `room` of them (PLAN_FULL past them: the host's bound on
-    the checks the rows hold, which also bounds the chain's length), the columns of each check in parallel. CPU twin:
-    `planner.plan_step` (`schedule.plan_pages`); same arguments without `n`, same outputs byte for byte. The
-    device plan runs the segmented planner (plan_count_block, plan_walk_block, plan_emit_block), whose walks are
-    this chain cut into segments.
-
-    Geometry: ONE block of blockDim <= MAX_THREADS threads (grid 1): `_block_check` per check; thread 0 alone reads
-    and writes `sched`, ev_row[k], ev_end[k] and status[0].
-    Inputs: desc int64[C, D_COUNT], levels uint8 / words uint64 (same bytes), bits uint64, index int64,
-    params int64[P_COUNT]. State and outputs as plan_pages: sched int64[3], cursor int64[C, S_COUNT],
-    ev_row / ev_end int64[E], ev_lev int32[E, C], fl_col / fl_start int64[F], status int64[1].
-    """
-    ctl = cuda.shared.array(2, np.int64)  # control (_GO / DONE / FULL), check row
-    flag = cuda.shared.array((1, MAX_THREADS), np.int64)
-    wait = cuda.shared.array(MAX_THREADS, np.int64)
-    t = cuda.threadIdx.x
-    threads = cuda.blockDim.x
-    ncols = desc.shape[0]
-    last = min(ev_row.shape[0], sched[SC_EVENTS] + room)  # read by every thread before thread 0 writes sched
-    while True:
-        if t == 0:
-            ctl[1] = sched[SC_NEXT]
-            ctl[0] = _GO
-            if ctl[1] > horizon:
-                ctl[0] = PLAN_DONE
-            elif sched[SC_EVENTS] >= last or sched[SC_FLUSHES] + ncols > fl_col.shape[0]:
-                ctl[0] = PLAN_FULL
-            if ctl[0] != _GO:
-                status[0] = ctl[0]
-        cuda.syncthreads()
-        if ctl[0] != _GO:
-            return
-        row = ctl[1]
-        nev = sched[SC_EVENTS]
-        nfl, nxt = _block_check(desc, levels, words, bits, index, params, row, nev, sched[SC_FLUSHES], cursor,
-                                ev_lev, fl_col, fl_start, flag, wait, t, threads)
-        if t == 0:
-            ev_row[nev] = row
-            ev_end[nev] = nfl
-            sched[SC_EVENTS] = nev + 1
-            sched[SC_FLUSHES] = nfl
-            sched[SC_NEXT] = nxt
-        cuda.syncthreads()
 
 
 @cuda_kernel

@@ -142,10 +142,8 @@ KERNELS: list[Row] = [
                                                     C_i64, C_i64, C_i64, C2_i64, C_i64, C_i64, i64, C3_i64)),
     Row("plan.planner_cuda", "page_spans_thread", (i64, C2_i64, C2_i64, C_i64, C2_i64)),
     Row("plan.planner_cuda", "open_spans_thread", (i64, C_i64, C2_i64, i64, C2_i64, C_i64, C2_i64, C2_i64)),
-    # plan and replay: one block, a thread per column; shared-memory scans and reductions (kernels/plan/planner_cuda.py)
-    Row("plan.planner_cuda", "plan_block", (C2_i64, C_u8, T.uint64[::1], T.uint64[::1], C_i64, C_i64, i64, i64,
-                                           C_i64, C2_i64, C_i64, C_i64, T.int32[:, ::1], C_i64, C_i64, C_i64),
-        shared=True, barriers=3),
+    # plan segments and replay: a block each, a thread per column; shared-memory scans and reductions
+    # (kernels/plan/planner_cuda.py)
     Row("plan.planner_cuda", "plan_count_block", (C2_i64, T.uint64[::1], C2_i64, C2_i64, C2_i64)),
     Row("plan.planner_cuda", "plan_walk_block", (i64, C2_i64, C_u8, T.uint64[::1], T.uint64[::1], C_i64, C_i64,
                                                 C2_i64, C2_i64, C_i64, C2_i64, C3_i64, T.int64[:, :, :, ::1],

@@ -1,6 +1,6 @@
-"""The parallel page planner and row-group replay (kernels/plan/planner_cuda.plan_block / replay_block, one block
-with a thread per column; the segmented planner plan_count_block / plan_walk_block / plan_emit_block, a block per
-segment of rows), run by numba's CUDA simulator and as their CPU twins, against the sequential
+"""The parallel page planner and row-group replay (kernels/plan/planner_cuda: the segmented planner plan_count_block
+/ plan_walk_block / plan_emit_block, a block per segment of rows with a thread per column; replay_block, one
+block), run by numba's CUDA simulator and as their CPU twins, against the sequential
 kernels/plan/schedule.plan_pages / replay_blocks: random flat and nested tables with more columns than a block has threads, pages
 ending at many checks, planned in pieces up to random horizons into arrays too small (so both return PLAN_FULL and
 resume), replayed with random stored sizes and small row groups (memory checks deciding from bounds and from
@@ -19,7 +19,6 @@ from gpuwrite.kernels.plan import schedule as k
 from gpuwrite.kernels.plan.planner_cuda import (
     open_spans_thread,
     pack_levels_block,
-    plan_block,
     plan_count_block,
     plan_emit_block,
     plan_walk_block,
@@ -94,26 +93,6 @@ def _sequential(cols: ColumnArrays, params: np.ndarray, horizon: int, *state: np
     return int(k.plan_pages(cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, horizon, *state))
 
 
-def _block(threads: int, room: int = 2**62) -> Callable[..., int]:
-    """plan_block in one simulated block of `threads` threads, at most `room` checks a call."""
-    def run(cols: ColumnArrays, params: np.ndarray, horizon: int, *state: np.ndarray) -> int:
-        status = np.full(1, -9, np.int64)
-        plan_block[1, threads](cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, horizon, room,
-                               *state, status)
-        return int(status[0])
-    return run
-
-
-def _step(room: int) -> Callable[..., int]:
-    """plan_block's twin (planner.plan_step), at most `room` checks a call."""
-    def run(cols: ColumnArrays, params: np.ndarray, horizon: int, *state: np.ndarray) -> int:
-        status = np.full(1, -9, np.int64)
-        P.plan_step(1, cols.desc, cols.levels, cols.words, cols.bits, cols.index, params, horizon, room, *state,
-                    status)
-        return int(status[0])
-    return run
-
-
 CASES = [
     (1, False, 11, 8, 300, True),
     (2, True, 13, 8, 2000, True),
@@ -134,53 +113,6 @@ def _case(seed: int, nested: bool, ncols: int, page_size: int, estimate: bool) -
                         page_size_check_estimate=estimate, block_size=int(rng.choice([5000, 40_000, 1 << 30])),
                         block_row_count_limit=int(rng.choice([150, 2**31 - 1])))
     return _columns(_table(rng, rows, ncols, nested), opts), opts, rng, rows
-
-
-@pytest.mark.parametrize(("seed", "nested", "ncols", "threads", "page_size", "estimate"), CASES)
-def test_plan_block_matches_plan_pages(seed: int, nested: bool, ncols: int, threads: int, page_size: int,
-                                       estimate: bool) -> None:
-    """Every check row, page, level measure, cursor and status of plan_block equals plan_pages'."""
-    cols, opts, rng, rows = _case(seed, nested, ncols, page_size, estimate)
-    horizons = [*sorted(int(h) for h in rng.integers(0, rows, 2)), rows]
-    want = _drive(_sequential, cols, opts, horizons, capacity=3)
-    got = _drive(_block(threads), cols, opts, horizons, capacity=3)
-    assert int(want["sched"][k.SC_FLUSHES]) > ncols  # pages end, several columns at a check
-    assert k.PLAN_FULL in want["statuses"].tolist()
-    for name, arr in want.items():
-        np.testing.assert_array_equal(got[name], arr, err_msg=name)
-
-
-@pytest.mark.parametrize("room", [1, 3])
-def test_plan_block_stops_after_its_room(room: int) -> None:
-    """plan_block and its twin make at most `room` checks a call (PLAN_FULL with room left in the arrays: the host's
-    bound on the chain, which its cost model counts), and resumed call after call plan what plan_pages plans."""
-    cols, opts, rng, rows = _case(4, False, 17, 1000, True)
-    horizons = [*sorted(int(h) for h in rng.integers(0, rows, 2)), rows]
-    want = _drive(_sequential, cols, opts, horizons, capacity=3)
-    nev, nfl = int(want["sched"][k.SC_EVENTS]), int(want["sched"][k.SC_FLUSHES])
-    ncols = cols.desc.shape[0]
-    params = schedule_params(opts)
-    for name, run in (("block", _block(8, room)), ("twin", _step(room))):
-        sched = np.array([opts.page_size_check_min, 0, 0], dtype=np.int64)
-        cursor = np.zeros((ncols, k.S_COUNT), dtype=np.int64)
-        ev_row, ev_end = np.full(nev + 1, -7, np.int64), np.full(nev + 1, -7, np.int64)
-        ev_lev = np.full((nev + 1, ncols), -7, np.int32)
-        fl_col, fl_start = np.full(nfl + ncols, -7, np.int64), np.full(nfl + ncols, -7, np.int64)
-        calls = 0
-        for h in horizons:
-            status = k.PLAN_FULL
-            while status == k.PLAN_FULL:  # the arrays have room for all: only the call's room stops it
-                before = int(sched[k.SC_EVENTS])
-                status = run(cols, params, h, sched, cursor, ev_row, ev_end, ev_lev, fl_col, fl_start)
-                calls += 1
-                made = sched[k.SC_EVENTS] - before
-                assert made <= room and (status == k.PLAN_DONE or (status == k.PLAN_FULL and made == room)), name
-        assert calls >= nev // room, name  # each call stopped at its room
-        got = {"sched": sched, "cursor": cursor, "ev_row": ev_row, "ev_end": ev_end, "ev_lev": ev_lev,
-               "fl_col": fl_col, "fl_start": fl_start}
-        for key, arr in got.items():
-            n = nev if key.startswith("ev") else nfl if key.startswith("fl") else None
-            np.testing.assert_array_equal(arr[:n], want[key][:n], err_msg=f"{key} ({name})")
 
 
 def _replay(run: Callable[..., int], cols: ColumnArrays, params: np.ndarray, planned: dict[str, Any],
@@ -290,7 +222,8 @@ def _segmented(cuda: bool, seg_rows: int, cols: ColumnArrays, opts: WriteOptions
                capacity: int) -> tuple[dict[str, Any], list[int], int]:
     """The segmented planner (plan_count, plan_walk W_SPEC / W_FIX, plan_emit: the CUDA kernels in simulated blocks of
     8 threads, or their twins) driven as DeviceSchedule.plan drives it: emitted again into arrays grown to status[1:]
-    on PLAN_FULL, the rest planned in one chain (plan_block / plan_pages) from where it stopped on PLAN_AGAIN. The
+    on PLAN_FULL, the rest planned in one chain (plan_pages, on the host: DeviceSchedule._rest) from where it stopped
+    on PLAN_AGAIN. The
     state, the planned checks and pages (to their counts), the statuses, and how many segments (after the first of a
     call) met their guess."""
     ncols = cols.desc.shape[0]
@@ -342,8 +275,7 @@ def _segmented(cuda: bool, seg_rows: int, cols: ColumnArrays, opts: WriteOptions
                 fl_col, fl_start = (np.concatenate([a, np.full(max(0, grow_f), -7, a.dtype)]) for a in (fl_col, fl_start))
             assert status[0] != P.PLAN_BROKEN
             if status[0] == P.PLAN_AGAIN:  # the rest in one chain
-                rest = _block(8) if cuda else _sequential
-                while rest(cols, params, horizon, sched, cursor, ev_row, ev_end, ev_lev, fl_col, fl_start) != 0:
+                while _sequential(cols, params, horizon, sched, cursor, ev_row, ev_end, ev_lev, fl_col, fl_start) != 0:
                     ev_row, ev_end, ev_lev, fl_col, fl_start = (np.concatenate([a, np.full_like(a, -7)]) for a in
                                                                 (ev_row, ev_end, ev_lev, fl_col, fl_start))
                 status[0] = P.PLAN_DONE

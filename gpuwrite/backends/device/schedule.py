@@ -90,7 +90,7 @@ class DeviceSchedule:
             parts = P.pack_parts(streams)
             device.launch(steps.PACK_LEVELS, len(parts), device.upload(parts), device.upload(streams), win.arenas.lev,
                           self.bits)
-        self.desc = device.upload(desc)
+        self.desc_host, self.desc = desc, device.upload(desc)
         self.words = win.arenas.lev.view(np.uint64)
         self.params = device.upload(schedule_params(opts))
         self.sched = device.upload(np.array([opts.page_size_check_min, 0, 0], dtype=np.int64))
@@ -168,7 +168,7 @@ class DeviceSchedule:
         if status == P.PLAN_BROKEN:
             raise RuntimeError("page planner: a segment's checks outgrew their bound (planner.segment_checks)")
         if status == P.PLAN_AGAIN:
-            got = self._rest(horizon, sched, first_event, first_flush)
+            got = self._rest(horizon, got, first_event, first_flush)
             sched = got[0]
         self.next_row = int(sched[k.SC_NEXT])
         self.events, self.flushes = int(sched[k.SC_EVENTS]), int(sched[k.SC_FLUSHES])
@@ -179,24 +179,43 @@ class DeviceSchedule:
         return PageTable(col, start, end, np.zeros_like(col), np.zeros_like(col), np.zeros_like(col),
                          np.zeros_like(col)), cursor
 
-    def _rest(self, horizon: int, sched: np.ndarray, first_event: int, first_flush: int) -> list[np.ndarray]:
+    def _rest(self, horizon: int, got: list[np.ndarray], first_event: int, first_flush: int) -> list[np.ndarray]:
         """A segment's walks did not meet (its chain from the guess never joined the true one): the checks from its
-        end up to `horizon` in one chain (plan_block), into arrays with room for as many checks as those rows can
-        hold; one more sync. Returns the read as `_read`."""
+        end up to `horizon` are one chain, each check's row following from the state the last one left, a
+        sequential walk that a CPU core runs about 100 times faster than one GPU thread (1.1 ms against a modeled
+        0.12 s for a million rows of strings, docs/gpu.md). So the host runs it (`schedule.plan_pages`, the CPU
+        backend's planner) over the window's level bytes, 1-bit streams and indexes read back with one sync, and
+        copies the new checks, pages and state back. `got`: the plan's read (`_read`); returns it as `_read` would
+        after the rest."""
         d, ar = self.device, self.win.arenas
+        sched = got[0].copy()
+        ev0, fl0 = int(sched[k.SC_EVENTS]), int(sched[k.SC_FLUSHES])
+        lev, bits, index, cursor = d.download_many([ar.lev, self.bits, ar.idx, self.cursor], "plan rest")
         rows = max(0, horizon - int(sched[k.SC_NEXT]) + 1)
-        room = P.segment_checks(rows, self.ncols, self.params_host)  # the chain's length, at most: its serial loop
-        events = int(sched[k.SC_EVENTS]) + room
-        self._grow(events, int(sched[k.SC_FLUSHES]) + (room + 1) * self.ncols)
-        while True:
-            d.launch(steps.PLAN_REST, 1, self.desc, ar.lev, self.words, self.bits, ar.idx, self.params, horizon,
-                     room, self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start,
-                     self.plan_status)
-            got = self._read(first_event, first_flush)
-            if int(got[1][0]) == k.PLAN_DONE:
-                return got
-            room *= 2  # not reached: the room is a bound
-            self._grow(int(got[0][k.SC_EVENTS]) + room, 2 * len(self.fl_col))
+        room = P.segment_checks(rows, self.ncols, self.params_host)  # a bound on the checks those rows hold
+        ev_row, ev_end = np.zeros(ev0 + room, np.int64), np.zeros(ev0 + room, np.int64)
+        ev_lev = np.zeros((ev0 + room, self.ncols), np.int32)
+        fl_col = np.zeros(fl0 + (room + 1) * self.ncols, np.int64)
+        fl_start = np.zeros_like(fl_col)
+        cursor = cursor.copy()
+        while k.plan_pages(self.desc_host, lev, lev.view(np.uint64), bits, index, self.params_host, horizon, sched,
+                           cursor, ev_row, ev_end, ev_lev, fl_col, fl_start) == k.PLAN_FULL:  # not reached: a bound
+            ev_row, ev_end, ev_lev = (np.concatenate([a, np.zeros_like(a)]) for a in (ev_row, ev_end, ev_lev))
+            fl_col, fl_start = (np.concatenate([a, np.zeros_like(a)]) for a in (fl_col, fl_start))
+        ev1, fl1 = int(sched[k.SC_EVENTS]), int(sched[k.SC_FLUSHES])
+        self._grow(ev1, fl1)
+        d.upload_into(self.sched, 0, sched)
+        d.upload_into(self.cursor.reshape(-1), 0, cursor)
+        d.upload_into(self.ev_row, ev0, ev_row[ev0:ev1])
+        d.upload_into(self.ev_end, ev0, ev_end[ev0:ev1])
+        d.upload_into(self.ev_lev.reshape(-1), ev0 * self.ncols, ev_lev[ev0:ev1])
+        d.upload_into(self.fl_col, fl0, fl_col[fl0:fl1])
+        d.upload_into(self.fl_start, fl0, fl_start[fl0:fl1])
+        # the checks and pages before the rest were read with the plan
+        ev_row[first_event:ev0], ev_end[first_event:ev0] = got[6][:ev0 - first_event], got[7][:ev0 - first_event]
+        fl_col[first_flush:fl0], fl_start[first_flush:fl0] = got[4][:fl0 - first_flush], got[5][:fl0 - first_flush]
+        return [sched, np.array([k.PLAN_DONE, ev1, fl1], np.int64), cursor[:, k.S_START], got[3],
+                fl_col[first_flush:fl1], fl_start[first_flush:fl1], ev_row[first_event:ev1], ev_end[first_event:ev1]]
 
     def _read(self, first_event: int, first_flush: int) -> list[np.ndarray]:
         """One sync: the planner's counters and status, the conversion's and the value checks' refusals, and its

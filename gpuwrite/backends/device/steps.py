@@ -337,18 +337,6 @@ def _plan_emit_serial(items: int, *args: Any) -> int:
             + _div(cols, T) * int(xc.shape[3]))
 
 
-def _plan_rest_serial(items: int, desc: Any, levels: Any, words: Any, bits: Any, *args: Any) -> int:
-    """After a segment that did not meet its guess: one block runs the rest of the chain of page checks (at most
-    `room`, args[3]: the checks the rows after the kept segments can hold, `planner.segment_checks`), a thread per
-    column of each tile of T, as a segment's walk (`_plan_walk_serial`), over all its columns' levels (the even share
-    of the level words, as one segment)."""
-    cols = max(1, int(desc.shape[0]))
-    tiles = _div(cols, T)
-    per_check = tiles * (2 * _log2(T) + 4) + 2 * (_log2(T) + 2) + 4
-    return min(int(args[3]), int(args[6].shape[0])) * per_check + tiles * _level_share(levels, bits, cols, 1)
-
-
-PLAN_REST = Kernel("plan_rest", _cuda("plan.planner_cuda", "plan_block"), P.plan_step, serial=_plan_rest_serial)
 PLAN_COUNT = Kernel("plan_count", _cuda("plan.planner_cuda", "plan_count_block"), P.plan_count,
                     serial=_plan_count_serial)
 PLAN_SPEC = Kernel("plan_spec", _cuda("plan.planner_cuda", "plan_walk_block"), P.plan_walk,
