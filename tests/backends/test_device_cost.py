@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import gpuwrite
@@ -133,6 +134,30 @@ def test_plan_serial_steps_do_not_grow_with_the_rows_replay_grows_with_the_check
         assert large[step] <= 1.2 * small[step]
     for by_step, n in zip((small, large), rows, strict=True):
         assert by_step["replay"] <= n // 4
+
+
+def test_pages_the_size_ends_keep_the_serial_steps_from_growing_with_the_rows(tmp_path: Path) -> None:
+    """Strings whose pages the size check ends (16 KiB pages): the plan's segments do not meet, and the rest of the
+    chain, as long as the rows left, is planned on the host (one read back, `plan rest`), so no plan launch's loop
+    grows with the rows: the longest at 330,000 rows (6 segments) within 1.2x of the longest at 140,000 (3), both
+    within 65,536 (a one-block kernel walked the rest before: 9,072 checks for a million rows, 394,449 steps). The
+    replay's chain still grows with the checks (test_plan_serial_steps_do_not_grow_with_the_rows_replay_grows_with_
+    the_checks): 86,105 and 198,371 steps here, where 16 KiB pages put a check every 10 rows or so."""
+    rng = np.random.default_rng(7)
+    words = np.array(["".join(rng.choice(list("abcdefghij"), int(n))) for n in rng.integers(20, 60, 300)])
+    most = []
+    for rows in (140_000, 330_000):
+        table = pa.table({"id": np.arange(rows, dtype=np.int64), "s": words[rng.integers(0, 300, rows)],
+                          "t": [f"x{i}y" * 3 for i in rng.integers(0, 10**9, rows)], "n": rng.normal(size=rows)})
+        with standin():
+            writer = gpuwrite.ParquetWriter(tmp_path / f"{rows}.parquet", table.schema, device="gpu",
+                                            compression="snappy", page_size=16 << 10)
+            writer.write(table)
+            writer.close()
+        c = writer._backend.device.counters  # type: ignore[attr-defined]
+        assert c.waits.get("plan rest") == 1, c.waits
+        most.append(max(n for step, n in _serial_by_step(c).items() if step != "replay"))
+    assert most[1] <= 1.2 * most[0] and most[1] <= 65_536, most
 
 
 def test_modeled_device_s_is_the_documented_formula() -> None:
