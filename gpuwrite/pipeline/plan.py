@@ -155,6 +155,20 @@ def _grown(arr: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
+def plan_growing(cols: tuple[np.ndarray, ...], params: np.ndarray, horizon: int, sched: np.ndarray,
+                 cursor: np.ndarray, out: list[np.ndarray]) -> list[np.ndarray]:
+    """`plan_pages` over column data `cols` (desc, levels, words, bits, index) up to `horizon`, from the state sched /
+    cursor, into `out` (ev_row, ev_end, ev_lev, fl_col, fl_start): on PLAN_FULL the check arrays or the page arrays
+    are grown (their contents kept) and it goes on. Returns the arrays as they end."""
+    ncols = cursor.shape[0]
+    while k.plan_pages(*cols, params, horizon, sched, cursor, *out) == k.PLAN_FULL:
+        if int(sched[k.SC_EVENTS]) >= len(out[0]):
+            out[:3] = [_grown(a, int(sched[k.SC_EVENTS]) + 1) for a in out[:3]]
+        else:
+            out[3:] = [_grown(a, int(sched[k.SC_FLUSHES]) + ncols) for a in out[3:]]
+    return out
+
+
 def page_ends(ev_row: np.ndarray, ev_end: np.ndarray, first_flush: int) -> np.ndarray:
     """Each page's end row (the row of the check that ended it) for the pages of checks ev_row / ev_end (their
     rows and flush ends), the first of which ended pages from `first_flush`: the host planner's and the
@@ -231,16 +245,9 @@ class PageSchedule:
         """Plan every check at a row <= horizon (<= cols.rows); return the number of checks planned in all."""
         if horizon > cols.rows:
             raise ValueError(f"horizon {horizon} is past the {cols.rows} rows of the window")
-        while k.plan_pages(cols.desc, cols.levels, cols.words, cols.bits, cols.index, self.params, horizon,
-                           self.sched, self.cursor, self.ev_row, self.ev_end, self.ev_lev, self.fl_col,
-                           self.fl_start) == k.PLAN_FULL:
-            if self.events >= len(self.ev_row):
-                self.ev_row = _grown(self.ev_row, self.events + 1)
-                self.ev_end = _grown(self.ev_end, self.events + 1)
-                self.ev_lev = _grown(self.ev_lev, self.events + 1)
-            else:
-                self.fl_col = _grown(self.fl_col, self.flushes + self.ncols)
-                self.fl_start = _grown(self.fl_start, self.flushes + self.ncols)
+        self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start = plan_growing(
+            (cols.desc, cols.levels, cols.words, cols.bits, cols.index), self.params, horizon, self.sched,
+            self.cursor, [self.ev_row, self.ev_end, self.ev_lev, self.fl_col, self.fl_start])
         self._number_pages()
         return self.events
 

@@ -33,7 +33,7 @@ from gpuwrite.kernels.plan.layout import (
 from gpuwrite.kernels.plan.planner import LS_COUNT, LS_WORD
 
 from ...options.model import WriteOptions
-from ...pipeline.plan import page_ends, schedule_params
+from ...pipeline.plan import page_ends, plan_growing, schedule_params
 from . import steps
 from .encode import PageTable
 from .ops import Device
@@ -193,15 +193,12 @@ class DeviceSchedule:
         lev, bits, index, cursor = d.download_many([ar.lev, self.bits, ar.idx, self.cursor], "plan rest")
         rows = max(0, horizon - int(sched[k.SC_NEXT]) + 1)
         room = P.segment_checks(rows, self.ncols, self.params_host)  # a bound on the checks those rows hold
-        ev_row, ev_end = np.zeros(ev0 + room, np.int64), np.zeros(ev0 + room, np.int64)
-        ev_lev = np.zeros((ev0 + room, self.ncols), np.int32)
         fl_col = np.zeros(fl0 + (room + 1) * self.ncols, np.int64)
-        fl_start = np.zeros_like(fl_col)
         cursor = cursor.copy()
-        while k.plan_pages(self.desc_host, lev, lev.view(np.uint64), bits, index, self.params_host, horizon, sched,
-                           cursor, ev_row, ev_end, ev_lev, fl_col, fl_start) == k.PLAN_FULL:  # not reached: a bound
-            ev_row, ev_end, ev_lev = (np.concatenate([a, np.zeros_like(a)]) for a in (ev_row, ev_end, ev_lev))
-            fl_col, fl_start = (np.concatenate([a, np.zeros_like(a)]) for a in (fl_col, fl_start))
+        ev_row, ev_end, ev_lev, fl_col, fl_start = plan_growing(  # (the arrays hold the rest: never grown)
+            (self.desc_host, lev, lev.view(np.uint64), bits, index), self.params_host, horizon, sched, cursor,
+            [np.zeros(ev0 + room, np.int64), np.zeros(ev0 + room, np.int64),
+             np.zeros((ev0 + room, self.ncols), np.int32), fl_col, np.zeros_like(fl_col)])
         ev1, fl1 = int(sched[k.SC_EVENTS]), int(sched[k.SC_FLUSHES])
         self._grow(ev1, fl1)
         d.upload_into(self.sched, 0, sched)
