@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .pipeline.leafdata import LeafData
@@ -18,9 +18,10 @@ Section = bytes | memoryview  # a page section; large value sections stay views 
 Compressor = Callable[[Section], Section]
 
 
-@dataclass(frozen=True)
-class PageSpan:
-    """Where a page lies in the window: rows a..b, level entries ea..eb, non-null values va..vb."""
+class PageSpan(NamedTuple):
+    """Where a page lies in the window: rows a..b, level entries ea..eb, non-null values va..vb. A named tuple,
+    as `PageSections`: immutable and made in 0.4 us, where a frozen dataclass takes 3.4 us (two per page:
+    7 of the 12 us of Python a page of store_sales cost in the GPU path's chunks)."""
 
     a: int
     b: int
@@ -50,8 +51,7 @@ class PageSpan:
         return self.num_values - (self.vb - self.va)
 
 
-@dataclass(frozen=True)
-class PageSections:
+class PageSections(NamedTuple):
     """A page body: repetition levels, definition levels, then the stored (maybe compressed) values."""
 
     body: Section

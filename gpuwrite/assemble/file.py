@@ -7,8 +7,10 @@ serializeBloomFilters, serializeFooter).
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..encode.stats import merge
@@ -45,6 +47,50 @@ class _WrittenChunk:
     column_index: bytes | None  # the serialized ColumnIndex
     offset_index: bytes  # the serialized OffsetIndex
     bloom_filter: bytes | None
+
+
+DESCRIBE_BESIDE_BYTES = 4 << 20  # a row group this large has its chunks' metadata built beside its write
+_DESCRIBER: list[ThreadPoolExecutor] = []  # that helper thread, made on first use and kept
+
+
+def _describer() -> ThreadPoolExecutor:
+    """The thread that builds a row group's chunk metadata, statistics and indexes while the writer's thread
+    writes the row group's bytes (kept: a thread made per file would be new to its memory each time)."""
+    if not _DESCRIBER:
+        _DESCRIBER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpuwrite-describe"))
+    return _DESCRIBER[0]
+
+
+os.register_at_fork(after_in_child=_DESCRIBER.clear)
+
+
+def _chunk_parts(chunk: EncodedChunk, start: int, parts: list[bytes | bytearray | memoryview]
+                 ) -> tuple[ChunkLayout, int]:
+    """Append a chunk's bytes (dictionary page, then data pages; one piece when the backend laid it out) to
+    `parts`; where its pages lie when written from `start`, and where it ends."""
+    header_len = 0
+    if chunk.blob is not None:  # the backend laid the chunk out already: one piece
+        if chunk.dictionary is not None:
+            header_len = len(chunk.dictionary.header)
+        pos = start + (header_len + len(chunk.dictionary.body) if chunk.dictionary is not None else 0)
+        offsets = []
+        for page in chunk.pages:
+            offsets.append(pos)
+            pos += page.size
+        parts.append(chunk.blob)
+        return ChunkLayout(start, header_len, tuple(offsets)), start + len(chunk.blob)
+    pos = start
+    if chunk.dictionary is not None:
+        header = chunk.dictionary.header or dictionary_header(chunk.dictionary)
+        header_len = len(header)
+        parts += (header, chunk.dictionary.body)
+        pos += header_len + len(chunk.dictionary.body)
+    offsets = []
+    for page in chunk.pages:
+        offsets.append(pos)
+        pos += len(page.header) + len(page.body)
+        parts += (page.header, page.body)
+    return ChunkLayout(start, header_len, tuple(offsets)), pos
 
 
 class FileAssembler:
@@ -86,8 +132,22 @@ class FileAssembler:
         self._unstage(keep)
         written = [w for _, _, w in self._staged]
         self._staged = []
-        for leaf, chunk in zip(self.schema.leaves[keep:], chunks[keep:], strict=True):
-            written.append(self._described(leaf, chunk, self._chunk_bytes(chunk)))
+        layouts: list[ChunkLayout] = []
+        parts: list[bytes | bytearray | memoryview] = []
+        pos = self.sink.pos
+        for chunk in chunks[keep:]:
+            layout, pos = _chunk_parts(chunk, pos, parts)
+            layouts.append(layout)
+        jobs = list(zip(self.schema.leaves[keep:], chunks[keep:], layouts, strict=True))
+        if sum(len(p) for p in parts) < DESCRIBE_BESIDE_BYTES:
+            self.sink.write_parts(parts)
+            written += self._all_described(jobs)
+        else:  # the metadata built on a helper thread while this one writes (the GIL is let go in the write)
+            described = _describer().submit(self._all_described, jobs)
+            try:
+                self.sink.write_parts(parts)
+            finally:
+                written += described.result()
         self._written += written
         self.row_groups.append(row_group([w.column for w in written], num_rows, len(self.row_groups)))
         self.page_counts.append([len(c.pages) for c in chunks])
@@ -95,33 +155,16 @@ class FileAssembler:
         self.num_rows += num_rows
 
     def _chunk_bytes(self, chunk: EncodedChunk) -> ChunkLayout:
-        """Write a chunk's dictionary page then its data pages; where they lie."""
-        sink = self.sink
-        start = sink.pos
-        header_len = 0
-        if chunk.blob is not None:  # the backend laid the chunk out already: write it in one piece
-            if chunk.dictionary is not None:
-                header_len = len(chunk.dictionary.header)
-            pos = start + (header_len + len(chunk.dictionary.body) if chunk.dictionary is not None else 0)
-            offsets = []
-            for page in chunk.pages:
-                offsets.append(pos)
-                pos += page.size
-            sink.write(chunk.blob)
-        else:  # the chunk's pieces handed to the sink in one call (a local file: one gathering write)
-            parts: list[bytes | bytearray | memoryview] = []
-            if chunk.dictionary is not None:
-                header = chunk.dictionary.header or dictionary_header(chunk.dictionary)
-                header_len = len(header)
-                parts += (header, chunk.dictionary.body)
-            pos = start + sum(len(p) for p in parts)
-            offsets = []
-            for page in chunk.pages:
-                offsets.append(pos)
-                pos += len(page.header) + len(page.body)
-                parts += (page.header, page.body)
-            sink.write_parts(parts)
-        return ChunkLayout(start, header_len, tuple(offsets))
+        """Write a chunk's dictionary page then its data pages (in one call: a local file's gathering write);
+        where they lie."""
+        parts: list[bytes | bytearray | memoryview] = []
+        layout, _ = _chunk_parts(chunk, self.sink.pos, parts)
+        self.sink.write_parts(parts)
+        return layout
+
+    def _all_described(self, jobs: list[tuple[Leaf, EncodedChunk, ChunkLayout]]) -> list[_WrittenChunk]:
+        """`_described` of each (leaf, chunk, layout)."""
+        return [self._described(leaf, chunk, layout) for leaf, chunk, layout in jobs]
 
     def _described(self, leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout) -> _WrittenChunk:
         """A written chunk's metadata, merged statistics, column index and offset index."""

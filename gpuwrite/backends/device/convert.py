@@ -133,12 +133,12 @@ class DeviceWindow:
 class _Plan:
     """Arena positions, the column table and the copies of one window, filled column by column."""
 
-    def __init__(self, leaves: Sequence[Leaf], rebase: RebaseOptions) -> None:
+    def __init__(self, leaves: Sequence[Leaf], rebase: RebaseOptions, check: bool = True) -> None:
         self.rebase = rebase
         self.sizes = dict.fromkeys(ARENAS, 0)
         self.cols = np.full((len(leaves), CT_COUNT), -1, dtype=np.int64)
         self.dat = np.full(len(leaves), -1, dtype=np.int64)  # R_DAT per column
-        self.sources = Sources(rebase)
+        self.sources = Sources(rebase, check)
         self.uploads: list[tuple[str, int, np.ndarray]] = []  # host arrays of nested leaves
         self.errors: list[tuple[int, GpuwriteError]] = []
         self.host: dict[int, LeafData] = {}  # columns converted on the host
@@ -299,7 +299,7 @@ def build_window(device: Device, table: pa.Table | DeviceTable | Sequence[Any], 
     and the tables, three launches; nothing waits for the device."""
     columns = table.columns if isinstance(table, pa.Table | DeviceTable) else list(table)
     columns = _device_columns(device, columns, leaves)
-    plan = _Plan(leaves, RebaseOptions.of(opts))
+    plan = _Plan(leaves, RebaseOptions.of(opts), opts.validate)
     for c, leaf in enumerate(leaves):
         plan.column(c, leaf, columns[leaf.index])
     rows = max((len(c) for c in columns), default=0)
@@ -315,8 +315,7 @@ def build_window(device: Device, table: pa.Table | DeviceTable | Sequence[Any], 
     for pos, view, on_device in plan.sources.parts:
         if on_device:
             device.copy_into(src, pos, view)
-        else:
-            device.upload_into(src, pos, view)
+    device.upload_all(src, [(pos, view) for pos, view, on_device in plan.sources.parts if not on_device])
     arenas = {name: device.empty(max(plan.sizes[name], 1), _DTYPES[name]) for name in ARENAS}
     for name, pos, host in plan.uploads:
         device.upload_into(arenas[name], pos, host)

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -113,6 +115,19 @@ if hasattr(os, "register_at_fork"):  # a forked child has no CUDA context of its
     os.register_at_fork(after_in_child=_PINNED.clear)
 
 
+class Filled:
+    """A host array made straight into the staging buffer rather than copied there: an upload whose bytes are
+    computed from the caller's (decimals narrowed to the width they are stored at: `sources.NarrowedDecimals`),
+    so the host writes them once, in the pass it would copy them in."""
+
+    nbytes: int  # the bytes it fills
+    size: int  # the same (it is staged as uint8)
+
+    def fill(self, out: np.ndarray) -> None:
+        """Write the bytes into `out` (uint8[nbytes], in the staging buffer)."""
+        raise NotImplementedError
+
+
 class Staging:
     """The host buffer uploads are staged in (pinned on a GPU: the copy engine reads it while the host goes
     on): a bump allocation, reset after each host wait on the writer's stream (every copy queued before is then
@@ -128,9 +143,13 @@ class Staging:
         self.allocations = 0  # buffers allocated so far (reuse shows as a count that stops growing)
         self.step = 0  # the size `stage` last grew the buffer to: it doubles that, not a `reserve`d buffer
 
-    def stage(self, host: np.ndarray) -> np.ndarray:
-        """A copy of contiguous `host` in the staging buffer (same dtype and shape), for an async copy."""
-        n = int(host.nbytes)
+    def stage(self, host: np.ndarray | Filled) -> np.ndarray:
+        """A copy of contiguous `host` in the staging buffer (same dtype and shape), for an async copy; a
+        `Filled` is made there (uint8)."""
+        return put(self.place(int(host.nbytes)), host)
+
+    def place(self, n: int) -> np.ndarray:
+        """`n` bytes of the buffer for an upload staged next (uint8; `put` fills it)."""
         start = _rounded(self.used)
         if start + n > len(self.buf):
             if self.used:
@@ -140,9 +159,7 @@ class Staging:
             self.allocations += 1
             start = 0
         self.used = start + n
-        view = self.buf[start:start + n].view(host.dtype).reshape(host.shape)
-        np.copyto(view, host)
-        return view
+        return self.buf[start:start + n]
 
     def reserve(self, sizes: list[int]) -> None:
         """Make room for arrays of `sizes` bytes staged next (a window's uploads, known before they are staged)
@@ -169,6 +186,65 @@ class Staging:
         """The host waited for the writer's stream: every staged copy is done; the buffer is free again."""
         self.used = 0
         self.retired.clear()
+
+
+def put(view: np.ndarray, host: np.ndarray | Filled) -> np.ndarray:
+    """`host` copied (a `Filled`: made) into `view` (uint8 of its bytes, in the staging buffer); the staged array
+    (host's dtype and shape; uint8 for a Filled)."""
+    if isinstance(host, Filled):
+        host.fill(view)
+        return view
+    staged = view.view(host.dtype).reshape(host.shape)
+    np.copyto(staged, host)
+    return staged
+
+
+_STAGERS: list[ThreadPoolExecutor] = []  # the threads that help stage a window's uploads, made on first use
+os.register_at_fork(after_in_child=_STAGERS.clear)
+
+
+def stage_helpers() -> int:
+    """Threads that help the host stage a window's computed uploads (`Filled`): the cores it may use, up to 4,
+    less its own."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(0, min(4, cores) - 1)
+
+
+def stage_all(jobs: list[tuple[np.ndarray | Filled, np.ndarray]], helpers: int,
+              done: Callable[[int, np.ndarray], None]) -> None:
+    """Stage each (host array, staging view) of `jobs` (`put`); `done(i, staged)` is called on this thread once
+    job i is staged, so its copy can be queued then. Plain copies run on this thread as they come (memory-bound:
+    a second thread copies no faster on this machine); `Filled` ones (compute: decimals narrowed) are shared
+    with up to `helpers` threads, which take them in order as each finishes one."""
+    fills = [i for i, (host, _) in enumerate(jobs) if isinstance(host, Filled)]
+    helpers = min(helpers, len(fills) - 1)
+    if helpers <= 0:
+        for i, (host, view) in enumerate(jobs):
+            done(i, put(view, host))
+        return
+    if not _STAGERS:
+        _STAGERS.append(ThreadPoolExecutor(max_workers=4, thread_name_prefix="gpuwrite-stage"))
+    claim = iter(fills)
+    lock = threading.Lock()
+    staged: dict[int, np.ndarray] = {}
+
+    def work() -> None:
+        while True:
+            with lock:
+                i = next(claim, None)
+            if i is None:
+                return
+            staged[i] = put(jobs[i][1], jobs[i][0])
+
+    futures = [_STAGERS[0].submit(work) for _ in range(helpers)]
+    for i, (host, view) in enumerate(jobs):
+        if not isinstance(host, Filled):
+            done(i, put(view, host))
+    work()
+    for f in futures:
+        f.result()
+    for i in fills:
+        done(i, staged[i])
 
 
 def host_views(block: np.ndarray, devs: list[Any]) -> list[np.ndarray]:
@@ -204,5 +280,5 @@ class PendingDownload:
         return self.hosts
 
 
-__all__ = ["Event", "PendingDownload", "Staging", "download_bytes", "host_views", "pinned_slabs", "release_pinned",
-           "staging_block", "staging_let_go", "trace_events", "trace_log"]
+__all__ = ["Event", "Filled", "PendingDownload", "Staging", "download_bytes", "host_views", "pinned_slabs",
+           "put", "release_pinned", "stage_all", "stage_helpers", "staging_block", "staging_let_go", "trace_events", "trace_log"]

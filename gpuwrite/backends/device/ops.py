@@ -237,6 +237,7 @@ class Device:
         # (functions of the mode, not of self: the Device is freed by reference counting)
         pinned = mode == "cuda"
         self.staging = Staging(partial(copies.staging_block, pinned=pinned), partial(copies.staging_let_go, pinned))
+        self.stage_helpers = copies.stage_helpers()  # threads that help stage computed uploads (`upload_all`)
         self.deferred: list[Callable[[], None]] = []  # host work run before the next host wait (`defer`)
         self.trace = trace_log()  # the order of copies, launches, waits and writes (`copies.trace_events`)
 
@@ -343,24 +344,60 @@ class Device:
         return out
 
     def upload_into(self, dst: Any, offset: int, host: Any) -> None:
-        """Copy host array `host` into device array `dst` at element `offset` (host -> device, same dtype):
-        one copy, counted as `upload` counts."""
-        host = np.ascontiguousarray(host)
-        self._h2d(dst[offset:offset + host.size], host.reshape(-1))
+        """Copy host array `host` into device array `dst` at element `offset` (host -> device, same dtype; a
+        `copies.Filled` into a uint8 `dst`, made in the staging buffer): one copy, counted as `upload` counts."""
+        if not isinstance(host, copies.Filled):
+            host = np.ascontiguousarray(host).reshape(-1)
+        self._h2d(dst[offset:offset + host.size], host)
 
-    def _h2d(self, dst: Any, host: np.ndarray) -> None:
-        """Stage `host` in the staging buffer and queue its copy into `dst` on the writer's stream; the host goes
-        on (the staging buffer is reused once the host next waits for the stream)."""
+    def upload_all(self, dst: Any, parts: list[tuple[int, Any]]) -> None:
+        """`upload_into(dst, offset, host)` for each (offset, host) of `parts`, staged together
+        (`copies.stage_all`: computed uploads shared with helper threads); each copy is queued once staged."""
+        jobs, dsts = [], []
+        for offset, host in parts:
+            if not isinstance(host, copies.Filled):
+                host = np.ascontiguousarray(host).reshape(-1)
+            if self._count_h2d(host):
+                jobs.append((host, self.staging.place(int(host.nbytes))))
+                dsts.append(dst[offset:offset + host.size])
+        later: list[tuple[int, np.ndarray]] = []
+
+        def queued(i: int, staged: np.ndarray) -> None:
+            if self.mode == "cuda":  # the copy engine reads it while the rest is staged
+                self._queue_h2d(dsts[i], staged)
+            else:  # the stand-in's copy is the device's time: run it after, not beside the helpers' staging
+                later.append((i, staged))
+
+        t = _clock()
+        copies.stage_all(jobs, self.stage_helpers, queued)
+        self.counters.staging_s += time.perf_counter() - t[0]
+        self.counters.staging_cpu_s += time.process_time() - t[1]
+        for i, staged in later:
+            self._queue_h2d(dsts[i], staged)
+
+    def _count_h2d(self, host: np.ndarray | copies.Filled) -> bool:
+        """Count an upload of `host`; whether it has bytes to copy."""
         c = self.counters
         c.h2d_bytes += host.nbytes
         c.h2d_copies += 1
         self.record("h2d")
-        if host.nbytes == 0:
+        return host.nbytes > 0
+
+    def _h2d(self, dst: Any, host: np.ndarray | copies.Filled) -> None:
+        """Stage `host` in the staging buffer and queue its copy into `dst` on the writer's stream; the host goes
+        on (the staging buffer is reused once the host next waits for the stream)."""
+        if not self._count_h2d(host):
             return
+        c = self.counters
         t = _clock()
         staged = self.staging.stage(host)  # host work on a GPU too: a memcpy into the pinned buffer
         c.staging_s += time.perf_counter() - t[0]
         c.staging_cpu_s += time.process_time() - t[1]
+        self._queue_h2d(dst, staged)
+
+    def _queue_h2d(self, dst: Any, staged: np.ndarray) -> None:
+        """Queue the copy of `staged` (in the staging buffer) into `dst` on the writer's stream."""
+        c = self.counters
         t = _clock()
         if self.mode == "cuda":
             dst.set(staged, stream=self.stream)  # from pinned memory: cudaMemcpyAsync, the host goes on

@@ -69,10 +69,13 @@ from gpuwrite.kernels.plan.layout import (
 
 from ...errors import GpuwriteError
 from ...integrations.device_data import DeviceArray, DeviceColumn
+from ...kernels.convert.compact import compact_decimal_words, compact_words
 from ...pipeline.columns import decode_dictionary
+from ...pipeline.leafdata import NO_ROWS
 from ...pipeline.rebase import RebaseOptions, fixed_offset_micros, zone_history
 from ...pipeline.views import as_large
 from ...schema import Leaf, value_type
+from .copies import Filled
 
 _REBASE = {"CORRECTED": RB_CORRECTED, "LEGACY": RB_LEGACY, "EXCEPTION": RB_EXCEPTION}
 _UNIT = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": -1_000}  # micros per unit; ns: divided by 1000
@@ -163,11 +166,43 @@ def flat_chunks(column: pa.ChunkedArray | pa.Array | DeviceColumn, leaf: Leaf) -
     return out
 
 
+class NarrowedDecimals(Filled):
+    """A host piece of decimal128 / 256 values stored as INT32 / INT64 (precision <= 18), staged as the low
+    32 / 64 bits of each row's value (the device reads it as decimal32 / 64): what the conversion keeps of it,
+    in a fourth or half of the bytes, made in the pass that would have copied the whole values into the staging
+    buffer (store_sales: 12 of its 23 columns). `bound` (10**precision - 1, or None when values are not
+    checked): a row whose value lies outside [-bound, bound] or beyond its low word is staged as the type's
+    minimum, which no such precision holds, so the device's check fails at that row, and the error shows the
+    row's Arrow value (checks.check_error), as it does unnarrowed."""
+
+    def __init__(self, words: np.ndarray, stride: int, dtype: type, bound: int | None) -> None:
+        self.words, self.stride, self.dtype, self.bound = words, stride, np.dtype(dtype), bound
+        self.nbytes = self.size = len(words) // stride * self.dtype.itemsize
+
+    def fill(self, out: np.ndarray) -> None:
+        """The low words (one compiled pass: the CPU path's compaction with every row kept)."""
+        values = out.view(self.dtype)
+        if self.bound is None:
+            compact_words(self.words, self.stride, NO_ROWS, values)
+        elif compact_decimal_words(self.words, self.stride, NO_ROWS, values, np.int64(self.bound)) < 0:
+            self._with_outside_marked(values, self.bound)  # rare: a value (or a null slot's bytes) too wide
+
+    def _with_outside_marked(self, values: np.ndarray, bound: int) -> None:
+        """Every row's low word, but the type's minimum for a row whose value lies outside [-bound, bound] or
+        whose higher words do not extend its low word (the compaction stops at the first block holding one)."""
+        words = self.words.reshape(-1, self.stride)
+        low = words[:, 0]
+        values[:] = low.astype(self.dtype)
+        wide = (low + np.int64(bound)).view(np.uint64) > np.uint64(2 * bound)
+        values[wide | (words[:, 1:] != (low >> np.int64(63))[:, None]).any(axis=1)] = -(1 << (8 * values.itemsize - 1))
+
+
 @dataclass
 class Sources:
     """The pieces of a window's flat columns and the host buffer slices of `src`."""
 
     rebase: RebaseOptions  # the rebase modes and session zone of dates and zoned timestamps
+    check: bool = True  # values are checked (the `validate` option): decimals narrowed on the host keep the test
     rows: list[list[int]] = field(default_factory=list)  # srct rows
     parts: list[tuple[int, Any, bool]] = field(default_factory=list)  # (src position, uint8 view, on device)
     size: int = 0  # bytes of src
@@ -195,8 +230,10 @@ class Sources:
             st[ST_WIDTH], st[ST_VBITOFF], st[ST_OFF0], st[ST_UNIT] = width, 0, 0, 1
             st[ST_OUTW] = 12 if conv == CV_INT96 else leaf.type_length if conv == CV_FLBA else 0
             self._time_params(st, leaf, arr.type, conv)
-            span += self._device_buffers(st, arr, code, width) if isinstance(arr, DeviceArray) \
-                else self._buffers(st, arr, code, width)
+            if isinstance(arr, DeviceArray):
+                span += self._device_buffers(st, arr, code, width)
+            else:
+                span += self._buffers(st, arr, code, width, 4 if leaf.kind == "int32" else 8)
             self.rows.append(st)
             first += len(arr)
         return span
@@ -230,8 +267,9 @@ class Sources:
                 self._zone = (ZK_REGION, raw)
         return self._zone
 
-    def _buffers(self, st: list[int], arr: pa.Array, code: int, width: int) -> int:
-        """Place the piece's buffers; returns the string bytes it spans."""
+    def _buffers(self, st: list[int], arr: pa.Array, code: int, width: int, narrow: int) -> int:
+        """Place the piece's buffers; returns the string bytes it spans. Decimal128 / 256 values kept as INT32 /
+        INT64 go up as `narrow`-byte decimal32 / 64 (`NarrowedDecimals`)."""
         off, n = arr.offset, len(arr)
         bufs = arr.buffers()
         st[ST_BITMAP] = -1
@@ -243,6 +281,13 @@ class Sources:
                 st[ST_BITMAP], st[ST_BITOFF] = self.place(_bits(bufs[0], off, n)), off & 7
         if code == A_BOOL:
             st[ST_VALUES], st[ST_VBITOFF] = self.place(_bits(bufs[1], off, n)), off & 7
+            return 0
+        if st[ST_CONV] == CV_DECIMAL and code in (A_DECIMAL128, A_DECIMAL256):
+            stride = width // 8
+            words = np.frombuffer(bufs[1], dtype=np.int64, count=(off + n) * stride)[off * stride:]
+            bound = 10 ** arr.type.precision - 1 if self.check else None
+            st[ST_TYPE], st[ST_WIDTH] = (A_DECIMAL32, 4) if narrow == 4 else (A_DECIMAL64, 8)
+            st[ST_VALUES] = self.place(NarrowedDecimals(words, stride, np.int32 if narrow == 4 else np.int64, bound))
             return 0
         if code not in (A_BINARY, A_LARGE_BINARY):
             st[ST_VALUES] = self.place(np.frombuffer(bufs[1], dtype=np.uint8)[off * width:(off + n) * width])
