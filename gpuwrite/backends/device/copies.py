@@ -143,9 +143,8 @@ class Staging:
         self.allocations = 0  # buffers allocated so far (reuse shows as a count that stops growing)
         self.step = 0  # the size `stage` last grew the buffer to: it doubles that, not a `reserve`d buffer
 
-    def stage(self, host: np.ndarray | Filled) -> np.ndarray:
-        """A copy of contiguous `host` in the staging buffer (same dtype and shape), for an async copy; a
-        `Filled` is made there (uint8)."""
+    def stage(self, host: np.ndarray) -> np.ndarray:
+        """A copy of contiguous `host` in the staging buffer (same dtype and shape), for an async copy."""
         return put(self.place(int(host.nbytes)), host)
 
     def place(self, n: int) -> np.ndarray:

@@ -344,10 +344,9 @@ class Device:
         return out
 
     def upload_into(self, dst: Any, offset: int, host: Any) -> None:
-        """Copy host array `host` into device array `dst` at element `offset` (host -> device, same dtype; a
-        `copies.Filled` into a uint8 `dst`, made in the staging buffer): one copy, counted as `upload` counts."""
-        if not isinstance(host, copies.Filled):
-            host = np.ascontiguousarray(host).reshape(-1)
+        """Copy host array `host` into device array `dst` at element `offset` (host -> device, same dtype): one
+        copy, counted as `upload` counts."""
+        host = np.ascontiguousarray(host).reshape(-1)
         self._h2d(dst[offset:offset + host.size], host)
 
     def upload_all(self, dst: Any, parts: list[tuple[int, Any]]) -> None:
@@ -383,7 +382,7 @@ class Device:
         self.record("h2d")
         return host.nbytes > 0
 
-    def _h2d(self, dst: Any, host: np.ndarray | copies.Filled) -> None:
+    def _h2d(self, dst: Any, host: np.ndarray) -> None:
         """Stage `host` in the staging buffer and queue its copy into `dst` on the writer's stream; the host goes
         on (the staging buffer is reused once the host next waits for the stream)."""
         if not self._count_h2d(host):
