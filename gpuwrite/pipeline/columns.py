@@ -11,7 +11,6 @@ from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..errors import GpuwriteError, WideDecimalError
 from ..kernels.convert.compact import compact_decimal_words, compact_words
@@ -80,6 +79,7 @@ def _fixed_values(arr: pa.Array, dtype: type, valid: np.ndarray | None,
     into `into`'s next values where the conversion is a compaction."""
     if valid is None or pa.types.is_boolean(arr.type):
         if arr.null_count:
+            import pyarrow.compute as pc  # on first use: a fresh process's write need not load it
             arr = pc.drop_null(arr)
         return _null_free_numpy(arr).astype(dtype, copy=False)
     np_type = np.dtype(arr.type.to_pandas_dtype())
@@ -214,6 +214,7 @@ def _binary(arr: pa.Array, valid: np.ndarray | None, column: str) -> tuple[np.nd
     if valid is not None:
         starts, ends = offsets[:-1], offsets[1:]
         if np.any(ends[~valid] != starts[~valid]):
+            import pyarrow.compute as pc  # on first use: a fresh process's write need not load it
             return _binary(pc.drop_null(arr), None, column)  # null slots that hold bytes: compact by copying
         offsets = np.append(starts[valid], offsets[-1:])
     if offsets.dtype != np.int64:  # widened into a kept slab (`buffers`): no fresh pages per write

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from gpuwrite.kernels.convert.checks import ascii_strings, decimal_first_outside, first_longer
 from gpuwrite.kernels.convert.rebase import LAST_SWITCH_GREGORIAN_DAY
@@ -217,6 +216,7 @@ def _present_values(arr: pa.Array, leaf: Leaf, where: _Where) -> tuple[pa.Array,
             raise SchemaMismatchError(f"column {leaf.name!r} is declared non-nullable but the batch holds "
                                       f"{arr.null_count} null(s), the first at {where.row(_first_null(arr))}")
         return arr, []
+    import pyarrow.compute as pc  # on first use: a fresh process's write need not load it
     cur, parent = arr, None
     lists: list[pa.Array] = []
     names = [leaf.path[0]]  # the field's path as the Arrow schema names it (the leaf's is Parquet's)
@@ -243,11 +243,13 @@ def _present_values(arr: pa.Array, leaf: Leaf, where: _Where) -> tuple[pa.Array,
 
 def _first_null(arr: pa.Array) -> int:
     """Index of the first null of an array that has one."""
+    import pyarrow.compute as pc  # on first use: a fresh process's write need not load it
     return int(pc.index(pc.is_null(arr), True).as_py())
 
 
 def _flatten(arr: pa.Array) -> pa.Array:
     """The elements of a list, fixed-size list or map array's present (non-null) entries, in order."""
+    import pyarrow.compute as pc  # on first use: a fresh process's write need not load it
     if pa.types.is_map(arr.type):
         offsets = pa.array(np.asarray(arr.offsets))  # a fresh array: a mask cannot go with sliced offsets
         arr = pa.ListArray.from_arrays(offsets, arr.values, mask=arr.is_null() if arr.null_count else None)
@@ -310,6 +312,7 @@ def _run_check(values: pa.Array, lists: list[pa.Array], leaf: Leaf, where: _Wher
             j = find(dictionary, j + 1)
         if not bad:
             return
+        import pyarrow.compute as pc  # on first use: a fresh process's write need not load it
         used = pc.is_in(values.indices, value_set=pa.array(bad, values.indices.type))
         i = pc.index(used, True).as_py()
         if i < 0:
@@ -331,10 +334,19 @@ def _bits(arr: pa.Array) -> np.ndarray:
     return np.frombuffer(buf, dtype=np.uint8)
 
 
-def _first_true(mask: pa.Array, start: int) -> int:
-    """First index at or after `start` where a boolean array is true (nulls are not), or -1."""
-    i = pc.index(mask.slice(start), True).as_py()
-    return -1 if i < 0 else start + i
+def _first_marked(arr: pa.Array, dtype: type, marks: Callable[[np.ndarray], np.ndarray], start: int) -> int:
+    """First index at or after `start` of a present value that `marks` flags (on the values of a fixed-width
+    array read as `dtype`: NumPy, so a write need not load pyarrow.compute), or -1."""
+    part = arr.slice(start)
+    n, off = len(part), part.offset
+    if n == 0:
+        return -1
+    flagged = marks(np.frombuffer(part.buffers()[1], dtype=dtype)[off:off + n])
+    if part.null_count:
+        bits = np.frombuffer(part.buffers()[0], dtype=np.uint8)
+        flagged &= np.unpackbits(bits, count=off + n, bitorder="little")[off:].astype(bool)
+    i = int(np.argmax(flagged))
+    return start + i if flagged[i] else -1
 
 
 def _first_wide_decimal(arr: pa.Array, start: int) -> int:
@@ -433,6 +445,7 @@ def _first_too_long(arr: pa.Array, start: int) -> int:
 
 
 def _describe_too_long(arr: pa.Array, i: int) -> str:
+    import pyarrow.compute as pc  # on first use: a fresh process's write need not load it
     if is_view(arr.type):
         size = int(view_words(arr.slice(i, 1), arr.buffers()[1])[0])
     else:
@@ -443,8 +456,7 @@ def _describe_too_long(arr: pa.Array, i: int) -> str:
 
 def _first_sub_micro(arr: pa.Array, start: int) -> int:
     """First nanosecond timestamp with a sub-microsecond part."""
-    v = arr.view(pa.int64())
-    return _first_true(pc.not_equal(pc.multiply(pc.divide(v, 1000), 1000), v), start)
+    return _first_marked(arr, np.int64, lambda v: v % 1000 != 0, start)
 
 
 def _describe_sub_micro(leaf: Leaf) -> Describe:
@@ -459,8 +471,7 @@ def _describe_sub_micro(leaf: Leaf) -> Describe:
 def _first_outside_micros(arr: pa.Array, start: int) -> int:
     """First second / millisecond timestamp outside the int64 microsecond range."""
     limit = np.iinfo(np.int64).max // _UNIT_FACTOR[arr.type.unit]
-    v = arr.view(pa.int64())
-    return _first_true(pc.or_(pc.less(v, -limit), pc.greater(v, limit)), start)
+    return _first_marked(arr, np.int64, lambda v: (v < -limit) | (v > limit), start)
 
 
 def _describe_outside_micros(arr: pa.Array, i: int) -> str:
@@ -476,11 +487,12 @@ def _switch_in_unit(unit: str) -> int:
 
 
 def _first_before_switch_ts(arr: pa.Array, start: int) -> int:
-    return _first_true(pc.less(arr.view(pa.int64()), _switch_in_unit(arr.type.unit)), start)
+    switch = _switch_in_unit(arr.type.unit)
+    return _first_marked(arr, np.int64, lambda v: v < switch, start)
 
 
 def _first_before_switch_date(arr: pa.Array, start: int) -> int:
-    return _first_true(pc.less(arr.view(pa.int32()), LAST_SWITCH_GREGORIAN_DAY), start)
+    return _first_marked(arr, np.int32, lambda v: v < LAST_SWITCH_GREGORIAN_DAY, start)
 
 
 def _rebase_message(leaf: Leaf, time_zone: str) -> Describe:

@@ -10,6 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gpuwrite
 from gpuwrite import GpuwriteError, OptionError
@@ -445,3 +447,56 @@ def test_nanosecond_loss_is_said_in_pandas_words_with_the_way_out(tmp_path):
                                         "(pandas: df['at'] = df['at'].dt.floor('us'))")
     nested = str(ns_loss_error("s.at"))  # a struct's field: no pandas column to floor
     assert "allow_truncated_timestamps=True" in nested and "pandas:" not in nested
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)), max_size=40),
+       offset=st.integers(0, 9), start=st.integers(0, 45), switch=st.integers(-(2**40), 2**40))
+def test_first_marked_matches_pyarrow_compute(values, offset, start, switch):
+    """The timestamp / date finders read the values with NumPy (no pyarrow.compute load on a write): the first
+    present value at or after `start` that is flagged, as pyarrow.compute's compare-and-index finds it, on sliced
+    arrays with and without nulls, int64 and int32."""
+    import pyarrow.compute as pc
+
+    from gpuwrite.pipeline.validate import _first_marked
+
+    for typ, dtype, lo, hi in [(pa.int64(), np.int64, -(2**63), 2**63 - 1), (pa.int32(), np.int32, -(2**31), 2**31 - 1)]:
+        vals = [None if v is None else min(max(v, lo), hi) for v in values]
+        arr = pa.array([0] * offset + vals, typ).slice(offset)
+        s = min(start, len(arr))
+        flagged = pc.or_(pc.less(arr, max(min(switch, hi), lo)), pc.equal(pc.bit_wise_and(arr, 7), 3))
+        i = pc.index(flagged.slice(s), True).as_py()
+        want = -1 if i < 0 else s + i
+        bound = max(min(switch, hi), lo)
+        got = _first_marked(arr, dtype, lambda v, b=bound: (v < b) | ((v & 7) == 3), s)
+        assert got == want
+
+
+def test_a_flat_write_does_not_load_pyarrow_compute(tmp_path):
+    """A fresh process writing flat columns (timestamps in three units, dates, ints with nulls, decimals) checks
+    them without importing pyarrow.compute (~0.1 s of a first write)."""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys, numpy as np, pyarrow as pa
+import gpuwrite
+def fixed(typ, values, valid=None):
+    bm = None if valid is None else pa.py_buffer(np.packbits(np.asarray(valid, bool), bitorder="little"))
+    nulls = 0 if valid is None else int((~np.asarray(valid, bool)).sum())
+    return pa.Array.from_buffers(typ, len(values), [bm, pa.py_buffer(np.ascontiguousarray(values))], null_count=nulls)
+n = 10
+t = pa.table({{"us": fixed(pa.timestamp("us"), np.arange(n, dtype=np.int64) * 10**12),
+               "ns": fixed(pa.timestamp("ns"), np.arange(n, dtype=np.int64) * 10**9, [True, False] * 5),
+               "ms": fixed(pa.timestamp("ms", "UTC"), np.arange(n, dtype=np.int64)),
+               "d": fixed(pa.date32(), np.arange(n, dtype=np.int32), [False, True] * 5),
+               "i": fixed(pa.int64(), np.arange(n, dtype=np.int64), [False, True] * 5),
+               "dec": pa.Array.from_buffers(pa.decimal128(7, 2), n,
+                                            [None, pa.py_buffer(np.arange(2 * n, dtype=np.int64) * ([1, 0] * n))])}})
+assert "pyarrow.compute" not in sys.modules
+gpuwrite.write_table(t, {str(tmp_path / "t.parquet")!r}, timestamp_type="TIMESTAMP_MICROS")
+print("pyarrow.compute" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "False", out.stderr
+    assert pq.read_table(tmp_path / "t.parquet").num_rows == 10
