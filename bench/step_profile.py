@@ -193,13 +193,19 @@ def thread_cpu(table_name: str, rows: int, repeats: int, codec: str = "snappy") 
 
 def _cpu_clock(thread: threading.Thread) -> tuple[int | None, float]:
     """A live thread's CPU clock and its reading now; (None, 0) for a thread gone (or going) since it was listed
-    (another library's helper thread ending: its clock can no longer be read)."""
-    try:
-        clock = time.pthread_getcpuclockid(thread.ident) if thread.ident else None
-    except OSError:  # ProcessLookupError: the thread has ended
+    (another library's helper thread ending: its clock can no longer be read).
+
+    The clock is made from the thread's kernel id as glibc makes it (MAKE_THREAD_CPUCLOCK: the complemented id
+    shifted by 3, or the per-thread and scheduler-clock bits), not with `time.pthread_getcpuclockid`: that reads
+    the thread's pthread descriptor, and for a thread that ended after `threading.enumerate` listed it, the
+    descriptor may be freed (CI: a segmentation fault). A clock of an ended thread fails in the kernel instead
+    (EINVAL: `_clock_now` gives None)."""
+    tid = thread.native_id
+    if tid is None:
         return None, 0.0
-    start = None if clock is None else _clock_now(clock)
-    return (clock, start) if clock is not None and start is not None else (None, 0.0)
+    clock = (~tid << 3) | 6
+    start = _clock_now(clock)
+    return (clock, start) if start is not None else (None, 0.0)
 
 
 def _clock_now(clock: int) -> float | None:

@@ -10,6 +10,8 @@ import os
 import re
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -366,3 +368,20 @@ def test_gpu_model_counts_each_row_group_from_the_trace() -> None:
               ("wait", "row group bytes"), ("write", "0"), ("wait", "plan"), ("wait", "row group bytes"),
               ("write", "1")]
     assert model.row_group_counts(events, 2) == [{"launches": 3, "syncs": 3}, {"launches": 1, "syncs": 2}]
+
+
+def test_step_profile_reads_thread_clocks_without_their_descriptors() -> None:
+    """bench/step_profile.py's per-thread CPU clock is made from the thread's kernel id (the clock
+    time.pthread_getcpuclockid gives a live thread), so a thread that ends after it was listed is skipped (None)
+    instead of its freed pthread descriptor being read (CI once died of SIGSEGV there)."""
+    profiler = _bench("step_profile")
+    main = threading.main_thread()
+    clock, start = profiler._cpu_clock(main)
+    assert clock == time.pthread_getcpuclockid(main.ident) and start > 0
+    worker = threading.Thread(target=lambda: sum(range(100_000)))
+    worker.start()
+    worker.join()
+    deadline = time.monotonic() + 5
+    while profiler._cpu_clock(worker) != (None, 0.0) and time.monotonic() < deadline:
+        time.sleep(0.01)  # join returns as the thread's last Python code ends; the kernel thread exits just after
+    assert profiler._cpu_clock(worker) == (None, 0.0)
