@@ -26,7 +26,7 @@ JULIAN_DAY_OF_EPOCH = 2_440_588
 _UNIT_TO_MICROS = {"s": 1_000_000, "ms": 1_000, "us": 1}
 
 
-def _validity(arr: pa.Array) -> np.ndarray | None:
+def validity(arr: pa.Array) -> np.ndarray | None:
     """Per-row validity as a bool array (unpacked from Arrow's bitmap), or None when there are no nulls."""
     if arr.null_count == 0:
         return None
@@ -248,7 +248,7 @@ def leaf_data(column: pa.ChunkedArray | pa.Array, leaf: Leaf, rebase: RebaseOpti
         arr = decode_dictionary(arr, leaf.name)
     elif arr.type != value_type(leaf.arrow_type):
         raise GpuwriteError(f"column {leaf.name!r}: got {arr.type}, expected {leaf.arrow_type}")
-    out = LeafData(num_rows=len(arr), valid=_validity(arr))
+    out = LeafData(num_rows=len(arr), valid=validity(arr))
     kind = leaf.kind
     if kind == "bool":
         out.values = _fixed_values(arr, np.uint8, out.valid)

@@ -29,7 +29,7 @@ from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
 from ..options.model import INT_MAX, WriteOptions
 from ..schema import FileSchema, Leaf
-from .columns import ns_loss_advice, widen_decimal
+from .columns import ns_loss_advice, validity, widen_decimal
 from .rebase import LAST_SWITCH_GREGORIAN_MICROS, RebaseOptions, rebase_dates, rebase_timestamps
 from .views import is_view, validity_bits, view_words
 
@@ -342,9 +342,9 @@ def _first_marked(arr: pa.Array, dtype: type, marks: Callable[[np.ndarray], np.n
     if n == 0:
         return -1
     flagged = marks(np.frombuffer(part.buffers()[1], dtype=dtype)[off:off + n])
-    if part.null_count:
-        bits = np.frombuffer(part.buffers()[0], dtype=np.uint8)
-        flagged &= np.unpackbits(bits, count=off + n, bitorder="little")[off:].astype(bool)
+    valid = validity(part)
+    if valid is not None:
+        flagged &= valid
     i = int(np.argmax(flagged))
     return start + i if flagged[i] else -1
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuwrite.options.model import WriteOptions
-from gpuwrite.pipeline.columns import _null_free_numpy, _validity, leaf_data
+from gpuwrite.pipeline.columns import _null_free_numpy, leaf_data, validity
 from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
@@ -71,7 +71,7 @@ def test_validity_of_slices_unpacks_only_their_rows() -> None:
     for offset in (0, 1, 7, 8, 9, 4093):
         for length in (0, 1, 5, 8, 900, 5000 - offset):
             piece = arr.slice(offset, length)
-            valid = _validity(piece)
+            valid = validity(piece)
             if piece.null_count == 0:
                 assert valid is None
             else:
