@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     df = spark.createDataFrame(table).repartition(args.partitions).cache()
     df.count()
 
-    tails: list[tuple[float, float]] = []  # (receive, tail) seconds of each gpuwrite.spark task (no --also conf)
+    tails: list[Any] = []  # job.TaskSeconds of each gpuwrite.spark task (no --also conf)
     traced = [False]  # whether the write running now is gpuwrite.spark's own
     run_job = gpuwrite.spark.job.run_job
 
@@ -198,8 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     best = {name: min(t) for name, t in times.items()}  # the least disturbed run, on a shared machine
     first_tasks = tails[:len(tails) // (args.repeats + 1)]  # the warm-up round's gpuwrite tasks: a fresh session's
     timed_tails = tails[len(tails) // (args.repeats + 1):]  # the warm-up round's tasks left out
-    tail = statistics.median(t for _, t in timed_tails) if timed_tails else 0.0
-    receive = statistics.median(r for r, _ in timed_tails) if timed_tails else 0.0
+    tail = statistics.median(t.tail for t in timed_tails) if timed_tails else 0.0
+    receive = statistics.median(t.receive for t in timed_tails) if timed_tails else 0.0
     med_cpu = {name: {k: statistics.median(c[k] for c in runs) for k in runs[0]} for name, runs in cpu.items()}
     floor, best_floor = med["receive-only floor"], best["receive-only floor"]
     print(f"store_sales {args.rows:,} rows x {table.num_columns} columns, {args.partitions} tasks, {args.master}, "
@@ -220,14 +220,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{med['gpuwrite.spark'] / med[UNSCALED_FLOOR]:.2f}x (the encode the transfer did not hide)")
     print(f"  gpuwrite tasks (median): {receive:.2f} s receiving batches while encoding, then {tail:.2f} s "
           "encoding after the last batch")
-    first_task = max((r + t for r, t in first_tasks), default=0.0)
-    later_task = statistics.median(r + t for r, t in timed_tails) if timed_tails else 0.0
+    # whole tasks as the worker timed them: a worker's first imports the writer and loads its kernels
+    first_task = max((t.total for t in first_tasks), default=0.0)
+    later_task = statistics.median(t.total for t in timed_tails) if timed_tails else 0.0
     print("  first write in the fresh session (the warm-up round) against the later rounds' median:")
     for name in writers:
         print(f"    {name:24s} first {first[name]:8.3f} s, later {med[name]:8.3f} s, "
               f"first costs {first[name] - med[name]:+.3f} s")
     print(f"  gpuwrite's slowest task of its first write {first_task:.2f} s against a later task's median "
-          f"{later_task:.2f} s (a worker's first task loads or compiles kernels)")
+          f"{later_task:.2f} s: a worker's first task adds {first_task - later_task:+.2f} s (it imports the writer "
+          "and loads its kernels; tasks timed whole in the worker, from the call of its function to its stats)")
     report = {"best_seconds": best, "rows": args.rows, "task_receive_seconds": receive, "task_tail_seconds": tail, "partitions": args.partitions, "master": args.master, "median_seconds": med,
               "median_cpu_seconds": med_cpu, "bytes": sizes, "vs_floor": {n: med[n] / floor for n in writers},
               "runs": times, "cpu_runs": cpu,
@@ -235,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
               "load_average": os.getloadavg()[0],
               "first_write_seconds": first, "first_write_extra_seconds": {n: first[n] - med[n] for n in writers},
               "first_task_seconds": first_task, "later_task_median_seconds": later_task,
-              "first_tasks": first_tasks}
+              "first_tasks": [t._asdict() for t in first_tasks]}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
     spark.stop()

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..spark.policy.ordering import empty_to_null
 from ..spark.policy.partitions import PartitionError
@@ -36,6 +35,8 @@ def check_partition_count(table: pa.Table, columns: Sequence[str], limit: int) -
     keys = pa.table([empty_to_null(table.column(c)) for c in columns], names=[f"k{i}" for i in range(len(columns))])
     count = keys.group_by(keys.column_names).aggregate([]).num_rows
     if count > limit:
+        import pyarrow.compute as pc  # only to word the error: a write need not load it
+
         per_column = ", ".join(f"{c}: {pc.count_distinct(keys.column(i), mode='all').as_py():,} distinct values"
                                for i, c in enumerate(columns))
         raise _too_many(columns, f"{count:,}", limit, per_column)

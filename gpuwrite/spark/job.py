@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow.fs as pafs
 
@@ -50,6 +50,14 @@ log = logging.getLogger("gpuwrite.spark")
 FAULTS = ""  # tests set "task:attempt,..." to make those task attempts fail after writing (see TaskPlan)
 
 
+class TaskSeconds(NamedTuple):
+    """Where a task's time went, as its Python worker measured it."""
+
+    receive: float  # receiving its batches (while encoding them)
+    tail: float  # encoding after the last batch: what the transfer did not hide
+    total: float  # the whole task: the writer's imports (a worker's first task), receive, encode, commit
+
+
 @dataclass
 class SparkWriteResult:
     """What a write produced: the table directory, its files (relative paths), rows, and who wrote them."""
@@ -63,8 +71,7 @@ class SparkWriteResult:
     fallback_reason: str | None = None
     attempts: dict[int, int] = field(default_factory=dict)  # task -> the attempt whose files were committed
     partitions: set[str] = field(default_factory=set)  # partition directories written ("k=1/j=a")
-    # task -> (seconds receiving its batches, seconds encoding after the last one: what the transfer did not hide)
-    task_seconds: dict[int, tuple[float, float]] = field(default_factory=dict)
+    task_seconds: dict[int, TaskSeconds] = field(default_factory=dict)  # of each committed task
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -305,7 +312,7 @@ def _commit(fs: pafs.FileSystem, paths: commit.JobPaths, stats: Any, request: Wr
         return SparkWriteResult(request.path, "", writer="none")
     rel = [posixpath.relpath(m, paths.root) for m in moved]
     parts = {posixpath.dirname(r) for r in rel} - {""}
-    seconds = {r["task"]: (r["receive_s"], r["tail_s"]) for r in rows if r["task"] in committed
+    seconds = {r["task"]: TaskSeconds(r["receive_s"], r["tail_s"], r["task_s"]) for r in rows if r["task"] in committed
                and r["attempt"] == committed[r["task"]]}
     return SparkWriteResult(request.path, paths.job, rel, total_rows, total_bytes, attempts=committed,
                             partitions=parts, task_seconds=seconds)

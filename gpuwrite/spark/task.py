@@ -13,27 +13,36 @@ import logging
 import os
 import posixpath
 import shutil
+import sys
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from ..dataset import job_commit as commit
+from .rows_batch import rows_batch
 from .socket_acks import QuickAcks, acked
 from .task_pipeline import encode_behind
 from .unscaled import Unscaled, as_decimals
 from .worker_gc import settle_worker
 
+if TYPE_CHECKING:
+    from ..result import FileResult
+
 log = logging.getLogger("gpuwrite.spark")
+WRITER_MODULE = "gpuwrite.dataset.write"  # what a task imports to write (numba and the kernel modules with it)
 
 STATS_SCHEMA = pa.schema([("task", pa.int32()), ("attempt", pa.int32()), ("path", pa.string()),
                           ("rows", pa.int64()), ("bytes", pa.int64()), ("partition", pa.string()),
-                          ("receive_s", pa.float64()), ("tail_s", pa.float64())])
+                          ("receive_s", pa.float64()), ("tail_s", pa.float64()),
+                          ("task_s", pa.float64())])
 STATS_DDL = ("task int, attempt int, path string, rows long, bytes long, partition string, receive_s double, "
-             "tail_s double")
+             "tail_s double, task_s double")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -143,6 +152,8 @@ def _should_fail(spec: str, task: int, attempt: int) -> bool:
 
 def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = None) -> Iterator[pa.RecordBatch]:
     """Write one task's batches and commit them; yield the stats of the committed files."""
+    entered = time.perf_counter()
+    import_writer_behind()
     if context is None:
         from pyspark import TaskContext
 
@@ -150,19 +161,35 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
     task, attempt = context.partitionId(), context.attemptNumber()
     acks = QuickAcks.of_worker(plan.quick_acks)
     try:
-        yield from _run_task(plan, as_decimals(acked(batches, acks), plan.unscaled), context, task, attempt)
+        yield from _run_task(plan, as_decimals(acked(batches, acks), plan.unscaled), context, task, attempt,
+                             entered)
     finally:
         acks.close()
 
 
-def _run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any, task: int,
-              attempt: int) -> Iterator[pa.RecordBatch]:
-    """run_task's work, its batches received through `socket_acks.acked`."""
-    from ..backends.cpu import limit_threads
-    from ..dataset.write import write_task
-    from ..dataset.writers import FileLayout
+def _import_writer() -> None:
+    """Import the writer (numba and the kernel modules with it); a failure is left for the task to raise."""
+    try:
+        from ..dataset import write  # noqa: F401
+    except BaseException as err:  # the encode thread's own import raises it again, where it is reported
+        log.debug("importing the writer ahead failed: %r", err)
+
+
+def import_writer_behind() -> threading.Thread | None:
+    """A worker's first task imports the writer (about half a second: numba, the kernel modules) on a thread
+    while this thread receives its first batches; None when it is imported already."""
+    if WRITER_MODULE in sys.modules:
+        return None
+    thread = threading.Thread(target=_import_writer, name="gpuwrite-import", daemon=True)
+    thread.start()
+    return thread
+
+
+def _run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any, task: int, attempt: int,
+              entered: float) -> Iterator[pa.RecordBatch]:
+    """run_task's work, its batches received through `socket_acks.acked`; the writer's modules are imported on
+    the encode thread, so receiving starts before they are loaded."""
     from ..options.model import WriteOptions
-    from .policy.buckets import parse_bucket_by
 
     first = next(batches, None)
     unpartitioned = not (plan.partition_by or plan.bucket_by)
@@ -177,21 +204,29 @@ def _run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any, t
     work = attempt_dir if local else tempfile.mkdtemp(prefix="gpuwrite-task-")
     try:
         opts = WriteOptions.from_conf(plan.conf, device=task_device(context, plan.device))
-        limit_threads(task_cores(context))
+        cores = task_cores(context)
 
         def rows() -> Iterator[pa.RecordBatch]:
             if first is not None:
                 yield first
                 yield from batches
 
-        layout = FileLayout(job=plan.job, task=task, partition_by=plan.partition_by,
-                            buckets=parse_bucket_by(plan.bucket_by, plan.partition_by),
-                            max_records_per_file=plan.max_records_per_file, options=opts, streaming=True,
-                            zone_warning=False)  # Spark's own default, chosen by a Spark user: no notice
+        def write(pieces: Iterator[pa.RecordBatch]) -> list[FileResult]:
+            from ..backends.cpu import limit_threads
+            from ..dataset.write import write_task
+            from ..dataset.writers import FileLayout
+            from .policy.buckets import parse_bucket_by
+
+            limit_threads(cores)
+            layout = FileLayout(job=plan.job, task=task, partition_by=plan.partition_by,
+                                buckets=parse_bucket_by(plan.bucket_by, plan.partition_by),
+                                max_records_per_file=plan.max_records_per_file, options=opts, streaming=True,
+                                zone_warning=False)  # Spark's own default, chosen by a Spark user: no notice
+            return write_task(schema, pieces, work, layout, empty_file=task == 0 and unpartitioned,
+                              presorted=True)
+
         timings: dict[str, float] = {}
-        files = encode_behind(rows(), lambda pieces: write_task(schema, pieces, work, layout,
-                                                                empty_file=task == 0 and unpartitioned,
-                                                                presorted=True), timings=timings)
+        files = encode_behind(rows(), write, timings=timings)
         if not local:
             pafs.copy_files(work, attempt_dir, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs)
         if _should_fail(plan.faults, task, attempt):
@@ -203,6 +238,7 @@ def _run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any, t
     finally:
         if not local:
             shutil.rmtree(work, ignore_errors=True)
+    task_s = time.perf_counter() - entered  # the whole task in this worker: imports, receive, encode, commit
     out = {name: [] for name in STATS_SCHEMA.names}  # type: dict[str, list[Any]]
     for f in files:
         rel = os.path.relpath(f.path, work).replace(os.sep, "/")
@@ -214,5 +250,6 @@ def _run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any, t
         out["partition"].append(posixpath.dirname(rel))
         out["receive_s"].append(timings["receive_s"])  # the task's, on each of its files' rows
         out["tail_s"].append(timings["tail_s"])
+        out["task_s"].append(task_s)
     settle_worker(plan.freeze_worker_objects)
-    yield pa.RecordBatch.from_pydict(out, schema=STATS_SCHEMA)
+    yield rows_batch(out, STATS_SCHEMA)

@@ -86,9 +86,12 @@ def _probe(batches: Iterator[Any]) -> Iterator[Any]:
 
     import gpuwrite
 
+    from .rows_batch import rows_batch
+
     for _ in batches:
         pass
-    yield pa.RecordBatch.from_pydict({"version": [gpuwrite.__version__], "python": [sys.executable]})
+    yield rows_batch({"version": [gpuwrite.__version__], "python": [sys.executable]},
+                     pa.schema([("version", pa.string()), ("python", pa.string())]))
 
 
 def worker_python(spark: Any) -> str:

@@ -305,7 +305,7 @@ def test_lost_task_output_is_an_error_not_a_smaller_table(tmp_path):
     second.fs.delete_dir(second.paths.task_dir(1))
     stats = pa.table({"task": [0, 1], "attempt": [0, 0], "path": [second.files[0][1], second.files[3][1]],
                       "rows": [4, 4], "bytes": [1, 1], "partition": ["k=0", "k=0"], "receive_s": [0.0, 0.0],
-                      "tail_s": [0.0, 0.0]})
+                      "tail_s": [0.0, 0.0], "task_s": [0.0, 0.0]})
     request = job.WriteRequest(path=str(root), mode="overwrite")
     with pytest.raises(CommitError, match=r"task\(s\) \[1\] are gone") as info:
         job._commit(second.fs, second.paths, stats, request, None, {})

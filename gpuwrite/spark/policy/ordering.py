@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .buckets import BucketSpec
 from .partitions import partition_directory
@@ -20,6 +19,8 @@ _BUCKET_KEY = "__gpuwrite_bucket_id__"
 def empty_to_null(col: Any) -> Any:
     """SPEC: V1Writes' Empty2Null: an empty string partition value sorts and groups as null (an Array or
     ChunkedArray comes back as the same kind)."""
+    import pyarrow.compute as pc  # on first use: an unpartitioned write need not load it
+
     if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
         return pc.if_else(pc.equal(col, ""), pa.scalar(None, col.type), col)
     return col
@@ -29,6 +30,8 @@ def partition_runs(table: pa.Table, columns: Sequence[str], buckets: BucketSpec 
                    time_zone: str) -> Iterator[tuple[str, int | None, pa.Table]]:
     """(directory, bucket id, rows) per run of `table` sorted in V1Writes order; the rows leave out the
     partition columns."""
+    import pyarrow.compute as pc  # on first use: an unpartitioned write need not load it
+
     keys = [empty_to_null(table.column(name)) for name in columns]
     names = [f"k{i}" for i in range(len(columns))]  # positional: pyarrow reads a name like ".x" as a field path
     if buckets is not None:
@@ -61,6 +64,8 @@ def partition_runs(table: pa.Table, columns: Sequence[str], buckets: BucketSpec 
 def row_keys(table: pa.Table, columns: Sequence[str], buckets: BucketSpec | None,
              time_zone: str) -> tuple[np.ndarray, list[Key]]:
     """Per row, the index of its (directory, bucket) key; keys in order of first appearance."""
+    import pyarrow.compute as pc  # on first use: an unpartitioned write need not load it
+
     n = table.num_rows
     composite = np.zeros(n, dtype=np.int64)
     types: list[pa.DataType] = []
