@@ -16,6 +16,9 @@ is reported on its own ("first write in the session", and its gpuwrite tasks) be
 The floor is also timed over what gpuwrite's tasks are sent (decimals of up to 18 digits as their unscaled
 longs, `gpuwrite.spark.unscaled`): gpuwrite.spark over that floor is the encode the transfer did not hide.
 
+`--conf KEY=VALUE` sets a SparkConf for the whole session: `--conf spark.python.daemon.module=gpuwrite.spark.daemon`
+times workers forked from a daemon that imported the writer (`gpuwrite/spark/daemon.py`).
+
 `--also KEY=VALUE` adds a gpuwrite.spark run with that session conf set, timed in the same rounds (an A/B of a
 gpuwrite switch), e.g. `--rows 2000 --repeats 21 --also spark.gpuwrite.python.quickAck=false`.
 """
@@ -104,7 +107,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--also", action="append", default=[], metavar="KEY=VALUE",
                         help="add a gpuwrite.spark run with this session conf set (repeatable: one run each), "
                              "e.g. spark.gpuwrite.python.quickAck=false, timed in the same rounds")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a SparkConf for the whole session (repeatable), e.g. "
+                             "spark.python.daemon.module=gpuwrite.spark.daemon")
     args = parser.parse_args(argv)
+    session_conf = {}
+    for item in args.conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            parser.error(f"--conf {item!r}: expected KEY=VALUE")
+        session_conf[key.strip()] = value.strip()
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -114,9 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     from gpuwrite.spark.unscaled import send_unscaled, unscaled_columns
     from gpuwrite.tools.demo_data import store_sales_table
 
-    spark = (SparkSession.builder.master(args.master).config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "6g")
-             .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+    builder = (SparkSession.builder.master(args.master).config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false").config("spark.driver.memory", "6g")
+               .config("spark.sql.session.timeZone", "UTC"))
+    for key, value in session_conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     jvm_pid = int(spark._jvm.java.lang.ProcessHandle.current().pid())
     table = store_sales_table(args.rows)
@@ -203,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     med_cpu = {name: {k: statistics.median(c[k] for c in runs) for k in runs[0]} for name, runs in cpu.items()}
     floor, best_floor = med["receive-only floor"], best["receive-only floor"]
     print(f"store_sales {args.rows:,} rows x {table.num_columns} columns, {args.partitions} tasks, {args.master}, "
-          f"median of {args.repeats}")
+          f"median of {args.repeats}" + "".join(f", {k}={v}" for k, v in session_conf.items()))
     total_cpu = {name: sum(c.values()) for name, c in med_cpu.items()}
     print(f"  {'writer':24s} {'wall s':>8s} {'/floor':>7s} {'best s':>7s} {'/floor':>7s} {'JVM cpu-s':>10s} "
           f"{'Python cpu-s':>13s} {'driver cpu-s':>13s} {'cpu /floor':>11s} {'MB':>8s}")
@@ -237,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
               "load_average": os.getloadavg()[0],
               "first_write_seconds": first, "first_write_extra_seconds": {n: first[n] - med[n] for n in writers},
               "first_task_seconds": first_task, "later_task_median_seconds": later_task,
-              "first_tasks": [t._asdict() for t in first_tasks]}
+              "first_tasks": [t._asdict() for t in first_tasks], "session_conf": session_conf}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2))
     spark.stop()

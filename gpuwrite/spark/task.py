@@ -9,6 +9,7 @@ encode hides behind the transfer.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import posixpath
@@ -167,17 +168,26 @@ def run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any = N
         acks.close()
 
 
-def _import_writer() -> None:
-    """Import the writer (numba and the kernel modules with it); a failure is left for the task to raise."""
+def import_writer() -> str | None:
+    """Import the writer (numba and the kernel modules with it); the error, worded, when it cannot be."""
     try:
-        from ..dataset import write  # noqa: F401
-    except BaseException as err:  # the encode thread's own import raises it again, where it is reported
-        log.debug("importing the writer ahead failed: %r", err)
+        importlib.import_module(WRITER_MODULE)
+    except Exception as err:
+        return f"{type(err).__name__}: {err}"
+    return None
+
+
+def _import_writer() -> None:
+    """import_writer on a helper thread: a failure is left for the encode thread's own import to raise."""
+    problem = import_writer()
+    if problem is not None:
+        log.debug("importing the writer ahead failed: %s", problem)
 
 
 def import_writer_behind() -> threading.Thread | None:
     """A worker's first task imports the writer (about half a second: numba, the kernel modules) on a thread
-    while this thread receives its first batches; None when it is imported already."""
+    while this thread receives its first batches; None when it is imported already (a later task, or a worker
+    forked by `gpuwrite.spark.daemon`)."""
     if WRITER_MODULE in sys.modules:
         return None
     thread = threading.Thread(target=_import_writer, name="gpuwrite-import", daemon=True)

@@ -20,6 +20,7 @@ import gc
 import os
 import sys
 
+DAEMONS = ("pyspark.daemon", "gpuwrite.spark.daemon")  # PySpark's daemon, and gpuwrite's (spark/daemon.py)
 _frozen_in: int | None = None  # the process (pid) that froze its objects; a forked child freezes its own
 
 
@@ -30,14 +31,15 @@ def _main_module() -> str | None:
 
 
 def in_pyspark_daemon_worker() -> bool:
-    """Whether this process is a Python worker forked by PySpark's daemon (which collects after each task)."""
-    return _main_module() == "pyspark.daemon"
+    """Whether this process is a Python worker forked by PySpark's daemon, or by gpuwrite's, which runs it (the
+    daemon collects after each task)."""
+    return _main_module() in DAEMONS
 
 
 def in_pyspark_worker() -> bool:
     """Whether this process is a PySpark Python worker: forked by the daemon, or started on its own
     (spark.python.use.daemon=false runs `python -m pyspark.worker`)."""
-    return _main_module() in ("pyspark.daemon", "pyspark.worker")
+    return _main_module() in (*DAEMONS, "pyspark.worker")
 
 
 def settle_worker(enabled: bool = True) -> bool:
