@@ -197,8 +197,9 @@ def import_writer_behind() -> threading.Thread | None:
 
 def _run_task(plan: TaskPlan, batches: Iterator[pa.RecordBatch], context: Any, task: int, attempt: int,
               entered: float) -> Iterator[pa.RecordBatch]:
-    """run_task's work, its batches received through `socket_acks.acked`; the writer's modules are imported on
-    the encode thread, so receiving starts before they are loaded."""
+    """run_task's work, its batches received through `socket_acks.acked`. This thread needs none of the writer's
+    modules: the encode thread imports them (waiting on `import_writer_behind`'s import), so receiving starts
+    while they load."""
     from ..options.model import WriteOptions
 
     first = next(batches, None)
