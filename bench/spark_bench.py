@@ -97,6 +97,17 @@ def receive_only(df: Any) -> Callable[[Path], None]:
     return run
 
 
+def _key_values(parser: argparse.ArgumentParser, flag: str, items: list[str]) -> list[tuple[str, str]]:
+    """The KEY=VALUE items given to `flag`, stripped; a usage error for one without a key or an '='."""
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            parser.error(f"{flag} {item!r}: expected KEY=VALUE")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -111,12 +122,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a SparkConf for the whole session (repeatable), e.g. "
                              "spark.python.daemon.module=gpuwrite.spark.daemon")
     args = parser.parse_args(argv)
-    session_conf = {}
-    for item in args.conf:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            parser.error(f"--conf {item!r}: expected KEY=VALUE")
-        session_conf[key.strip()] = value.strip()
+    session_conf = dict(_key_values(parser, "--conf", args.conf))
+    also = _key_values(parser, "--also", args.also)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -167,12 +174,8 @@ def main(argv: list[str] | None = None) -> int:
 
     gpuwrite_write = gpuwrite_with({})
     variants: dict[str, Callable[[Path], None]] = {}
-    for item in args.also:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            parser.error(f"--also {item!r}: expected KEY=VALUE")
-        variants[f"gpuwrite {key.strip().rsplit('.', 1)[-1]}={value.strip()}"] = \
-            gpuwrite_with({key.strip(): value.strip()})
+    for key, value in also:
+        variants[f"gpuwrite {key.rsplit('.', 1)[-1]}={value}"] = gpuwrite_with({key: value})
 
     def spark_v1(path: Path) -> None:
         df.write.mode("overwrite").parquet(str(path))

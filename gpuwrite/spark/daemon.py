@@ -21,15 +21,14 @@ import sys
 from pyspark import daemon
 
 from .task import import_writer
-
-MODULE = __spec__.name if __spec__ is not None else "gpuwrite.spark.daemon"
+from .worker_gc import GPUWRITE_DAEMON
 
 
 def main() -> None:
     """Import the writer, then run PySpark's daemon (its loop forks the workers)."""
     problem = import_writer()
     if problem is not None:
-        print(f"{MODULE}: gpuwrite's writer was not imported ahead ({problem}); each task imports it itself",
+        print(f"{GPUWRITE_DAEMON}: gpuwrite's writer was not imported ahead ({problem}); each task imports it itself",
               file=sys.stderr, flush=True)
     gc.collect()
     gc.freeze()  # what the workers inherit: their collections skip it, and their pages stay shared (copy-on-write)

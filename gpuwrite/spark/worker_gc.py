@@ -20,7 +20,8 @@ import gc
 import os
 import sys
 
-DAEMONS = ("pyspark.daemon", "gpuwrite.spark.daemon")  # PySpark's daemon, and gpuwrite's (spark/daemon.py)
+GPUWRITE_DAEMON = "gpuwrite.spark.daemon"  # spark/daemon.py, run as `python -m` by PySpark
+DAEMONS = ("pyspark.daemon", GPUWRITE_DAEMON)  # the modules whose workers the daemon forks
 _frozen_in: int | None = None  # the process (pid) that froze its objects; a forked child freezes its own
 
 
