@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..errors import ValueCheckError
-from ..format.page_header import data_page_v2_header, dictionary_page_header
+from ..format.page_header import data_page_v2_header_of, dictionary_page_header
 from ..options.model import INT_MAX
 from ..page_model import DictionaryPage, EncodedPage
 
@@ -15,19 +15,17 @@ def data_page_header(page: EncodedPage) -> bytes:
     """The serialized DATA_PAGE_V2 header of a finished page; a page over Parquet's i32 sizes is an error
     naming the column and rows (single values that large are refused before encoding: validate.py)."""
     s = page.sections
-    size = max(page.uncompressed_size, len(s.body))
+    uncompressed, stored = s.rep_len + s.def_len + s.values_len, len(s.body)  # (page.uncompressed_size)
+    size = max(uncompressed, stored)
     if size > INT_MAX:
         raise ValueCheckError(
             f"column {page.column!r}: the page of rows {page.first_row}..{page.first_row + page.num_rows - 1} "
             f"of its row group holds {size:,} bytes, more than a Parquet page can (sizes are 32-bit: at most "
             f"{INT_MAX:,}); lower parquet.page.size.row.check.min / page_size_check_min so that pages are "
             "checked sooner, or write smaller values")
-    span = page.span
-    return data_page_v2_header(uncompressed_page_size=page.uncompressed_size, compressed_page_size=len(s.body),
-                               crc=s.crc, num_values=span.num_values, num_nulls=span.num_nulls,
-                               num_rows=span.num_rows, encoding=page.encoding,
-                               definition_levels_byte_length=s.def_len, repetition_levels_byte_length=s.rep_len,
-                               is_compressed=s.compressed)
+    a, b, ea, eb, va, vb = page.span
+    return data_page_v2_header_of(uncompressed, stored, s.crc, eb - ea, eb - ea - (vb - va), b - a, page.encoding,
+                                  s.def_len, s.rep_len, s.compressed)
 
 
 def stamp_headers(pages: Iterable[EncodedPage]) -> None:

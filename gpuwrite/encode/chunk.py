@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,16 +34,28 @@ from ..page_model import (
     Section,
 )
 from ..pipeline.leafdata import NO_ROWS, Array, LeafData
-from ..schema import BYTE_ARRAY, Leaf
+from ..schema import BYTE_ARRAY, INT32, INT64, Leaf
 from .bloom import BloomBuilder, chunk_bitset, hash_values
 from .compress import PackAfter, packer_after
 from .dictionary import Dictionary
 from .rules import canonical_bits, fallback_encoding, raw_value_bytes, signed_crc32
-from .stats import level_histogram, page_stats, repetition_histogram, stats_of
+from .stats import PACKERS, level_histogram, page_stats, repetition_histogram, stats_of
 
 _NO_TABLE = np.zeros(0, dtype=np.int32)  # the dictionary arguments of a page encoded without one
 _NO_KEYS = np.zeros(0, dtype=np.int64)
+_NO_IDS = np.zeros(0, dtype=np.int32)
+_RLE_DICTIONARY = int(Encoding.RLE_DICTIONARY)
 
+
+
+def _flat_levels_bound(rows: int) -> int:
+    """`rle_max_size(rows, 1)` (a flat page's definition levels), without the call."""
+    return (rows // 8 + 2) * 11 + 16
+
+
+def _ids_bound(n: int) -> int:
+    """`rle_max_size(n, 32) + 1` (a page's dictionary ids and their bit-width byte), without the call."""
+    return (n // 8 + 2) * 34 + 17
 
 
 def page_sections(levels: tuple[bytes, bytes], values: Section, chunk: ChunkOptions,
@@ -269,9 +282,9 @@ def _plain_byte_array(data: LeafData, va: int, vb: int) -> Section:
     return out[:end].data
 
 
-@dataclass(frozen=True)
-class _Checkpoint:
-    """The encoder's state before a page, restored when that page is dropped."""
+class _Checkpoint(NamedTuple):
+    """The encoder's state before a page, restored when that page is dropped (a named tuple: made once per
+    page, where a frozen dataclass cost 3 us)."""
 
     dict_size: int
     dict_bytes: int
@@ -305,6 +318,14 @@ class ChunkEncoder:
         self._floats = leaf.kind in ("float", "double")
         # flat FLOAT / DOUBLE leaves: levels, statistics and dictionary ids of each page in one compiled call
         self._float_pages = self._floats and not leaf.nested and leaf.max_def <= 1
+        # what `_flat_page` reads per page, looked up once
+        self._levels, self._is32, self._wide = leaf.max_def == 1, leaf.kind == "int32", leaf.kind == "double"
+        # PLAIN bytes of a bound: an integer's, or a float's raw bits as the same-width integer's
+        # (read by flat INT32 / INT64 / FLOAT / DOUBLE leaves only)
+        self._pack = PACKERS[INT32 if leaf.kind in ("int32", "float") else INT64]
+        # a float's raw bits (signed) to Java's Float/Double.compare order: negatives' magnitude bits flipped
+        self._magnitude = (1 << 31) - 1 if leaf.kind == "float" else (1 << 63) - 1
+        self._fallback = int(fallback_encoding(leaf.kind, "plain" if chunk.plain_fallback else "delta"))
 
     def _values(self, data: LeafData, va: int, vb: int, no_nan: bool = False
                 ) -> tuple[int, Section, tuple[Array, int] | None]:
@@ -330,16 +351,16 @@ class ChunkEncoder:
 
     def encode_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
         """Encode rows a..b of `data` (row indices of the window) as the chunk's next DATA_PAGE_V2."""
+        if self._int_pages or self._float_pages:
+            page = self._flat_page(data, a, b)
+            self.pages.append(page)
+            return page
         d = self.dictionary
         self._checkpoints.append(_Checkpoint(d.size if d else 0, d.byte_size if d else 0, self.dict_entries_used,
                                              self.fell_back))
         span = PageSpan.of(data, a, b)
         borrowed = False
-        if self._int_pages:
-            levels, encoding, values, stats = self._int_page(data, span)
-        elif self._float_pages:
-            levels, encoding, values, stats, borrowed = self._float_page(data, span)
-        elif self._floats:  # statistics first: a page without NaN needs no canonical pass over its values
+        if self._floats:  # statistics first: a page without NaN needs no canonical pass over its values
             levels = encode_levels(self.leaf, data, span, self.shared)
             stats = page_stats(self.leaf, data, span.va, span.vb, span.num_nulls)
             encoding, values, _ = self._values(data, span.va, span.vb, no_nan=not stats.nan_count)
@@ -383,68 +404,89 @@ class ChunkEncoder:
             self.fell_back = True
         return as_ids
 
-    def _int_page(self, data: LeafData, span: PageSpan) -> tuple[tuple[bytes, bytes], int, Section, PageStats]:
-        """Levels, encoding, values and statistics of a flat INT32 / INT64 page from one compiled call
-        (kernels/int_page): what encode_levels, _values and page_stats give, with parquet-java's dictionary
-        rules applied the same way."""
+    def _flat_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
+        """`encode_page` for a flat INT32 / INT64 / FLOAT / DOUBLE leaf: levels, statistics and dictionary ids
+        from one compiled call (kernels/int_page, kernels/float_page), parquet-java's dictionary rules applied
+        as `_values` applies them, and no more Python around it than a page needs: a write runs this thousands
+        of times on threads that share the GIL (a store_sales write 3,300 times, at about 60 us of Python each
+        through the per-section helpers). The per-section path is its reference (tests/encode)."""
         leaf, d = self.leaf, self.dictionary
-        va, vb = span.va, span.vb
-        n = vb - va
-        use_dictionary = not (self.fell_back or d is None)
-        table, keys, size, entry_size, byte_size, limit = self._dictionary_args(n)
-        out = np.empty(rle_max_size(span.num_rows, 1) + max(rle_max_size(n, 32) + 1, delta_max_size(n)),
-                       dtype=np.uint8)
-        valid = NO_ROWS if data.valid is None else data.valid.view(np.uint8)
-        levels_end, end, size, byte_size, as_ids, lo, hi = int_page(
-            valid, span.a, span.b, leaf.max_def == 1, data.value_array, va, vb, use_dictionary, table, keys, size,
-            entry_size, byte_size, limit, np.empty(n if use_dictionary else 0, dtype=np.int32), leaf.kind == "int32",
-            out)
-        dfn = out[:levels_end].tobytes()
-        out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
-        values: Section = out[levels_end:].data
+        use_dictionary = not self.fell_back and d is not None
+        self._checkpoints.append(_Checkpoint(d.size, d.byte_size, self.dict_entries_used, self.fell_back)
+                                 if d is not None else _Checkpoint(0, 0, self.dict_entries_used, self.fell_back))
+        valid = data.valid
+        if valid is None:
+            va, vb, flags = a, b, NO_ROWS
+        else:
+            va, vb, flags = data.value_index(a), data.value_index(b), valid.view(np.uint8)
+        span = PageSpan(a, b, a, b, va, vb)  # flat: a row is one level entry
+        n, rows = vb - va, b - a
+        nulls = rows - n
         if use_dictionary:
-            kept = self._after_page(as_ids, size, byte_size, end - levels_end, data, span)
-            if as_ids and not kept:  # the first page, written as ids, did not pay for the dictionary
-                values = fallback_values(leaf, data, va, vb)
-            as_ids = kept
-        encoding = Encoding.RLE_DICTIONARY if as_ids else fallback_encoding(leaf.kind, "delta")
-        stats = stats_of(leaf, n, span.num_nulls, (int(lo), int(hi)), True) if n > 0 else \
-            PageStats(null_count=span.num_nulls, num_values=0)
-        return (b"", dfn), int(encoding), values, stats
-
-    def _float_page(self, data: LeafData, span: PageSpan
-                    ) -> tuple[tuple[bytes, bytes], int, Section, PageStats, bool]:
-        """Levels, encoding, values and statistics of a flat FLOAT / DOUBLE page from one compiled call
-        (kernels/float_page): what encode_levels, page_stats and _values give, with parquet-java's dictionary
-        rules applied the same way; the last result says the values are a view of the input (`page_sections`'
-        `borrowed`). A page holding a NaN while the dictionary is on takes `_values`' canonical path."""
-        leaf, d = self.leaf, self.dictionary
-        va, vb = span.va, span.vb
-        n = vb - va
-        wide = leaf.kind == "double"
-        use_dictionary = not (self.fell_back or d is None)
-        table, keys, size, entry_size, byte_size, limit = self._dictionary_args(n)
-        out = np.empty(rle_max_size(span.num_rows, 1) + (rle_max_size(n, 32) + 1 if use_dictionary else 0),
-                       dtype=np.uint8)
-        valid = NO_ROWS if data.valid is None else data.valid.view(np.uint8)
-        bits = data.value_array.view(np.int64 if wide else np.int32)
-        levels_end, end, size, byte_size, as_ids, lo, hi, nans, top, has_top = float_page(
-            valid, span.a, span.b, leaf.max_def == 1, bits, va, vb, wide, use_dictionary, table, keys, size,
-            entry_size, byte_size, limit, np.empty(n if use_dictionary else 0, dtype=np.int32), out)
-        levels = (b"", out[:levels_end].tobytes())
-        stats = stats_of(leaf, n, span.num_nulls, (int(lo), int(hi)), True, (int(nans), int(top) if has_top else None)) \
-            if n > 0 else PageStats(null_count=span.num_nulls, num_values=0)
-        if use_dictionary and nans:  # the keys need the canonical copy: the per-section path
-            encoding, values, _ = self._values(data, va, vb)
-            return levels, encoding, values, stats, False
-        if use_dictionary and self._after_page(as_ids, size, byte_size, end - levels_end, data, span):
+            assert d is not None
+            d.reserve(n)
+            table, keys, size, entry_size, byte_size, limit = d.table, d.keys, d.size, d.entry_size, d.byte_size, \
+                d.limit
+            ids = np.empty(n, dtype=np.int32)
+        else:
+            table, keys, size, entry_size, byte_size, limit, ids = _NO_TABLE, _NO_KEYS, 0, 0, 0, 0, _NO_IDS
+        values = data.value_array
+        borrowed = False
+        body: Section
+        if self._int_pages:
+            out = np.empty(_flat_levels_bound(rows) + max(_ids_bound(n), delta_max_size(n)), dtype=np.uint8)
+            levels_end, end, size, byte_size, as_ids, lo, hi = int_page(
+                flags, a, b, self._levels, values, va, vb, use_dictionary, table, keys, size, entry_size, byte_size,
+                limit, ids, self._is32, out)
+            dfn = out[:levels_end].tobytes()
             out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
-            return levels, int(Encoding.RLE_DICTIONARY), out[levels_end:].data, stats, False
-        encoding = fallback_encoding(leaf.kind, "plain" if self.chunk.plain_fallback else "delta")
-        own = data.value_array[va:vb]
-        if not nans and own.flags.c_contiguous:  # no NaN: the bits are canonical as they are (no copy)
-            return levels, int(encoding), own.view(np.uint8).data, stats, True
-        return levels, int(encoding), fallback_values(leaf, data, va, vb, self.chunk.plain_fallback), stats, False
+            body = out[levels_end:].data
+            if use_dictionary:
+                kept = self._after_page(as_ids, size, byte_size, end - levels_end, data, span)
+                if as_ids and not kept:  # the first page, written as ids, did not pay for the dictionary
+                    body = fallback_values(leaf, data, va, vb)
+                as_ids = kept
+            encoding = _RLE_DICTIONARY if as_ids else self._fallback
+            if n > 0:
+                lo, hi = int(lo), int(hi)
+                stats = PageStats(nulls, n, lo, hi, self._pack(lo), self._pack(hi))
+            else:
+                stats = PageStats(null_count=nulls, num_values=0)
+        else:
+            wide = self._wide
+            out = np.empty(_flat_levels_bound(rows) + (_ids_bound(n) if use_dictionary else 0), dtype=np.uint8)
+            levels_end, end, size, byte_size, as_ids, lo, hi, nans, top, has_top = float_page(
+                flags, a, b, self._levels, values.view(np.int64 if wide else np.int32), va, vb, wide,
+                use_dictionary, table, keys, size, entry_size, byte_size, limit, ids, out)
+            dfn = out[:levels_end].tobytes()
+            if n > 0 and not nans:  # raw bits without NaN are canonical: stats_of's keys and bytes, made here
+                lo, hi = int(lo), int(hi)
+                m = self._magnitude
+                stats = PageStats(nulls, n, lo if lo >= 0 else lo ^ m, hi if hi >= 0 else hi ^ m, self._pack(lo),
+                                  self._pack(hi))
+            elif n > 0:
+                stats = stats_of(leaf, n, nulls, (int(lo), int(hi)), True, (int(nans), int(top) if has_top else None))
+            else:
+                stats = PageStats(null_count=nulls, num_values=0)
+            if use_dictionary and nans:  # the keys need the canonical copy: the per-section path
+                code, body, _ = self._values(data, va, vb)
+                encoding = int(code)
+            elif use_dictionary and self._after_page(as_ids, size, byte_size, end - levels_end, data, span):
+                out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
+                encoding, body = _RLE_DICTIONARY, out[levels_end:].data
+            else:
+                encoding = self._fallback
+                own = values[va:vb]
+                if not nans and own.flags.c_contiguous:  # no NaN: the bits are canonical as they are (no copy)
+                    body, borrowed = own.view(np.uint8).data, True
+                else:
+                    body = fallback_values(leaf, data, va, vb, self.chunk.plain_fallback)
+        if self.chunk.bloom is not None:
+            self._hashes.append(hash_values(leaf, data, va, vb))
+        pages = self.pages
+        first_row = pages[-1].first_row + pages[-1].span.num_rows if pages else 0
+        return EncodedPage(span, first_row, encoding, page_sections((b"", dfn), body, self.chunk, borrowed), stats,
+                           None, column=leaf.dotted)
 
     def encode_pages(self, data: LeafData, ranges: Sequence[tuple[int, int]]) -> list[EncodedPage]:
         """Encode the chunk's next pages, rows a..b of the window for each (a, b)."""

@@ -62,8 +62,9 @@ def _pack_after(values: bytes | memoryview, head: bytes, bound: int,
     (realloc: no copy, and a page keeps no spare bytes); None when the compressed values are not smaller."""
     h = len(head)
     out = np.empty(h + bound, dtype=np.uint8)
-    out[:h] = np.frombuffer(head, dtype=np.uint8)
-    n = into(values, out[h:].data)
+    view = out.data
+    view[:h] = head
+    n = into(values, view[h:])
     if n >= len(values):
         return None
     out.resize(h + n, refcheck=False)  # no view of `out` is left (cramjam's ended with the call)

@@ -118,7 +118,9 @@ class Dictionary:
 
     def reserve(self, count: int) -> None:
         """Make room for `count` more fixed-width entries (before fixed_insert is called on them directly)."""
-        self._reserve(count, 0)
+        need = self.size + count
+        if 2 * need > len(self.table) or need > len(self.keys):  # (else nothing to do: a call a page saved)
+            self._reserve(count, 0)
 
     def warm(self) -> None:
         """Read the hash table and the entries once, sequentially, before a run of pages is inserted: a

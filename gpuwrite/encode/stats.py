@@ -20,7 +20,7 @@ from ..schema import BOOLEAN, BYTE_ARRAY, DOUBLE, FIXED_LEN_BYTE_ARRAY, FLOAT, I
 
 MAX_STATS_SIZE = 4096  # SPEC: ParquetMetadataConverter.MAX_STATS_SIZE
 # PLAIN bytes of an INT32 / INT64 / BOOLEAN bound
-_PACKERS = {INT32: struct.Struct("<i").pack, INT64: struct.Struct("<q").pack, BOOLEAN: struct.Struct("<B").pack}
+PACKERS = {INT32: struct.Struct("<i").pack, INT64: struct.Struct("<q").pack, BOOLEAN: struct.Struct("<B").pack}
 
 
 def level_histogram(levels: np.ndarray, ea: int, eb: int, max_level: int) -> list[int]:
@@ -106,7 +106,7 @@ def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same
     if count <= 0:
         return st
     lo, hi = extremes
-    packer = _PACKERS.get(leaf.physical)
+    packer = PACKERS.get(leaf.physical)
     if packer is not None:
         st.min_key, st.max_key = int(lo), int(hi)
         st.min_bytes, st.max_bytes = packer(st.min_key), packer(st.max_key)

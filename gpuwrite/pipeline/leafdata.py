@@ -74,6 +74,7 @@ class LeafData:
         self._block_prefix: np.ndarray | None = None
         self._packed: np.ndarray | None = None  # the first len * 8 rows' validity packed (LeafBuffer keeps it)
         self._read_only: tuple[np.ndarray, np.ndarray] | None = None  # (values, their read-only view)
+        self._last_index = (-1, 0)  # value_index's last (row, index): a page starts where the last one ended
 
     @property
     def value_array(self) -> Array:
@@ -132,10 +133,15 @@ class LeafData:
             return int(self.values_before[self.row_entry[row]])
         if self.valid is None:
             return row
+        last = self._last_index
+        if last[0] == row:
+            return last[1]
         if self._block_prefix is None:
             self._block_prefix = block_prefix(self.valid, None)
         block = row // _BLOCK
-        return int(self._block_prefix[block]) + int(np.count_nonzero(self.valid[block * _BLOCK:row]))
+        index = int(self._block_prefix[block]) + int(np.count_nonzero(self.valid[block * _BLOCK:row]))
+        self._last_index = (row, index)
+        return index
 
     def packed_valid(self) -> Array:
         """Validity of a flat leaf as little-endian bits (ceil(rows / 8) bytes, the last one zero-padded): the

@@ -8,6 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gpuwrite
 from gpuwrite.options.model import WriteOptions
@@ -138,3 +140,15 @@ def test_a_write_loads_no_kernel_signature_twice_for_read_only_and_writable_valu
     for name, signatures in loaded.items():
         erased = {tuple(re.sub(r", (True|False), aligned", ", aligned", t) for t in s) for s in signatures}
         assert len(erased) == len(signatures), (name, signatures)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 20_000), st.integers(0, 2**32 - 1), st.lists(st.integers(0, 20_000), min_size=1, max_size=30))
+def test_value_index_counts_the_values_before_a_row_in_any_order_of_asking(rows: int, seed: int,
+                                                                           asked: list[int]) -> None:
+    """value_index(row) is the non-null rows before `row`, whatever was asked before it (it remembers its last
+    answer: a page starts where the one before it ended), the same row twice in a row included."""
+    valid = np.random.default_rng(seed).random(rows) < 0.7
+    data = LeafData(rows, valid, values=np.zeros(int(valid.sum()), dtype=np.int64))
+    for row in [r % (rows + 1) for r in asked] + [rows, rows, 0]:
+        assert data.value_index(row) == int(valid[:row].sum())
