@@ -37,7 +37,7 @@ from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
 from ..options.model import WriteOptions
 from ..schema import FileSchema, Leaf
-from .columns import leaf_data
+from .columns import conversion_bytes, leaf_data
 from .leafdata import LeafBuffer, LeafData
 from .levels import LevelMemo
 from .rebase import RebaseOptions
@@ -219,7 +219,8 @@ class RowWindow:
             jobs.setdefault(leaf.index, []).append((buffer, leaf))
         pieces = {index: _joined([chunk for chunk in head.column(index).chunks if len(chunk)]) for index in jobs}
         work = [(leaves, pieces[index]) for index, leaves in jobs.items() if pieces[index]]
-        groups = grouped([sum(chunk.nbytes for chunk in chunks) for _, chunks in work]) if self.pool else []
+        groups = grouped([sum(max(conversion_bytes(chunk, leaf) for _, leaf in leaves) for chunk in chunks)
+                          for leaves, chunks in work]) if self.pool else []
         futures: list[Future] = []
         if self.pool is None or (len(groups) < 2 and not ahead):
             _convert_columns(work, self.rebase, self.check_decimals)

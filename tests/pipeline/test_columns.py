@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuwrite.options.model import WriteOptions
-from gpuwrite.pipeline.columns import _null_free_numpy, leaf_data, validity
+from gpuwrite.pipeline.columns import _null_free_numpy, conversion_bytes, leaf_data, validity
 from gpuwrite.pipeline.leafdata import LeafData
 from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
@@ -146,3 +146,17 @@ print("pandas" in sys.modules)
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-1] == "False"
+
+
+def test_conversion_bytes_are_none_for_columns_borrowed_as_they_are() -> None:
+    """A flat column of its leaf's own fixed-width type without nulls converts to a view (no pass over its
+    values): it costs the window's job grouping nothing; one with nulls, a narrower type or a decimal costs
+    its bytes."""
+    table = pa.table({"d": pa.array([1.0, 2.0]), "n": pa.array([1, None], pa.int64()), "s": pa.array([1, 2], pa.int16()),
+                      "f": pa.array([1.0], pa.float32()).take([0, 0]), "i": pa.array([3, 4], pa.int32())})
+    schema = FileSchema.from_arrow(table.schema, WriteOptions())
+    costs = {leaf.dotted: conversion_bytes(table.column(leaf.index).chunk(0), leaf) for leaf in schema.leaves}
+    assert costs["d"] == costs["f"] == costs["i"] == 0
+    assert costs["n"] == table.column("n").nbytes and costs["s"] == table.column("s").nbytes
+    data = leaf_data(table.column("d").chunk(0), schema.leaves[0], RebaseOptions.of(WriteOptions()))
+    assert np.shares_memory(data.values, np.frombuffer(table.column("d").chunk(0).buffers()[1], np.float64))
