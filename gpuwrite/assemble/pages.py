@@ -24,8 +24,9 @@ def data_page_header(page: EncodedPage) -> bytes:
             f"{INT_MAX:,}); lower parquet.page.size.row.check.min / page_size_check_min so that pages are "
             "checked sooner, or write smaller values")
     a, b, ea, eb, va, vb = page.span
-    return data_page_v2_header_of(uncompressed, stored, s.crc, eb - ea, eb - ea - (vb - va), b - a, page.encoding,
-                                  s.def_len, s.rep_len, s.compressed)
+    crc = s.crc
+    return data_page_v2_header_of((uncompressed, stored, 0 if crc is None else crc, eb - ea, eb - ea - (vb - va),
+                                   b - a, page.encoding, s.def_len, s.rep_len), crc is not None, s.compressed)
 
 
 def stamp_headers(pages: Iterable[EncodedPage]) -> None:

@@ -5,7 +5,7 @@ it) each. Without the dictionary the page's PLAIN values are the input's own bit
 here: the caller compresses them straight from the input.
 
 Geometry: sequential, CPU only; one call per page. It calls the section kernels (int_page.flat_levels,
-stats.float_stats, int_page.page_ids: dictionary.fixed_insert then rle.rle_encode) in turn, so its bytes are
+stats.float_bounds, int_page.page_ids: dictionary.fixed_insert then rle.rle_encode) in turn, so its bytes are
 theirs: those called one by one are its reference (tests/encode/test_float_pages.py).
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from .._jit import jit
 from .int_page import flat_levels, page_ids
-from .stats import float_stats
+from .stats import float_bounds
 
 
 @jit
@@ -28,10 +28,10 @@ def float_page(valid: np.ndarray, a: int, b: int, levels: bool, bits: np.ndarray
     the raw bits being the canonical keys) and, unless it overflowed, written as ids (a bit-width byte then the
     RLE / bit-packed runs). A page holding a NaN is not inserted (its keys need the canonical copy).
 
-    Returns (levels_end, values_end, n_entries, dict_bytes, as_ids, lo, hi, nans, top, has_top): the raw bits of
-    the page's min and max under Java's Float/Double.compare, its NaN count and the raw bits of its largest
-    non-NaN value (`has_top`: there is one), as float_stats finds them; lo, hi and top are 0 for a page without
-    values.
+    Returns (levels_end, values_end, n_entries, dict_bytes, as_ids, lo, hi, nans, top, has_top): the canonical
+    bits of the page's min and max under Java's Float/Double.compare (a NaN bound as Java's one NaN), its NaN
+    count and the bits of its largest non-NaN value (`has_top`: there is one), as float_bounds finds them; lo,
+    hi and top are 0 for a page without values.
     """
     pos = flat_levels(valid, a, b, vb - va, out) if levels else 0
     levels_end = pos
@@ -41,12 +41,7 @@ def float_page(valid: np.ndarray, a: int, b: int, levels: bool, bits: np.ndarray
     has_top = False
     nans = 0
     if vb > va:
-        imin, imax, nans, itop = float_stats(bits, va, vb, wide)
-        lo = np.int64(bits[imin])
-        hi = np.int64(bits[imax])
-        if itop >= 0:
-            top = np.int64(bits[itop])
-            has_top = True
+        lo, hi, nans, top, has_top = float_bounds(bits, va, vb, wide)
     as_ids = False
     if use_dictionary and nans == 0:
         n_entries, dict_bytes, as_ids, pos = page_ids(bits, va, vb, table, entry_keys, n_entries, entry_size,

@@ -236,3 +236,45 @@ def float_stats(bits: np.ndarray, start: int, end: int, wide: bool) -> tuple:
         j = i if k == ktop else n
         itop = j if j < itop else itop
     return start + imin, start + imax, nans, (start + itop if ktop != _KEY_LOWEST else -1)
+
+
+@jit
+def float_bounds(bits: np.ndarray, start: int, end: int, wide: bool) -> tuple:
+    """A float / double page's bounds from its raw IEEE bits start..end (int32 floats, or int64 doubles when
+    `wide`), as values rather than float_stats' indices: (lo, hi, nans, top, has_top), the canonical bits of its
+    min and max under Java's Float/Double.compare, its NaN count, and the bits of its largest non-NaN value
+    (`has_top`: there is one; top 0 else); (0, 0, 0, 0, False) for an empty range. Sequential, CPU: one call
+    per page, one branch-free pass (float_stats' first; its second only finds where those values first occur,
+    and a key gives its bits back: a non-NaN value's raw bits are canonical). Reference: the bits at
+    float_stats' indices, canonicalised (tests/kernels/test_float_bounds.py)."""
+    if wide:
+        mag = np.int64(0x7FFFFFFFFFFFFFFF)
+        inf = np.int64(0x7FF0000000000000)
+        cnan = np.int64(0x7FF8000000000000)
+    else:
+        mag = np.int64(0x7FFFFFFF)
+        inf = np.int64(0x7F800000)
+        cnan = np.int64(0x7FC00000)
+    vals = bits[start:end]
+    n = vals.shape[0]
+    if n == 0:
+        return np.int64(0), np.int64(0), 0, np.int64(0), False
+    kmin = _KEY_HIGHEST
+    kmax = _KEY_LOWEST
+    ktop = _KEY_LOWEST
+    nans = np.int64(0)
+    for i in range(n):
+        b = np.int64(vals[i])
+        nan = (inf - (b & mag)) >> 63  # -1 for a NaN (magnitude above infinity's), else 0
+        nans -= nan
+        c = (cnan & nan) | (b & ~nan)  # Java's canonical bits
+        k = c ^ ((c >> 63) & mag)  # their order as a signed integer
+        kmin = k if k < kmin else kmin
+        kmax = k if k > kmax else kmax
+        kt = (_KEY_LOWEST & nan) | (k & ~nan)
+        ktop = kt if kt > ktop else ktop
+    lo = kmin ^ ((kmin >> 63) & mag)  # a key's bits: the same flip undone
+    hi = kmax ^ ((kmax >> 63) & mag)
+    has_top = ktop != _KEY_LOWEST
+    top = ktop ^ ((ktop >> 63) & mag) if has_top else np.int64(0)
+    return lo, hi, int(nans), top, has_top

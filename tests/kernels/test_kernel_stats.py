@@ -9,6 +9,7 @@ from gpuwrite.kernels.encode.plain import canonical_float_bits32, canonical_floa
 from gpuwrite.kernels.encode.stats import (
     bytes_minmax,
     bytes_minmax_ids,
+    float_bounds,
     float_nans,
     float_stats,
 )
@@ -168,6 +169,11 @@ def _check_float_stats(data: st.DataObject, bits: list[int], wide: bool) -> None
     canon = canonical_float_bits64(raw) if wide else canonical_float_bits32(raw)
     nans, top = float_nans(canon, start, end, not wide)
     assert got[2:] == (nans, top)
+    # float_bounds (the CPU pages' one pass): the canonical bits at float_stats' indices
+    imin, imax, _, itop = got
+    expect = (int(canon[imin]), int(canon[imax]), nans, int(canon[itop]) if itop >= 0 else 0, itop >= 0) \
+        if end > start else (0, 0, 0, 0, False)
+    assert float_bounds(raw, start, end, wide) == expect
 
 
 @SETTINGS
