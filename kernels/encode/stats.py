@@ -185,6 +185,42 @@ _KEY_LOWEST = np.int64(-0x7FFFFFFFFFFFFFFF - 1)  # below every float / double ke
 _KEY_HIGHEST = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
+@jit_inline
+def _float_constants(wide: bool) -> tuple:
+    """(magnitude mask, infinity's bits, Java's NaN bits) of doubles (`wide`) or floats, as int64."""
+    if wide:
+        return np.int64(0x7FFFFFFFFFFFFFFF), np.int64(0x7FF0000000000000), np.int64(0x7FF8000000000000)
+    return np.int64(0x7FFFFFFF), np.int64(0x7F800000), np.int64(0x7FC00000)
+
+
+@jit_inline
+def _float_key(b: np.int64, mag: np.int64, inf: np.int64, cnan: np.int64) -> tuple:
+    """(key, nan) of raw IEEE bits `b`: the key orders Java's canonical bits as Float/Double.compare does, as a
+    signed integer; nan is -1 for a NaN (magnitude above infinity's), else 0. Branch-free."""
+    nan = (inf - (b & mag)) >> 63
+    c = (cnan & nan) | (b & ~nan)  # Java's canonical bits
+    return c ^ ((c >> 63) & mag), nan
+
+
+@jit_inline
+def _float_keys(vals: np.ndarray, mag: np.int64, inf: np.int64, cnan: np.int64) -> tuple:
+    """One branch-free pass (selects by masks, so that it vectorises) over raw IEEE bits: (kmin, kmax, ktop,
+    nans), the least and greatest key of their canonical bits in Java's Float/Double.compare order, the
+    greatest key of a non-NaN value (_KEY_LOWEST when there is none) and the NaN count."""
+    kmin = _KEY_HIGHEST
+    kmax = _KEY_LOWEST
+    ktop = _KEY_LOWEST
+    nans = np.int64(0)
+    for i in range(vals.shape[0]):
+        k, nan = _float_key(np.int64(vals[i]), mag, inf, cnan)
+        nans -= nan
+        kmin = k if k < kmin else kmin
+        kmax = k if k > kmax else kmax
+        kt = (_KEY_LOWEST & nan) | (k & ~nan)
+        ktop = kt if kt > ktop else ktop
+    return kmin, kmax, ktop, nans
+
+
 @jit
 def float_stats(bits: np.ndarray, start: int, end: int, wide: bool) -> tuple:
     """A float / double page's statistics from its raw IEEE bits start..end (int32 floats, or int64 doubles
@@ -193,42 +229,18 @@ def float_stats(bits: np.ndarray, start: int, end: int, wide: bool) -> tuple:
     the NaN count, and the first index of the largest non-NaN value (-1 when there is none); (start, start, 0,
     -1) for an empty range. Sequential, CPU: one call per page, two branch-free passes that LLVM vectorises
     (the canonical copy, total-order min / max and float_nans it replaces were three scalar passes)."""
-    if wide:
-        mag = np.int64(0x7FFFFFFFFFFFFFFF)
-        inf = np.int64(0x7FF0000000000000)
-        cnan = np.int64(0x7FF8000000000000)
-    else:
-        mag = np.int64(0x7FFFFFFF)
-        inf = np.int64(0x7F800000)
-        cnan = np.int64(0x7FC00000)
+    mag, inf, cnan = _float_constants(wide)
     vals = bits[start:end]
     n = vals.shape[0]
     if n == 0:
         return start, start, 0, -1
-    # Pass 1: the extreme keys and the NaN count, branch-free (selects by masks) so that it vectorises.
-    kmin = _KEY_HIGHEST
-    kmax = _KEY_LOWEST
-    ktop = _KEY_LOWEST
-    nans = np.int64(0)
-    for i in range(n):
-        b = np.int64(vals[i])
-        nan = (inf - (b & mag)) >> 63  # -1 for a NaN (magnitude above infinity's), else 0
-        nans -= nan
-        c = (cnan & nan) | (b & ~nan)  # Java's canonical bits
-        k = c ^ ((c >> 63) & mag)  # their order as a signed integer
-        kmin = k if k < kmin else kmin
-        kmax = k if k > kmax else kmax
-        kt = (_KEY_LOWEST & nan) | (k & ~nan)
-        ktop = kt if kt > ktop else ktop
+    kmin, kmax, ktop, nans = _float_keys(vals, mag, inf, cnan)
     # Pass 2: the first index of each extreme key, as minimum reductions (no NaN has ktop's key).
     imin = n
     imax = n
     itop = n
     for i in range(n):
-        b = np.int64(vals[i])
-        nan = (inf - (b & mag)) >> 63
-        c = (cnan & nan) | (b & ~nan)
-        k = c ^ ((c >> 63) & mag)
+        k, _ = _float_key(np.int64(vals[i]), mag, inf, cnan)
         j = i if k == kmin else n
         imin = j if j < imin else imin
         j = i if k == kmax else n
@@ -246,33 +258,12 @@ def float_bounds(bits: np.ndarray, start: int, end: int, wide: bool) -> tuple:
     (`has_top`: there is one; top 0 else); (0, 0, 0, 0, False) for an empty range. Sequential, CPU: one call
     per page, one branch-free pass (float_stats' first; its second only finds where those values first occur,
     and a key gives its bits back: a non-NaN value's raw bits are canonical). Reference: the bits at
-    float_stats' indices, canonicalised (tests/kernels/test_float_bounds.py)."""
-    if wide:
-        mag = np.int64(0x7FFFFFFFFFFFFFFF)
-        inf = np.int64(0x7FF0000000000000)
-        cnan = np.int64(0x7FF8000000000000)
-    else:
-        mag = np.int64(0x7FFFFFFF)
-        inf = np.int64(0x7F800000)
-        cnan = np.int64(0x7FC00000)
+    float_stats' indices, canonicalised (tests/kernels/test_kernel_stats.py)."""
+    mag, inf, cnan = _float_constants(wide)
     vals = bits[start:end]
-    n = vals.shape[0]
-    if n == 0:
+    if vals.shape[0] == 0:
         return np.int64(0), np.int64(0), 0, np.int64(0), False
-    kmin = _KEY_HIGHEST
-    kmax = _KEY_LOWEST
-    ktop = _KEY_LOWEST
-    nans = np.int64(0)
-    for i in range(n):
-        b = np.int64(vals[i])
-        nan = (inf - (b & mag)) >> 63  # -1 for a NaN (magnitude above infinity's), else 0
-        nans -= nan
-        c = (cnan & nan) | (b & ~nan)  # Java's canonical bits
-        k = c ^ ((c >> 63) & mag)  # their order as a signed integer
-        kmin = k if k < kmin else kmin
-        kmax = k if k > kmax else kmax
-        kt = (_KEY_LOWEST & nan) | (k & ~nan)
-        ktop = kt if kt > ktop else ktop
+    kmin, kmax, ktop, nans = _float_keys(vals, mag, inf, cnan)
     lo = kmin ^ ((kmin >> 63) & mag)  # a key's bits: the same flip undone
     hi = kmax ^ ((kmax >> 63) & mag)
     has_top = ktop != _KEY_LOWEST
