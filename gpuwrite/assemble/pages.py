@@ -15,7 +15,7 @@ def data_page_header(page: EncodedPage) -> bytes:
     """The serialized DATA_PAGE_V2 header of a finished page; a page over Parquet's i32 sizes is an error
     naming the column and rows (single values that large are refused before encoding: validate.py)."""
     s = page.sections
-    uncompressed, stored = s.rep_len + s.def_len + s.values_len, len(s.body)  # (page.uncompressed_size)
+    uncompressed, stored = page.uncompressed_size, len(s.body)
     size = max(uncompressed, stored)
     if size > INT_MAX:
         raise ValueCheckError(

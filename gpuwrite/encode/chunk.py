@@ -48,16 +48,6 @@ _RLE_DICTIONARY = int(Encoding.RLE_DICTIONARY)
 
 
 
-def _flat_levels_bound(rows: int) -> int:
-    """`rle_max_size(rows, 1)` (a flat page's definition levels), without the call."""
-    return (rows // 8 + 2) * 11 + 16
-
-
-def _ids_bound(n: int) -> int:
-    """`rle_max_size(n, 32) + 1` (a page's dictionary ids and their bit-width byte), without the call."""
-    return (n // 8 + 2) * 34 + 17
-
-
 def page_sections(levels: tuple[bytes, bytes], values: Section, chunk: ChunkOptions,
                   borrowed: bool = False) -> PageSections:
     """Compress the values section where that makes it smaller (parquet-java keeps the raw bytes
@@ -422,19 +412,13 @@ class ChunkEncoder:
         span = PageSpan(a, b, a, b, va, vb)  # flat: a row is one level entry
         n, rows = vb - va, b - a
         nulls = rows - n
-        if use_dictionary:
-            assert d is not None
-            d.reserve(n)
-            table, keys, size, entry_size, byte_size, limit = d.table, d.keys, d.size, d.entry_size, d.byte_size, \
-                d.limit
-            ids = np.empty(n, dtype=np.int32)
-        else:
-            table, keys, size, entry_size, byte_size, limit, ids = _NO_TABLE, _NO_KEYS, 0, 0, 0, 0, _NO_IDS
+        table, keys, size, entry_size, byte_size, limit = self._dictionary_args(n)
+        ids = np.empty(n, dtype=np.int32) if use_dictionary else _NO_IDS
         values = data.value_array
         borrowed = False
         body: Section
         if self._int_pages:
-            out = np.empty(_flat_levels_bound(rows) + max(_ids_bound(n), delta_max_size(n)), dtype=np.uint8)
+            out = np.empty(rle_max_size(rows, 1) + max(rle_max_size(n, 32) + 1, delta_max_size(n)), dtype=np.uint8)
             levels_end, end, size, byte_size, as_ids, lo, hi = int_page(
                 flags, a, b, self._levels, values, va, vb, use_dictionary, table, keys, size, entry_size, byte_size,
                 limit, ids, self._is32, out)
@@ -454,7 +438,7 @@ class ChunkEncoder:
                 stats = PageStats(null_count=nulls, num_values=0)
         else:
             wide = self._wide
-            out = np.empty(_flat_levels_bound(rows) + (_ids_bound(n) if use_dictionary else 0), dtype=np.uint8)
+            out = np.empty(rle_max_size(rows, 1) + (rle_max_size(n, 32) + 1 if use_dictionary else 0), dtype=np.uint8)
             levels_end, end, size, byte_size, as_ids, lo, hi, nans, top, has_top = float_page(
                 flags, a, b, self._levels, values.view(np.int64 if wide else np.int32), va, vb, wide,
                 use_dictionary, table, keys, size, entry_size, byte_size, limit, ids, out)

@@ -239,7 +239,7 @@ def conversion_bytes(arr: pa.Array, leaf: Leaf) -> int:
     leaf of the array's own fixed-width type, without nulls: a view, about 20 us of Python whatever its size),
     else the array's. What the window's jobs are grouped by: borrowed columns costed by their size ran a
     job each, and a wide table's hand-offs held back its first pages."""
-    if not leaf.nested and arr.null_count == 0 and not leaf.is_decimal and _BORROWED_TYPES.get(leaf.kind) == arr.type:
+    if not leaf.nested and arr.null_count == 0 and _BORROWED_TYPES.get(leaf.kind) == arr.type:
         return 0
     return arr.nbytes
 

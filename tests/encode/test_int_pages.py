@@ -9,11 +9,9 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 from encoder_pages import assert_same_chunks
-from gpuwrite.kernels.encode.rle import rle_max_size
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpuwrite.encode import chunk as chunk_module
 from gpuwrite.encode.chunk import ChunkEncoder, ChunkOptions
 from gpuwrite.encode.compress import compressor
 from gpuwrite.options.model import WriteOptions
@@ -60,9 +58,3 @@ def test_one_call_pages_equal_the_per_section_pages(data_case: tuple, pages_case
     for (fused, data), (plain, _) in zip(_encoders(table, opts, True), _encoders(table, opts, False), strict=True):
         assert_same_chunks(fused, plain, data, ranges, drop)
 
-
-@given(st.integers(0, 1 << 40))
-def test_flat_page_bounds_are_the_rle_bounds(n: int) -> None:
-    """The one-call pages size their output with `rle_max_size`'s bounds, computed without the call."""
-    assert chunk_module._flat_levels_bound(n) == rle_max_size(n, 1)
-    assert chunk_module._ids_bound(n) == rle_max_size(n, 32) + 1
