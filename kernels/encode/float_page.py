@@ -4,9 +4,10 @@ its values inserted and written as ids, where one call per section cost a GIL ha
 it) each. Without the dictionary the page's PLAIN values are the input's own bits (no NaN) and are not copied
 here: the caller compresses them straight from the input.
 
-Geometry: sequential, CPU only; one call per page. It calls the section kernels (int_page.flat_levels,
-stats.float_bounds, int_page.page_ids: dictionary.fixed_insert then rle.rle_encode) in turn, so its bytes are
-theirs: those called one by one are its reference (tests/encode/test_float_pages.py).
+Geometry: sequential, CPU only; one call per page (`float_page`), or per column batch (`float_pages`). It
+calls the section kernels (int_page.flat_levels, stats.float_bounds, int_page.page_ids: dictionary.fixed_insert
+then rle.rle_encode) in turn, so its bytes are theirs: those called one by one are its reference
+(tests/encode/test_float_pages.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,18 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from .int_page import flat_levels, page_ids
+from .int_page import (
+    R_AS_IDS,
+    R_DICT_BYTES,
+    R_END,
+    R_ENTRIES,
+    R_HI,
+    R_LEVELS_END,
+    R_LO,
+    R_START,
+    flat_levels,
+    page_ids,
+)
 from .stats import float_bounds
 
 
@@ -47,3 +59,43 @@ def float_page(valid: np.ndarray, a: int, b: int, levels: bool, bits: np.ndarray
         n_entries, dict_bytes, as_ids, pos = page_ids(bits, va, vb, table, entry_keys, n_entries, entry_size,
                                                       dict_bytes, limit, ids, out, pos)
     return levels_end, pos, n_entries, dict_bytes, as_ids, lo, hi, nans, top, has_top
+
+
+@jit
+def float_pages(valid: np.ndarray, a: np.ndarray, b: np.ndarray, va: np.ndarray, vb: np.ndarray, levels: bool,
+                bits: np.ndarray, wide: bool, use_dictionary: bool, table: np.ndarray, entry_keys: np.ndarray,
+                n_entries: int, entry_size: int, dict_bytes: int, limit: int, ids: np.ndarray, out: np.ndarray,
+                res: np.ndarray) -> int:
+    """`float_page` of a column's pages j = 0.. in turn (rows a[j]..b[j], values va[j]..vb[j]), each written into
+    `out` where the last ended, its results in res[j, R_*] (int_page's columns; lo and hi the canonical bits):
+    one call for a column's batch of pages. `ids` holds the largest page's values; `out` every page's bound.
+
+    Stops before a page the dictionary has no room for (as int_pages), before a page holding a NaN (its
+    statistics and keys need the per-page path; float_page leaves the dictionary as it was for it) and after a
+    page the dictionary overflowed on. Returns the pages done. Sequential, CPU; its reference is float_page
+    page by page.
+    """
+    pos = 0
+    for j in range(a.shape[0]):
+        if use_dictionary:
+            need = n_entries + vb[j] - va[j]
+            if 2 * need > table.shape[0] or need > entry_keys.shape[0]:
+                return j
+        levels_end, end, entries, nbytes, as_ids, lo, hi, nans, top, has_top = float_page(
+            valid, a[j], b[j], levels, bits, va[j], vb[j], wide, use_dictionary, table, entry_keys, n_entries,
+            entry_size, dict_bytes, limit, ids, out[pos:])
+        if nans > 0:
+            return j
+        n_entries, dict_bytes = entries, nbytes
+        res[j, R_START] = pos
+        res[j, R_LEVELS_END] = pos + levels_end
+        res[j, R_END] = pos + end
+        res[j, R_ENTRIES] = n_entries
+        res[j, R_DICT_BYTES] = dict_bytes
+        res[j, R_AS_IDS] = 1 if as_ids else 0
+        res[j, R_LO] = lo
+        res[j, R_HI] = hi
+        pos += end
+        if use_dictionary and not as_ids:
+            return j + 1
+    return a.shape[0]

@@ -1,11 +1,13 @@
 """One compiled call per page of a flat INT32 / INT64 column, the CPU path's commonest page (keys, dates,
 timestamps, decimals up to 18 digits): its definition levels, its values as dictionary ids (inserted as they
 go) or, without the dictionary, as DELTA_BINARY_PACKED, and its minimum and maximum, where one call per
-section cost a GIL hand-off (and its Python around it) each.
+section cost a GIL hand-off (and its Python around it) each; and one call for a column's batch of such pages
+(`int_pages`).
 
-Geometry: sequential, CPU only; one call per page. It calls the section kernels (rle.rle_encode,
-dictionary.fixed_insert, delta.delta_encode) in turn, the dictionary's two through page_ids (float_page's too),
-so its bytes are theirs: those called one by one are its reference (tests/kernels/test_kernel_int_page.py).
+Geometry: sequential, CPU only; one call per page, or per column batch. It calls the section kernels
+(rle.rle_encode, dictionary.fixed_insert, delta.delta_encode) in turn, the dictionary's two through page_ids
+(float_page's too), so its bytes are theirs: those called one by one are its reference (tests/encode/
+test_int_pages.py), and int_page page by page is int_pages' (tests/kernels/test_kernel_int_pages.py).
 """
 
 from __future__ import annotations
@@ -82,3 +84,45 @@ def int_page(valid: np.ndarray, a: int, b: int, levels: bool, values: np.ndarray
             lo = min(lo, v)
             hi = max(hi, v)
     return levels_end, pos, n_entries, dict_bytes, as_ids, lo, hi
+
+
+# int_pages' results per page (columns of its `res`): where the page's levels start and end and its values end
+# in `out`, the dictionary's entries and bytes after it, whether its values are ids, its minimum and maximum
+R_START, R_LEVELS_END, R_END, R_ENTRIES, R_DICT_BYTES, R_AS_IDS, R_LO, R_HI = range(8)
+R_COUNT = 8
+
+
+@jit
+def int_pages(valid: np.ndarray, a: np.ndarray, b: np.ndarray, va: np.ndarray, vb: np.ndarray, levels: bool,
+              values: np.ndarray, use_dictionary: bool, table: np.ndarray, entry_keys: np.ndarray, n_entries: int,
+              entry_size: int, dict_bytes: int, limit: int, ids: np.ndarray, is32: bool, out: np.ndarray,
+              res: np.ndarray) -> int:
+    """`int_page` of a column's pages j = 0.. in turn (rows a[j]..b[j], values va[j]..vb[j]), each written into
+    `out` where the last ended, its results in res[j, R_*]: one call for a column's batch of pages where a
+    call a page cost its Python around it. `ids` holds the largest page's values; `out` every page's bound.
+
+    Stops before a page the dictionary has no room for (2 * entries > len(table) or entries > len(entry_keys),
+    as Dictionary.reserve decides: the caller grows it and goes on) and after a page the dictionary overflowed
+    on (the chunk falls back). Returns the pages done. Sequential, CPU; its reference is int_page page by page.
+    """
+    pos = 0
+    for j in range(a.shape[0]):
+        if use_dictionary:
+            need = n_entries + vb[j] - va[j]
+            if 2 * need > table.shape[0] or need > entry_keys.shape[0]:
+                return j
+        levels_end, end, n_entries, dict_bytes, as_ids, lo, hi = int_page(
+            valid, a[j], b[j], levels, values, va[j], vb[j], use_dictionary, table, entry_keys, n_entries, entry_size,
+            dict_bytes, limit, ids, is32, out[pos:])
+        res[j, R_START] = pos
+        res[j, R_LEVELS_END] = pos + levels_end
+        res[j, R_END] = pos + end
+        res[j, R_ENTRIES] = n_entries
+        res[j, R_DICT_BYTES] = dict_bytes
+        res[j, R_AS_IDS] = 1 if as_ids else 0
+        res[j, R_LO] = lo
+        res[j, R_HI] = hi
+        pos += end
+        if use_dictionary and not as_ids:
+            return j + 1
+    return a.shape[0]
