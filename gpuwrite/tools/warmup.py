@@ -2,10 +2,11 @@
 
 numba compiles a kernel per argument-type signature on first use and caches it on disk (see
 `kernel_cache`). Warm-up writes a small table of every supported type, nested and with nulls, through each
-path that picks different kernels: dictionary and fallback encodings, a mid-chunk dictionary fallback, INT64
-timestamps, calendar rebase, bloom filters, Spark's legacy nested layout, a partitioned, bucketed
-dataset (Murmur3 and HiveHash), and a streamed row group whose pages are encoded over several steps. Each runs twice: on buffers pyarrow allocated (writable NumPy views) and on the
-same table read through Arrow's C stream, as polars, DuckDB and pandas' Arrow-backed frames hand it over
+path that picks different kernels: dictionary and fallback encodings, a mid-chunk dictionary fallback, a
+column's pages encoded in one call (with and without nulls), INT64 timestamps, calendar rebase, bloom filters,
+Spark's legacy nested layout, a partitioned, bucketed dataset (Murmur3 and HiveHash), and a streamed row group
+whose pages are encoded over several steps. Each runs twice: on buffers pyarrow allocated (writable NumPy
+views) and on the same table read through Arrow's C stream, as polars, DuckDB and pandas' Arrow-backed frames hand it over
 (read-only views): numba compiles a signature for each. Run it once per install (a Docker image, a Spark executor's image) with the
 same `NUMBA_CACHE_DIR` the writes will see.
 """
@@ -161,6 +162,9 @@ def _steps(table: pa.Table, dense: pa.Table, folder: str) -> list[tuple[str, Cal
         ("fallback encodings", file("plain", enable_dictionary=False)),
         ("PLAIN fallback encodings (Iceberg)", file("iceberg", enable_dictionary=False, fallback_encoding="plain")),
         ("mid-chunk dictionary fallback", file("fallback", dictionary_page_size=512, page_row_count_limit=500)),
+        ("a column's pages in one call", file("pages", page_row_count_limit=500)),
+        ("a column's pages in one call, without nulls", lambda: write_table(
+            dense, os.path.join(folder, "dense_pages.parquet"), page_row_count_limit=500)),
         ("INT64 timestamps", file("micros", timestamp_type="TIMESTAMP_MICROS")),
         ("INT64 millisecond timestamps", file("millis", timestamp_type="TIMESTAMP_MILLIS")),
         ("calendar rebase", file("rebase", datetime_rebase="LEGACY", int96_rebase="LEGACY")),
