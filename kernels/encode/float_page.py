@@ -15,18 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import jit
-from .int_page import (
-    R_AS_IDS,
-    R_DICT_BYTES,
-    R_END,
-    R_ENTRIES,
-    R_HI,
-    R_LEVELS_END,
-    R_LO,
-    R_START,
-    flat_levels,
-    page_ids,
-)
+from .int_page import flat_levels, no_room, page_ids, record_page
 from .stats import float_bounds
 
 
@@ -77,24 +66,15 @@ def float_pages(valid: np.ndarray, a: np.ndarray, b: np.ndarray, va: np.ndarray,
     """
     pos = 0
     for j in range(a.shape[0]):
-        if use_dictionary:
-            need = n_entries + vb[j] - va[j]
-            if 2 * need > table.shape[0] or need > entry_keys.shape[0]:
-                return j
+        if use_dictionary and no_room(n_entries, vb[j] - va[j], table, entry_keys):
+            return j
         levels_end, end, entries, nbytes, as_ids, lo, hi, nans, top, has_top = float_page(
             valid, a[j], b[j], levels, bits, va[j], vb[j], wide, use_dictionary, table, entry_keys, n_entries,
             entry_size, dict_bytes, limit, ids, out[pos:])
         if nans > 0:
             return j
         n_entries, dict_bytes = entries, nbytes
-        res[j, R_START] = pos
-        res[j, R_LEVELS_END] = pos + levels_end
-        res[j, R_END] = pos + end
-        res[j, R_ENTRIES] = n_entries
-        res[j, R_DICT_BYTES] = dict_bytes
-        res[j, R_AS_IDS] = 1 if as_ids else 0
-        res[j, R_LO] = lo
-        res[j, R_HI] = hi
+        record_page(res, j, pos, levels_end, end, n_entries, dict_bytes, as_ids, lo, hi)
         pos += end
         if use_dictionary and not as_ids:
             return j + 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import jit, jit_inline
 from ..dictionary.by_page import fixed_insert
 from .bits import bit_width_u64
 from .delta import delta_encode
@@ -92,6 +92,29 @@ R_START, R_LEVELS_END, R_END, R_ENTRIES, R_DICT_BYTES, R_AS_IDS, R_LO, R_HI = ra
 R_COUNT = 8
 
 
+@jit_inline
+def no_room(n_entries: int, count: int, table: np.ndarray, entry_keys: np.ndarray) -> bool:
+    """Whether `count` more entries may not fit the dictionary's table and keys (Dictionary.reserve's test): a
+    batch of pages stops there for the caller to grow it."""
+    need = n_entries + count
+    return 2 * need > table.shape[0] or need > entry_keys.shape[0]
+
+
+@jit_inline
+def record_page(res: np.ndarray, j: int, pos: int, levels_end: int, end: int, n_entries: int, dict_bytes: int,
+                as_ids: bool, lo: np.int64, hi: np.int64) -> None:
+    """Page j's results in res[j, R_*], its levels and values ends made absolute from `pos`, where it starts."""
+    res[j, R_START] = pos
+    res[j, R_LEVELS_END] = pos + levels_end
+    res[j, R_END] = pos + end
+    res[j, R_ENTRIES] = n_entries
+    res[j, R_DICT_BYTES] = dict_bytes
+    res[j, R_AS_IDS] = 1 if as_ids else 0
+    res[j, R_LO] = lo
+    res[j, R_HI] = hi
+
+
+
 @jit
 def int_pages(valid: np.ndarray, a: np.ndarray, b: np.ndarray, va: np.ndarray, vb: np.ndarray, levels: bool,
               values: np.ndarray, use_dictionary: bool, table: np.ndarray, entry_keys: np.ndarray, n_entries: int,
@@ -107,21 +130,12 @@ def int_pages(valid: np.ndarray, a: np.ndarray, b: np.ndarray, va: np.ndarray, v
     """
     pos = 0
     for j in range(a.shape[0]):
-        if use_dictionary:
-            need = n_entries + vb[j] - va[j]
-            if 2 * need > table.shape[0] or need > entry_keys.shape[0]:
-                return j
+        if use_dictionary and no_room(n_entries, vb[j] - va[j], table, entry_keys):
+            return j
         levels_end, end, n_entries, dict_bytes, as_ids, lo, hi = int_page(
             valid, a[j], b[j], levels, values, va[j], vb[j], use_dictionary, table, entry_keys, n_entries, entry_size,
             dict_bytes, limit, ids, is32, out[pos:])
-        res[j, R_START] = pos
-        res[j, R_LEVELS_END] = pos + levels_end
-        res[j, R_END] = pos + end
-        res[j, R_ENTRIES] = n_entries
-        res[j, R_DICT_BYTES] = dict_bytes
-        res[j, R_AS_IDS] = 1 if as_ids else 0
-        res[j, R_LO] = lo
-        res[j, R_HI] = hi
+        record_page(res, j, pos, levels_end, end, n_entries, dict_bytes, as_ids, lo, hi)
         pos += end
         if use_dictionary and not as_ids:
             return j + 1
