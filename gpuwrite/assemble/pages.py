@@ -39,7 +39,7 @@ def _header_fields(page: EncodedPage) -> tuple[int, int, int, int, int, int, int
     a, b, ea, eb, va, vb = page.span
     s = page.sections
     return (eb - ea, eb - ea - (vb - va), b - a, page.encoding, s.def_len, s.rep_len, int(s.compressed),
-            s.rep_len + s.def_len + s.values_len, len(s.body))
+            page.uncompressed_size, len(s.body))
 
 
 def stamp_headers(pages: Sequence[EncodedPage]) -> None:

@@ -334,10 +334,8 @@ class ChunkEncoder:
             self.fell_back = True
         plain = self.chunk.plain_fallback
         encoding = fallback_encoding(self.leaf.kind, "plain" if plain else "delta")
-        if no_nan and self._floats:  # no NaN: the bits are canonical as they are (no check, no copy)
-            values = data.value_array[va:vb]
-            if values.flags.c_contiguous:
-                return encoding, values.view(np.uint8).data, None
+        if no_nan and self._floats:
+            return encoding, self._plain_floats(data, va, vb)[0], None
         return encoding, fallback_values(self.leaf, data, va, vb, plain), None
 
     def encode_page(self, data: LeafData, a: int, b: int) -> EncodedPage:
@@ -367,6 +365,26 @@ class ChunkEncoder:
                               sections=page_sections(levels, values, self.chunk, borrowed), stats=stats, shared=self.shared)
         self.pages.append(page)
         return page
+
+    def _bounds_stats(self, nulls: int, n: int, lo: int, hi: int) -> PageStats:
+        """A flat INT32 / INT64 / FLOAT / DOUBLE page's statistics from its bounds as the page kernels return
+        them: integers, or a float page's raw bits when it holds no NaN (canonical then: stats_of's keys and
+        bytes, made here, the order keys Java's Float/Double.compare with negatives' magnitude bits flipped)."""
+        if n == 0:
+            return PageStats(null_count=nulls, num_values=0)
+        pack = self._pack
+        if self._float_pages:
+            m = self._magnitude
+            return PageStats(nulls, n, lo if lo >= 0 else lo ^ m, hi if hi >= 0 else hi ^ m, pack(lo), pack(hi))
+        return PageStats(nulls, n, lo, hi, pack(lo), pack(hi))
+
+    def _plain_floats(self, data: LeafData, va: int, vb: int) -> tuple[Section, bool]:
+        """PLAIN values va..vb of a float / double page known to hold no NaN, and whether they are borrowed: the
+        input's own bits (canonical as they are: no check, no copy) where contiguous, else copied."""
+        own = data.value_array[va:vb]
+        if own.flags.c_contiguous:
+            return own.view(np.uint8).data, True
+        return fallback_values(self.leaf, data, va, vb, self.chunk.plain_fallback), False
 
     def _dictionary_args(self, n: int) -> tuple[Array, Array, int, int, int, int]:
         """The dictionary's table, keys, size, entry size, byte size and limit as int_page / float_page take
@@ -432,11 +450,7 @@ class ChunkEncoder:
                     body = fallback_values(leaf, data, va, vb)
                 as_ids = kept
             encoding = _RLE_DICTIONARY if as_ids else self._fallback
-            if n > 0:
-                lo, hi = int(lo), int(hi)
-                stats = PageStats(nulls, n, lo, hi, self._pack(lo), self._pack(hi))
-            else:
-                stats = PageStats(null_count=nulls, num_values=0)
+            stats = self._bounds_stats(nulls, n, int(lo), int(hi))
         else:
             wide = self._wide
             out = np.empty(rle_max_size(rows, 1) + (rle_max_size(n, 32) + 1 if use_dictionary else 0), dtype=np.uint8)
@@ -444,15 +458,10 @@ class ChunkEncoder:
                 flags, a, b, self._levels, values.view(np.int64 if wide else np.int32), va, vb, wide,
                 use_dictionary, table, keys, size, entry_size, byte_size, limit, ids, out)
             dfn = out[:levels_end].tobytes()
-            if n > 0 and not nans:  # raw bits without NaN are canonical: stats_of's keys and bytes, made here
-                lo, hi = int(lo), int(hi)
-                m = self._magnitude
-                stats = PageStats(nulls, n, lo if lo >= 0 else lo ^ m, hi if hi >= 0 else hi ^ m, self._pack(lo),
-                                  self._pack(hi))
-            elif n > 0:
+            if nans:
                 stats = stats_of(leaf, n, nulls, (int(lo), int(hi)), True, (int(nans), int(top) if has_top else None))
             else:
-                stats = PageStats(null_count=nulls, num_values=0)
+                stats = self._bounds_stats(nulls, n, int(lo), int(hi))
             if use_dictionary and nans:  # the keys need the canonical copy: the per-section path
                 code, body, _ = self._values(data, va, vb)
                 encoding = int(code)
@@ -461,11 +470,10 @@ class ChunkEncoder:
                 encoding, body = _RLE_DICTIONARY, out[levels_end:].data
             else:
                 encoding = self._fallback
-                own = values[va:vb]
-                if not nans and own.flags.c_contiguous:  # no NaN: the bits are canonical as they are (no copy)
-                    body, borrowed = own.view(np.uint8).data, True
-                else:
+                if nans:
                     body = fallback_values(leaf, data, va, vb, self.chunk.plain_fallback)
+                else:
+                    body, borrowed = self._plain_floats(data, va, vb)
         if self.chunk.bloom is not None:
             self._hashes.append(hash_values(leaf, data, va, vb))
         pages = self.pages
@@ -507,78 +515,68 @@ class ChunkEncoder:
     def _flat_run(self, data: LeafData, ranges: Sequence[tuple[int, int]], done: list[EncodedPage]) -> int:
         """One int_pages / float_pages call over the first of `ranges`: their pages appended to the chunk's and
         to `done`; how many it encoded (0 when the first is a float page holding a NaN)."""
-        leaf, d = self.leaf, self.dictionary
+        d = self.dictionary
         use_dictionary = not self.fell_back and d is not None
-        a = np.array([r[0] for r in ranges], dtype=np.int64)
-        b = np.array([r[1] for r in ranges], dtype=np.int64)
+        starts, ends = [r[0] for r in ranges], [r[1] for r in ranges]
+        a, b = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
         valid = data.valid
         if valid is None:
             va, vb, flags = a, b, NO_ROWS
+            first_values, end_values = starts, ends
         else:
-            va = np.array([data.value_index(x) for x in a.tolist()], dtype=np.int64)
-            vb = np.array([data.value_index(x) for x in b.tolist()], dtype=np.int64)
+            first_values, end_values = [data.value_index(x) for x in starts], [data.value_index(x) for x in ends]
+            va, vb = np.array(first_values, dtype=np.int64), np.array(end_values, dtype=np.int64)
             flags = valid.view(np.uint8)
         counts = vb - va
         table, keys, size, entry_size, byte_size, limit = self._dictionary_args(int(counts[0]))
         ids = np.empty(int(counts.max()), dtype=np.int32) if use_dictionary else _NO_IDS
         res = np.empty((len(ranges), R_COUNT), dtype=np.int64)
-        values = data.value_array
         bound = rle_max_size(b - a, 1)
         if self._int_pages:
             out = np.empty(int((bound + np.maximum(rle_max_size(counts, 32) + 1, delta_max_size(counts))).sum()),
                            dtype=np.uint8)
-            k = int_pages(flags, a, b, va, vb, self._levels, values, use_dictionary, table, keys, size, entry_size,
-                          byte_size, limit, ids, self._is32, out, res)
+            k = int_pages(flags, a, b, va, vb, self._levels, data.value_array, use_dictionary, table, keys, size,
+                          entry_size, byte_size, limit, ids, self._is32, out, res)
         else:
             if use_dictionary:
                 bound = bound + rle_max_size(counts, 32) + 1
             out = np.empty(int(bound.sum()), dtype=np.uint8)
-            k = float_pages(flags, a, b, va, vb, self._levels, values.view(np.int64 if self._wide else np.int32),
-                            self._wide, use_dictionary, table, keys, size, entry_size, byte_size, limit, ids, out, res)
+            bits = data.value_array.view(np.int64 if self._wide else np.int32)
+            k = float_pages(flags, a, b, va, vb, self._levels, bits, self._wide, use_dictionary, table, keys, size,
+                            entry_size, byte_size, limit, ids, out, res)
         if k == 0:
             return 0
         results = res[:k].tolist()
         out.resize(results[-1][2], refcheck=False)  # no view of `out` yet: the pages keep no spare bytes
         view = out.data
-        pack, fallback, column, magnitude = self._pack, self._fallback, leaf.dotted, self._magnitude
-        floats = not self._int_pages
+        fallback, column, floats = self._fallback, self.leaf.dotted, self._float_pages
         pages = self.pages
         first_row = pages[-1].first_row + pages[-1].span.num_rows if pages else 0
+        # the dictionary's state before each page (its checkpoint), advanced page by page
+        dict_size, dict_bytes_before = (d.size, d.byte_size) if d is not None else (0, 0)
         used, fell_back = self.dict_entries_used, self.fell_back
-        size, byte_size = (d.size, d.byte_size) if d is not None else (0, 0)  # each page's checkpoint: before it
         for j, (start, levels_end, end, entries, dict_bytes, as_ids, lo, hi) in enumerate(results):
-            self._checkpoints.append(_Checkpoint(size, byte_size, used, fell_back))
-            pa_, pb, pva, pvb = int(a[j]), int(b[j]), int(va[j]), int(vb[j])
-            n = pvb - pva
+            self._checkpoints.append(_Checkpoint(dict_size, dict_bytes_before, used, fell_back))
+            pa_, pb, pva, pvb = starts[j], ends[j], first_values[j], end_values[j]
             if use_dictionary:
-                size, byte_size = entries, dict_bytes
+                dict_size, dict_bytes_before = entries, dict_bytes
                 if as_ids:
                     used = entries
                 else:
                     fell_back = True
-            if n == 0:
-                stats = PageStats(null_count=pb - pa_, num_values=0)
-            elif floats:  # no NaN: raw bits are canonical, their order keys Java's compare (negatives flipped)
-                stats = PageStats(pb - pa_ - n, n, lo if lo >= 0 else lo ^ magnitude, hi if hi >= 0 else hi ^ magnitude,
-                                  pack(lo), pack(hi))
-            else:
-                stats = PageStats(pb - pa_ - n, n, lo, hi, pack(lo), pack(hi))
             borrowed = False
             body: Section = view[levels_end:end]
-            if floats and not as_ids:  # PLAIN: the input's own bits (no NaN), not copied
-                own = values[pva:pvb]
-                if own.flags.c_contiguous:
-                    body, borrowed = own.view(np.uint8).data, True
-                else:
-                    body = fallback_values(leaf, data, pva, pvb, self.chunk.plain_fallback)
+            if floats and not as_ids:  # PLAIN: no NaN in a page this call did
+                body, borrowed = self._plain_floats(data, pva, pvb)
             sections = page_sections((b"", bytes(view[start:levels_end])), body, self.chunk, borrowed)
-            page = EncodedPage(PageSpan(pa_, pb, pa_, pb, pva, pvb), first_row,
-                               _RLE_DICTIONARY if as_ids else fallback, sections, stats, None, column=column)
+            page = EncodedPage(PageSpan(pa_, pb, pa_, pb, pva, pvb), first_row, _RLE_DICTIONARY if as_ids else fallback,
+                               sections, self._bounds_stats(pb - pa_ - (pvb - pva), pvb - pva, lo, hi), None,
+                               column=column)
             first_row += pb - pa_
             pages.append(page)
             done.append(page)
         if d is not None and use_dictionary:
-            d.size, d.byte_size = size, byte_size
+            d.size, d.byte_size = dict_size, dict_bytes_before
         self.dict_entries_used, self.fell_back = used, fell_back
         return k
 

@@ -7,7 +7,7 @@ section cost a GIL hand-off (and its Python around it) each; and one call for a 
 Geometry: sequential, CPU only; one call per page, or per column batch. It calls the section kernels
 (rle.rle_encode, dictionary.fixed_insert, delta.delta_encode) in turn, the dictionary's two through page_ids
 (float_page's too), so its bytes are theirs: those called one by one are its reference (tests/encode/
-test_int_pages.py), and int_page page by page is int_pages' (tests/kernels/test_kernel_int_pages.py).
+test_int_pages.py), and int_page page by page is int_pages' (tests/kernels/test_kernel_flat_pages.py).
 """
 
 from __future__ import annotations
@@ -112,7 +112,6 @@ def record_page(res: np.ndarray, j: int, pos: int, levels_end: int, end: int, n_
     res[j, R_AS_IDS] = 1 if as_ids else 0
     res[j, R_LO] = lo
     res[j, R_HI] = hi
-
 
 
 @jit
