@@ -68,16 +68,21 @@ def test_each_function_is_called_in_proportion_to_the_columns(tmp_path: Path) ->
 
 def test_small_columns_share_hand_offs_to_the_page_threads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The page threads get a job per group of small columns, not one per column: a hand-off costs about what
-    a one-row column's encoding does (40,000 of them were 0.4 s of a 20,000-column write)."""
+    a one-row column's encoding does (40,000 of them were 0.4 s of a 20,000-column write). With the default
+    threshold such columns are too small for threads at all (workpool.worth_threads): no job."""
     jobs: list[int] = []
     queue = WorkPool._queue
     monkeypatch.setattr(WorkPool, "_queue", lambda self, *args: (jobs.append(1), queue(self, *args))[1])
     limit_threads(2)
     try:
+        gpuwrite.write_table(_table(10_000, 1), str(tmp_path / "inline.parquet"), device="cpu")
+        assert jobs == []
+        monkeypatch.setattr("gpuwrite.backends.workpool.PARALLEL_JOB_BYTES", 0)
         gpuwrite.write_table(_table(10_000, 1), str(tmp_path / "jobs.parquet"), device="cpu")
     finally:
         limit_threads(None)
     assert 2 <= len(jobs) <= 10_000 // 4  # a job per column to convert it, and one to encode it, made 20,000
+    assert (tmp_path / "inline.parquet").read_bytes() == (tmp_path / "jobs.parquet").read_bytes()
 
 
 class _Column(int):

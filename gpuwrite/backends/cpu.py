@@ -17,7 +17,7 @@ from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
 from .host_steps import HostSteps
 from .rowgroup import PlannedRowGroup
-from .workpool import WorkPool, grouped, start_order, wait_in_order
+from .workpool import WorkPool, grouped, start_order, wait_in_order, worth_threads
 
 # A byte string's hashing, dictionary lookup and statistics cost about as much per value as encoding this many
 # more bytes of fixed-width values (measured on a timeseries: 2 M short status strings, 12 MB PLAIN, took
@@ -71,12 +71,12 @@ class CpuEncoders:
 
     def encode(self, ranges: PageRanges, done: Callable[[int], None] | None = None) -> None:
         """Each column's next pages; columns run concurrently on the pool (cheap ones a group of neighbours per
-        job: `workpool.grouped`). `done(c)` runs on this thread, in schema order, once column c's pages (and
+        job: `workpool.grouped`), or here when they are too small to gain from threads (`workpool.worth_threads`). `done(c)` runs on this thread, in schema order, once column c's pages (and
         those of every column before it) are encoded."""
         jobs = [(c, r) for c, r in enumerate(ranges) if r]
         costs = [self._cost(c, r) for c, r in jobs] if self.pool is not None and len(jobs) > 1 else []
         groups = grouped(costs)
-        if self.pool is None or len(groups) < 2:
+        if self.pool is None or len(groups) < 2 or not worth_threads(costs):
             self._encode_columns(jobs, done)
             return
         # the costliest groups first (longest-first scheduling: a large string column started last would hold

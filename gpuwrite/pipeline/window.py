@@ -32,7 +32,7 @@ from typing import Protocol
 
 import pyarrow as pa
 
-from ..backends.workpool import WorkPool, grouped, wait_in_order
+from ..backends.workpool import WorkPool, grouped, wait_in_order, worth_threads
 from ..integrations.arrow import ArrowPiece
 from ..integrations.device_data import DeviceTable
 from ..options.model import WriteOptions
@@ -219,10 +219,12 @@ class RowWindow:
             jobs.setdefault(leaf.index, []).append((buffer, leaf))
         pieces = {index: _joined([chunk for chunk in head.column(index).chunks if len(chunk)]) for index in jobs}
         work = [(leaves, pieces[index]) for index, leaves in jobs.items() if pieces[index]]
-        groups = grouped([sum(max(conversion_bytes(chunk, leaf) for _, leaf in leaves) for chunk in chunks)
-                          for leaves, chunks in work]) if self.pool else []
+        costs = [sum(max(conversion_bytes(chunk, leaf) for _, leaf in leaves) for chunk in chunks)
+                 for leaves, chunks in work] if self.pool else []
+        groups = grouped(costs)
         futures: list[Future] = []
-        if self.pool is None or (len(groups) < 2 and not ahead):
+        # converted here when waited for at once and too little to gain from threads (workpool.worth_threads)
+        if self.pool is None or (not ahead and (len(groups) < 2 or not worth_threads(costs))):
             _convert_columns(work, self.rebase, self.check_decimals)
         else:  # a job per column (small ones a group of neighbours) converts and appends (the copy off this thread)
             submit = self.pool.submit_later if ahead else self.pool.submit

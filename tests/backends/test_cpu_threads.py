@@ -42,7 +42,8 @@ def test_limit_caps_the_threads_of_files_opened_afterwards() -> None:
 def test_same_bytes_on_one_thread_and_on_several(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                  small_job: int | None) -> None:
     """Columns encoded side by side (grouped as the pool groups small jobs, or each its own job) give the bytes
-    one thread gives."""
+    one thread gives (threads used though the columns are too small to gain from them)."""
+    monkeypatch.setattr("gpuwrite.backends.workpool.PARALLEL_JOB_BYTES", 0)
     if small_job is not None:
         monkeypatch.setattr("gpuwrite.backends.workpool.SMALL_JOB", small_job)
     table = pa.table({f"c{i}": pa.array([(r * (i + 3)) % 97 for r in range(5000)], pa.int64()) for i in range(6)})
@@ -157,3 +158,25 @@ def test_cost_of_adjoining_pages_is_measured_once(monkeypatch: pytest.MonkeyPatc
     lookups.clear()
     assert encoders._cost(0, [(0, 1000), (5000, 6000)]) == 1800 * 8
     assert lookups == [0, 1000, 5000, 6000]
+
+
+@pytest.mark.parametrize("rows, on_pool", [(2_000, False), (60_000, True)])
+def test_columns_too_small_for_threads_are_encoded_on_the_writing_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: int, on_pool: bool) -> None:
+    """A batch whose columns average less than PARALLEL_JOB_BYTES of work is encoded and converted on the
+    writing thread (no job reaches the pool: their Python would only contend for the GIL there); larger
+    columns go to the pool. The bytes are the same either way."""
+    from gpuwrite.backends.workpool import PARALLEL_JOB_BYTES, WorkPool
+
+    if cpu.page_pool(4) is None:
+        pytest.skip("one core: no pool")
+    assert 2_000 * 8 < PARALLEL_JOB_BYTES < 60_000 * 8  # the columns' PLAIN bytes, either side
+    jobs: list[int] = []
+    queue = WorkPool._queue
+    monkeypatch.setattr(WorkPool, "_queue", lambda self, *args: (jobs.append(1), queue(self, *args))[1])
+    table = pa.table({f"c{i}": pa.array([(r * (i + 3)) % 1000 for r in range(rows)], pa.int64()) for i in range(4)})
+    write_table(table, tmp_path / "t.parquet", device="cpu")
+    assert bool(jobs) == on_pool
+    cpu.limit_threads(1)
+    write_table(table, tmp_path / "one.parquet", device="cpu")
+    assert (tmp_path / "t.parquet").read_bytes() == (tmp_path / "one.parquet").read_bytes()

@@ -158,3 +158,13 @@ def test_start_order_puts_the_largest_jobs_first() -> None:
     assert workpool.start_order([1, 1, 1, 9], 2, in_schema_order=True) == [3, 0, 1, 2]
     assert workpool.start_order([1, 1, 1, 9], 4, in_schema_order=True) == [3, 0, 1, 2]
     assert workpool.start_order([], 2, in_schema_order=True) == []
+
+
+def test_jobs_gain_from_threads_only_when_they_average_enough_work() -> None:
+    """worth_threads: two jobs or more, averaging PARALLEL_JOB_BYTES or more; one job never."""
+    at = workpool.PARALLEL_JOB_BYTES
+    assert workpool.worth_threads([at, at])
+    assert workpool.worth_threads([2 * at, 0])  # the average counts, not each job
+    assert not workpool.worth_threads([at, at - 1])
+    assert not workpool.worth_threads([100 * at])
+    assert not workpool.worth_threads([])

@@ -220,8 +220,9 @@ def test_lookahead_writes_row_groups_while_rows_arrive(tmp_path):
 def test_threaded_conversion_gives_the_same_leaves_and_the_first_failure(monkeypatch):
     """With the backend's pool the leaves of a step convert side by side: the same LeafData as one thread, and
     a failure is the first failing leaf's in schema order, as without threads (each column its own job: small
-    ones are otherwise grouped, and these are small)."""
+    ones are otherwise grouped, and these are small; and run on the pool, which they are too small for)."""
     monkeypatch.setattr("gpuwrite.backends.workpool.SMALL_JOB", 0)
+    monkeypatch.setattr("gpuwrite.backends.workpool.PARALLEL_JOB_BYTES", 0)
     table = _table(3000)
     opts = WriteOptions()
     schema = FileSchema.from_arrow(table.schema, opts)
