@@ -71,8 +71,9 @@ class CpuEncoders:
 
     def encode(self, ranges: PageRanges, done: Callable[[int], None] | None = None) -> None:
         """Each column's next pages; columns run concurrently on the pool (cheap ones a group of neighbours per
-        job: `workpool.grouped`), or here when they are too small to gain from threads (`workpool.worth_threads`). `done(c)` runs on this thread, in schema order, once column c's pages (and
-        those of every column before it) are encoded."""
+        job: `workpool.grouped`), or here when they are too small to gain from threads (`workpool.worth_threads`).
+        `done(c)` runs on this thread, in schema order, once column c's pages (and those of every column before
+        it) are encoded."""
         jobs = [(c, r) for c, r in enumerate(ranges) if r]
         costs = [self._cost(c, r) for c, r in jobs] if self.pool is not None and len(jobs) > 1 else []
         groups = grouped(costs)
