@@ -9,7 +9,8 @@ Spark's standard layout, or its legacy one under writeLegacyFormat.
 from __future__ import annotations
 
 import json
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal
@@ -339,6 +340,9 @@ def _timestamp_leaf(t: pa.TimestampType, common: dict, timestamp_type: str) -> L
                 logical=Logical("TIMESTAMP", unit="MICROS", adjusted_to_utc=True), **common)
 
 
+SCHEMA_MEMO = 32  # schemas whose mapping `FileSchema.from_arrow` keeps
+
+
 @dataclass(frozen=True)
 class FileSchema:
     """The Arrow schema being written and its Parquet leaves."""
@@ -350,7 +354,28 @@ class FileSchema:
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema, opts: WriteOptions) -> FileSchema:
-        """Map every field (nested ones to groups); unsupported types are refused naming the column path."""
+        """Map every field (nested ones to groups); unsupported types are refused naming the column path.
+
+        The mapping is kept for the process (the last `SCHEMA_MEMO` schemas, keyed by their IPC bytes, which hold
+        every field's type, nullability and metadata, and by the options that shape it): a program writing many
+        files of one schema (a dataset's partitions, a job's tasks) maps it once, not 10 us a column a file."""
+        shape = SchemaOptions.of(opts)
+        key = (schema.serialize().to_pybytes(), shape)
+        with _MAPPED_LOCK:
+            found = _MAPPED.get(key)
+            if found is not None:
+                _MAPPED.move_to_end(key)
+                return found  # (its `arrow` equals `schema`, metadata included: the same IPC bytes)
+        mapped = cls._map(schema, shape)  # (an unsupported type raises here, and nothing is kept)
+        with _MAPPED_LOCK:
+            _MAPPED[key] = mapped
+            if len(_MAPPED) > SCHEMA_MEMO:
+                _MAPPED.popitem(last=False)
+        return mapped
+
+    @classmethod
+    def _map(cls, schema: pa.Schema, shape: SchemaOptions) -> FileSchema:
+        """`from_arrow` without the memo."""
         names = [f.name for f in schema]
         if not names:
             raise UnsupportedTypeError("the schema has no columns: a Parquet file needs at least one column")
@@ -359,7 +384,6 @@ class FileSchema:
             raise UnsupportedTypeError(f"duplicate column name {dupes[0]!r}: Parquet column paths must be unique")
         leaves: list[Leaf] = []
         roots, spark_types = [], []
-        shape = SchemaOptions.of(opts)
         for i, f in enumerate(schema):
             conv = _Converter(i, shape)
             node, spark = conv.convert(f, f.name, (), 0, 0, ())
@@ -370,6 +394,15 @@ class FileSchema:
 
     def spark_row_metadata(self) -> str:
         """Spark's StructType JSON for org.apache.spark.sql.parquet.row.metadata (compact, Spark's key order)."""
+        return self._spark_row_json
+
+    @cached_property
+    def _spark_row_json(self) -> str:
+        """`spark_row_metadata`, built once per schema (a memoized schema's files share it)."""
         fields = [{"name": f.name, "type": spark, "nullable": f.nullable, "metadata": spark_field_metadata(f)}
                   for f, spark in zip(self.arrow, self.spark_types, strict=True)]
         return json.dumps({"type": "struct", "fields": fields}, separators=(",", ":"), ensure_ascii=False)
+
+
+_MAPPED: OrderedDict[tuple[bytes, SchemaOptions], FileSchema] = OrderedDict()
+_MAPPED_LOCK = threading.Lock()  # (writers in several threads share the memo)

@@ -57,5 +57,5 @@ def write_remote(data: Any, path: str, filesystem: Any, mode: str,
     if moved is None:  # mode ignore, and another write made the table meanwhile
         return DatasetResult(path, "", [])
     shown = path.rstrip("/")
-    return DatasetResult(path, job, [FileResult(f"{shown}/{rel}", f.num_rows, f.size, f.footer, f.metadata)
+    return DatasetResult(path, job, [FileResult(f"{shown}/{rel}", f.num_rows, f.size, f.summary, f.metadata)
                               for f, rel in zip(files, rels, strict=True)])

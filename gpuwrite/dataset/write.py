@@ -150,7 +150,7 @@ def _write_local(data: Any, target: Target, mode: str, layout_for: Callable[[str
         return DatasetResult(target.given, "", leftovers=() if left is None else (left[0],))
     root = target.display
     return DatasetResult(target.given, job, [FileResult(os.path.join(root, os.path.relpath(f.path, stage.new)),
-                                                        f.num_rows, f.size, f.footer, f.metadata) for f in files],
+                                                        f.num_rows, f.size, f.summary, f.metadata) for f in files],
                          () if left is None else (left[0],))
 
 
