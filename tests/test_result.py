@@ -24,7 +24,7 @@ def test_empty_table_result_counts_its_columns(tmp_path: Path) -> None:
 
 
 def test_the_footer_summary_is_built_when_first_read_and_pickles_built(tmp_path: Path, monkeypatch) -> None:
-    """A write does not summarize its footer (25 us a column); reading `footer` does, once, giving what an eager
+    """A write does not summarize its footer; reading `footer` does, once, giving what an eager
     summary gives; a pickled result carries the summary itself, and equality ignores whether it was built."""
     import pickle
 
