@@ -101,10 +101,13 @@ def column_metadata(leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout, codec:
         total_unc += layout.dictionary_header_len + chunk.dictionary.uncompressed_size
         total_comp += layout.dictionary_header_len + len(chunk.dictionary.body)
     counts: dict[int, int] = {}
-    for page in chunk.pages:
+    num_values = 0
+    for page in chunk.pages:  # one pass, fields read directly (the page's properties cost a call each)
         counts[page.encoding] = counts.get(page.encoding, 0) + 1
-        total_unc += len(page.header) + page.uncompressed_size
-        total_comp += page.size
+        s, header_len, span = page.sections, len(page.header), page.span
+        total_unc += header_len + s.rep_len + s.def_len + s.values_len
+        total_comp += header_len + len(s.body)
+        num_values += span.eb - span.ea
     for enc, n in counts.items():
         if enc not in encodings:
             encodings.append(enc)
@@ -124,7 +127,7 @@ def column_metadata(leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout, codec:
     first_page = layout.start + total_comp if not chunk.pages else layout.page_offsets[0]
     return ColumnMetaData(
         type=leaf.physical, encodings=encodings, path_in_schema=list(leaf.path), codec=codec,
-        num_values=sum(p.num_values for p in chunk.pages), total_uncompressed_size=total_unc,
+        num_values=num_values, total_uncompressed_size=total_unc,
         total_compressed_size=total_comp, data_page_offset=first_page, dictionary_page_offset=dict_offset,
         statistics=statistics(leaf, merged, truncate_length), encoding_stats=stats, size_statistics=size_stats)
 

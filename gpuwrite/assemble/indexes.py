@@ -49,13 +49,19 @@ def _sort_key(leaf: Leaf, value: bytes) -> Any:
 
 
 def _boundary_order(keys: Sequence[tuple[Any, Any]]) -> int:
-    """ASCENDING / DESCENDING / UNORDERED over the non-null pages' (min, max) keys."""
-    pairs = list(zip(keys, keys[1:], strict=False))
-    if all(a[0] <= b[0] and a[1] <= b[1] for a, b in pairs):
-        return BoundaryOrder.ASCENDING
-    if all(a[0] >= b[0] and a[1] >= b[1] for a, b in pairs):
-        return BoundaryOrder.DESCENDING
-    return BoundaryOrder.UNORDERED
+    """ASCENDING / DESCENDING / UNORDERED over the non-null pages' (min, max) keys (one pass: both orders are
+    followed until neither holds)."""
+    ascending = descending = True
+    prev_lo, prev_hi = keys[0] if keys else (None, None)
+    for lo, hi in keys[1:]:
+        if ascending and not (prev_lo <= lo and prev_hi <= hi):
+            ascending = False
+        if descending and not (prev_lo >= lo and prev_hi >= hi):
+            descending = False
+        if not (ascending or descending):
+            return BoundaryOrder.UNORDERED
+        prev_lo, prev_hi = lo, hi
+    return BoundaryOrder.ASCENDING if ascending else BoundaryOrder.DESCENDING
 
 
 def column_index(leaf: Leaf, pages: Sequence[EncodedPage], truncate_length: int) -> ColumnIndex | None:
@@ -70,7 +76,7 @@ def column_index(leaf: Leaf, pages: Sequence[EncodedPage], truncate_length: int)
         pos_zero, neg_zero = _POS_ZERO[leaf.physical], _NEG_ZERO[leaf.physical]
     for page in pages:
         st = page.stats
-        if not st.has_values:
+        if st.num_values <= 0:  # not st.has_values (a property call a page)
             null_pages.append(True)
             mins.append(b"")
             maxs.append(b"")
@@ -140,12 +146,25 @@ def offset_index_bytes(leaf: Leaf, pages: Sequence[EncodedPage], offsets: Sequen
             bad = ("i64", off) if not 0 <= off <= _I64_MAX else ("i32", size) if not 0 <= size <= _I32_MAX \
                 else ("i64", first)
             raise out_of_range(*bad)
-        for header, n in ((_OFFSET, off << 1), (_SIZE, size << 1), (_FIRST_ROW, first << 1)):  # zigzag of >= 0
-            append(header)
-            while n > 0x7F:
-                append((n & 0x7F) | 0x80)
-                n >>= 7
-            append(n)
+        # the three fields' headers (each delta 1) and zigzag varints of values >= 0, unrolled: no tuple per field
+        append(_OFFSET)
+        n = off << 1
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
+        append(_SIZE)
+        n = size << 1
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
+        append(_FIRST_ROW)
+        n = first << 1
+        while n > 0x7F:
+            append((n & 0x7F) | 0x80)
+            n >>= 7
+        append(n)
         append(CT_STOP)
     if leaf.physical == BYTE_ARRAY:
         buf.append(_UNENCODED)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -131,18 +132,31 @@ def stats_of(leaf: Leaf, count: int, nulls: int, extremes: tuple[Any, Any], same
     return st
 
 
+_MIN_KEY, _MAX_KEY = attrgetter("min_key"), attrgetter("max_key")
+
+
 def merge(pages: list[PageStats]) -> PageStats:
-    """Chunk statistics: the merge of its pages' statistics."""
-    out = PageStats(null_count=sum(p.null_count for p in pages), num_values=sum(p.num_values for p in pages))
-    filled = [p for p in pages if p.has_values]
+    """Chunk statistics: the merge of its pages' statistics (one pass over them: a wide table merges thousands
+    of pages a write)."""
+    nulls = values = nans = 0
+    filled: list[PageStats] = []
+    same = True
+    for p in pages:
+        nulls += p.null_count
+        if p.num_values > 0:
+            values += p.num_values
+            nans += p.nan_count
+            same = same and p.all_same and (not filled or p.min_bytes == filled[0].min_bytes)
+            filled.append(p)
+    out = PageStats(null_count=nulls, num_values=values)
     if not filled:
         return out
-    lo = min(filled, key=lambda p: p.min_key)
-    hi = max(filled, key=lambda p: p.max_key)
+    lo = min(filled, key=_MIN_KEY)
+    hi = max(filled, key=_MAX_KEY)
     out.min_key, out.min_bytes = lo.min_key, lo.min_bytes
     out.max_key, out.max_bytes = hi.max_key, hi.max_bytes
-    out.all_same = all(p.all_same for p in filled) and len({p.min_bytes for p in filled}) == 1
-    out.nan_count = sum(p.nan_count for p in filled)
+    out.all_same = same
+    out.nan_count = nans
     if out.nan_count:
         tops = [(p.max_not_nan_key, p.max_not_nan_bytes) if p.nan_count else (p.max_key, p.max_bytes)
                 for p in filled if p.num_values > p.nan_count]

@@ -6,9 +6,12 @@ import struct
 
 import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from gpuwrite.assemble.indexes import column_index, offset_index, offset_index_bytes
+from gpuwrite.assemble.indexes import _boundary_order, column_index, offset_index, offset_index_bytes
 from gpuwrite.encode.stats import stats_of
+from gpuwrite.format.enums import BoundaryOrder
 from gpuwrite.format.thrift import serialize
 from gpuwrite.options.model import WriteOptions
 from gpuwrite.page_model import EncodedPage, PageSections, PageSpan, PageStats
@@ -83,3 +86,17 @@ def test_float_column_index_dropped_for_a_nan_bound() -> None:
     nan_bits = int.from_bytes(struct.pack("<d", float("nan")), "little", signed=True)
     st = stats_of(leaf, 3, 0, (int.from_bytes(struct.pack("<d", 1.0), "little"), nan_bits), True)
     assert column_index(leaf, [_page(leaf, 1, 1, 0, st)], 64) is None
+
+
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3)), max_size=12))
+def test_boundary_order_follows_every_consecutive_pair(keys: list[tuple[int, int]]) -> None:
+    """ASCENDING when each page's (min, max) is at least the one before it in both keys, else DESCENDING when at
+    most, else UNORDERED (no pages, or one: ASCENDING, as parquet-java's builder says)."""
+    pairs = list(zip(keys, keys[1:], strict=False))
+    if all(a[0] <= b[0] and a[1] <= b[1] for a, b in pairs):
+        expected = BoundaryOrder.ASCENDING
+    elif all(a[0] >= b[0] and a[1] >= b[1] for a, b in pairs):
+        expected = BoundaryOrder.DESCENDING
+    else:
+        expected = BoundaryOrder.UNORDERED
+    assert _boundary_order(keys) == expected
