@@ -43,9 +43,10 @@ def limit_threads(cores: int | None) -> None:
 
 def page_pool(columns: int) -> WorkPool | None:
     """Threads for page encoding (and for converting rows ahead: `window.RowWindow`): one per core (at most
-    `limit_threads`, at most one per column); None when that is one."""
-    workers = min(os.cpu_count() or 1, columns, _thread_limit or columns)
-    return WorkPool(workers) if workers > 1 else None
+    `limit_threads`, at most one per column), the writing thread one of them (it runs the jobs it waits for:
+    `workpool.wait_in_order`); None when that is one."""
+    parallel = min(os.cpu_count() or 1, columns, _thread_limit or columns)
+    return WorkPool(parallel - 1) if parallel > 1 else None
 
 
 class CpuEncoders:
@@ -85,10 +86,10 @@ class CpuEncoders:
         # last batch (`done`, whose chunks are written in schema order as they finish) in schema order but for
         # its largest groups, so the file is written while later columns encode instead of after the costliest
         # ones (workpool.start_order)
-        order = [groups[k] for k in start_order([sum(costs[i] for i in g) for g in groups], self.pool.workers,
+        order = [groups[k] for k in start_order([sum(costs[i] for i in g) for g in groups], self.pool.parallel,
                                                 done is not None)]
-        # chunks staged as they finish are built on the pool too (dictionary page compressed there), not on
-        # the staging thread, whose work is serial
+        # chunks staged as they finish are built in their columns' jobs too (dictionary page compressed there, on
+        # a pool thread or on this one while it waits), not when staged
         futures = {g.start: self.pool.submit(self._encode_columns, [jobs[i] for i in g], None, done is not None)
                    for g in order}
 
@@ -97,7 +98,7 @@ class CpuEncoders:
             for i in groups[k]:
                 done(jobs[i][0])
 
-        wait_in_order([futures[g.start] for g in groups], None if done is None else finished)
+        wait_in_order([futures[g.start] for g in groups], None if done is None else finished, self.pool)
 
     def _encode_columns(self, jobs: Sequence[tuple[int, Sequence[tuple[int, int]]]],
                         done: Callable[[int], None] | None = None, finish: bool = False) -> None:

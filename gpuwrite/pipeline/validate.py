@@ -146,7 +146,7 @@ def _check_batch(piece: ArrowPiece, schema: FileSchema, opts: CheckOptions, writ
     futures = [pool.submit(_check_leaf, piece, leaf, checks, written) for leaf, checks in host_jobs]
     if background:  # a timeseries' one string column checked while its other columns encode, not before
         return futures
-    wait_in_order(futures)
+    wait_in_order(futures, pool=pool)
     return []
 
 

@@ -192,7 +192,7 @@ class RowWindow:
             self._unseen = False
         elif not self._settle() and self.unconverted:
             futures, rows = self._convert_step(ahead=False)
-            wait_in_order(futures)
+            wait_in_order(futures, pool=self.pool)
             self.rows += rows
             self._window = None
         if self._window is None:  # viewed before the next step starts appending to the buffers in the background
@@ -238,7 +238,7 @@ class RowWindow:
             return False
         futures, rows = self._ahead
         self._ahead = None
-        wait_in_order(futures)
+        wait_in_order(futures, pool=self.pool)
         self.rows += rows
         self._window = None
         return True

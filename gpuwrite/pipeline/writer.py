@@ -191,7 +191,7 @@ class FileWriter:
         """Wait for the value checks left running on the pool (`write(more=False)`); a refused batch raises its
         check's error (the caller's `_fail` turns it into the batch's full check error and aborts)."""
         for futures, _, _ in self._checking:
-            wait_in_order(futures)
+            wait_in_order(futures, pool=getattr(self._backend, "pool", None))
         self._checking = []
 
     def _forget_checked(self) -> None:

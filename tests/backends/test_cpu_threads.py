@@ -21,7 +21,8 @@ def _no_limit() -> Iterator[None]:
 
 
 def _workers(pool: object) -> int:
-    return 1 if pool is None else pool.workers  # type: ignore[attr-defined]
+    """Jobs a file's pages run on at once: the pool's threads and the writing thread that waits for them."""
+    return 1 if pool is None else pool.parallel  # type: ignore[attr-defined]
 
 
 def test_limit_caps_the_threads_of_files_opened_afterwards() -> None:
@@ -55,26 +56,36 @@ def test_same_bytes_on_one_thread_and_on_several(tmp_path: Path, monkeypatch: py
     assert one.read_bytes() == many.read_bytes()
 
 
-def test_chunks_are_built_on_the_pool_not_the_writing_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The chunks staged as their columns finish (dictionary pages compressed) are built by the pool's
-    threads: the writing thread, whose work is serial, only finds them made."""
+def test_chunks_are_built_in_their_columns_jobs_not_when_staged(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chunks staged as their columns finish (dictionary pages compressed) are built in the columns' jobs,
+    on the pool's threads or on the writing thread while it waits for them; staging only finds them made."""
     import threading
 
     from gpuwrite.encode.chunk import ChunkEncoder
 
     if cpu.page_pool(4) is None:
         pytest.skip("one core: no pool")
-    on_main: list[bool] = []
-    build = ChunkEncoder._build
+    in_job = threading.local()
+    built: list[tuple[bool, bool]] = []  # (inside a job, on the writing thread) per chunk built
+    build, run = ChunkEncoder._build, cpu.CpuEncoders._encode_columns
 
     def spy(self: ChunkEncoder) -> object:
-        on_main.append(threading.current_thread() is threading.main_thread())
+        built.append((getattr(in_job, "on", False), threading.current_thread() is threading.main_thread()))
         return build(self)
 
+    def job(self: cpu.CpuEncoders, *args: object) -> None:
+        in_job.on = True
+        try:
+            run(self, *args)  # type: ignore[arg-type]
+        finally:
+            in_job.on = False
+
     monkeypatch.setattr(ChunkEncoder, "_build", spy)
+    monkeypatch.setattr(cpu.CpuEncoders, "_encode_columns", job)
     table = pa.table({f"c{i}": [j % (5 + i) for j in range(60_000)] for i in range(4)})
     write_table(table, tmp_path / "t.parquet")
-    assert len(on_main) >= 4 and not any(on_main)
+    assert len(built) >= 4 and all(inside for inside, _ in built)
 
 
 def _start_order(monkeypatch: pytest.MonkeyPatch, table: pa.Table) -> tuple[list[int], list[int]]:

@@ -168,3 +168,39 @@ def test_jobs_gain_from_threads_only_when_they_average_enough_work() -> None:
     assert not workpool.worth_threads([at, at - 1])
     assert not workpool.worth_threads([100 * at])
     assert not workpool.worth_threads([])
+
+
+def test_the_waiting_thread_runs_the_jobs_it_waits_for_that_no_thread_took() -> None:
+    """wait_in_order with the pool: while the pool's only thread is held, the waiting thread runs the awaited
+    jobs itself, in queue order, and `done` still follows schema order; a queued job it does not wait for is
+    left to the pool; a failure is the first job's in order, and the jobs after it not started are cancelled."""
+    pool = WorkPool(1, name="wp-help")
+    gate = threading.Event()
+    ran: list[tuple[str, str]] = []
+
+    def job(label: str) -> str:
+        ran.append((label, threading.current_thread().name))
+        return label
+
+    try:
+        blocker = pool.submit(gate.wait)
+        threading.Timer(10, gate.set).start()  # were nothing run here, the wait would end (and fail) after 10 s
+        other = pool.submit(job, "other")  # queued first, not waited for below
+        awaited = [pool.submit_later(job, "b"), pool.submit(job, "a")]  # pages first: "a" is ahead in the queues
+        finished: list[int] = []
+        workpool.wait_in_order(awaited, finished.append, pool)
+        me = threading.current_thread().name
+        assert ran == [("a", me), ("b", me)] and finished == [0, 1]
+        assert [f.result() for f in awaited] == ["b", "a"] and not other.done()
+        gate.set()
+        assert other.result(timeout=10) == "other" and blocker.result(timeout=10)
+        gate.clear()
+        blocker = pool.submit(gate.wait)
+        failing = [pool.submit(job, "c"), pool.submit(lambda: 1 / 0), pool.submit(job, "d")]
+        with pytest.raises(ZeroDivisionError):
+            workpool.wait_in_order(failing, None, pool)
+        assert [label for label, _ in ran][-1] == "c" and failing[2].cancelled()
+        gate.set()
+    finally:
+        gate.set()
+        pool.shutdown()
