@@ -213,6 +213,40 @@ def test_write_bench_runs_every_table_and_charts_it(tmp_path: Path) -> None:
     assert bench.summarise([broken], 10)[0] == {"writer": "broken", "error": broken.error}
 
 
+def test_write_bench_decodes_each_writers_last_file_after_every_timed_round(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rounds check row counts only; each writer's last file is decoded in full once every round is timed (no
+    long pause before the first timed round), and a writer whose file fails that is an error without timings."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    bench = _bench("write_bench")
+    events: list[tuple[str, object]] = []
+    check = bench.check_output
+
+    def recording(path: str, num_rows: int, full: bool) -> int:
+        events.append(("check", (os.path.basename(path), full)))
+        if full and "bad" in path:
+            raise ValueError("does not decode")
+        return check(path, num_rows, full)
+
+    def writer(name: str) -> object:
+        def write(path: str) -> None:
+            events.append(("write", name))
+            pq.write_table(pa.table({"x": [1, 2, 3]}), path)
+        return bench.Writer(name, write=write)
+
+    monkeypatch.setattr(bench, "check_output", recording)
+    good, bad = writer("good"), writer("bad")
+    bench.run_rounds([good, bad], pa.table({"x": [1, 2, 3]}), 3, str(tmp_path))
+    last_write = max(i for i, (kind, _) in enumerate(events) if kind == "write")
+    full = [i for i, (kind, what) in enumerate(events) if kind == "check" and what[1]]  # type: ignore[index]
+    assert len(full) == 2 and min(full) > last_write
+    assert len(good.samples) == 3 and good.error is None
+    assert bad.samples == [] and "does not decode" in (bad.error or "")
+    assert not list(tmp_path.iterdir())  # every file removed
+
+
 def test_memory_bench_streams_and_states_its_bound(tmp_path: Path) -> None:
     """A tiny streamed write through gpuwrite, pyarrow and the stream alone, each in its own process: peak
     RSS, the row groups written and the bound of three row groups + a batch + the generator are reported."""
