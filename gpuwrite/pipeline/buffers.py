@@ -6,7 +6,7 @@ touch, which costs the writing threads system time (a store_sales write spent up
 another library's write had churned memory). So arrays of `MIN_BYTES` or more are cut from slabs the process
 keeps: a slab is free again once no array made from it is alive (its reference count says so; nothing is
 recycled while a view of it exists), and free slabs are released once no write has asked for one in
-`RETAIN_SECONDS` (allocators such as jemalloc decay free pages on a similar clock), or in twice the longest of the
+`RETAIN_SECONDS` (30 s), or in twice the longest of the
 last few idle gaps after which the process came back for more (at most `RETAIN_MAX_SECONDS`), beyond
 `RETAIN_BYTES`, when a larger array is needed than any of them (a stream whose row groups grow), or at
 `release_memory()`. The gaps: a benchmark writing store_sales with gpuwrite between pyarrow, polars and DuckDB
@@ -32,7 +32,10 @@ import numpy as np
 from . import heap
 
 MIN_BYTES = 1 << 20  # smaller arrays come from the allocator as usual
-RETAIN_SECONDS = 10.0  # free slabs are released this long after the last request, at least
+# free slabs are released this long after the last request, at least: 10 s was too eager where memory handed back
+# is slow to take again (this machine's VM: a store_sales write after 12 s idle re-faulted its 42,000 pages at
+# ~40 us each, 6x a first touch, and took 1.2-1.6 s instead of 0.5 s, the first such gap of every process)
+RETAIN_SECONDS = 30.0
 RETAIN_MAX_SECONDS = 120.0  # ... and at most, however far apart the process's writes come
 IDLE_GAP = 1.0  # a request after this long without one starts a new write's requests (its gap is recorded)
 GAPS_KEPT = 4  # the idle gaps remembered (the longest of them, twice over, sets how long free slabs stay)
