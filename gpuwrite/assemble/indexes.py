@@ -146,25 +146,12 @@ def offset_index_bytes(leaf: Leaf, pages: Sequence[EncodedPage], offsets: Sequen
             bad = ("i64", off) if not 0 <= off <= _I64_MAX else ("i32", size) if not 0 <= size <= _I32_MAX \
                 else ("i64", first)
             raise out_of_range(*bad)
-        # the three fields' headers (each delta 1) and zigzag varints of values >= 0, unrolled: no tuple per field
-        append(_OFFSET)
-        n = off << 1
-        while n > 0x7F:
-            append((n & 0x7F) | 0x80)
-            n >>= 7
-        append(n)
-        append(_SIZE)
-        n = size << 1
-        while n > 0x7F:
-            append((n & 0x7F) | 0x80)
-            n >>= 7
-        append(n)
-        append(_FIRST_ROW)
-        n = first << 1
-        while n > 0x7F:
-            append((n & 0x7F) | 0x80)
-            n >>= 7
-        append(n)
+        for header, n in ((_OFFSET, off << 1), (_SIZE, size << 1), (_FIRST_ROW, first << 1)):  # zigzag of >= 0
+            append(header)
+            while n > 0x7F:
+                append((n & 0x7F) | 0x80)
+                n >>= 7
+            append(n)
         append(CT_STOP)
     if leaf.physical == BYTE_ARRAY:
         buf.append(_UNENCODED)
