@@ -90,13 +90,14 @@ def memfs() -> Iterator[Any]:
 
 @pytest.fixture
 def _fresh() -> Iterator[Slabs]:
-    """A private set of the conversion buffers' slabs (gpuwrite.pipeline.buffers.Slabs) for one test, the
-    process's own put back afterwards: modules whose tests count slabs take it for every test
-    (`pytestmark = pytest.mark.usefixtures("_fresh")`)."""
+    """A private set of the conversion buffers' slabs (gpuwrite.pipeline.buffers.Slabs, yielded) and of the page
+    buffers' for one test, the process's own put back afterwards: modules whose tests count slabs take it for every
+    test (`pytestmark = pytest.mark.usefixtures("_fresh")`)."""
     from gpuwrite.pipeline import buffers
 
-    saved = buffers._SLABS
-    buffers._SLABS = buffers.Slabs()
+    saved, saved_pages = buffers._SLABS, buffers._PAGE_SLABS
+    buffers._SLABS, buffers._PAGE_SLABS = buffers.Slabs(), buffers.Slabs()
     yield buffers._SLABS
     buffers._SLABS.release()
-    buffers._SLABS = saved
+    buffers._PAGE_SLABS.release()
+    buffers._SLABS, buffers._PAGE_SLABS = saved, saved_pages

@@ -11,7 +11,7 @@ from ..encode.chunk import ChunkEncoder, ChunkOptions, SharedLevels
 from ..encode.rules import raw_value_bytes
 from ..options.model import WriteOptions
 from ..page_model import Compressor, EncodedChunk, EncodedPage
-from ..pipeline import heap
+from ..pipeline import buffers, heap
 from ..pipeline.leafdata import LeafData
 from ..schema import Leaf
 from .base import PageRanges, RowGroupBuilder
@@ -155,7 +155,8 @@ class CpuBackend:
 
     def __init__(self, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> None:
         self.leaves, self.opts = leaves, opts
-        self.chunk_options = ChunkOptions.for_leaves(leaves, opts, compress)
+        # compressed pages from kept slabs, not malloc (`buffers.Arena`): the file's own, let go when it closes
+        self.chunk_options = ChunkOptions.for_leaves(leaves, opts, compress, buffers.Arena())
         self.pool = page_pool(len(leaves))
         heap.enable()  # a write's freed temporaries kept for the next one, not page-faulted in afresh
 

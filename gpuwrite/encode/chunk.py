@@ -33,6 +33,8 @@ from ..page_model import (
     PageStats,
     Section,
 )
+from ..pipeline import buffers
+from ..pipeline.buffers import Arena
 from ..pipeline.leafdata import NO_ROWS, Array, LeafData
 from ..schema import BYTE_ARRAY, INT32, INT64, Leaf
 from .bloom import BloomBuilder, chunk_bitset, hash_values
@@ -49,6 +51,15 @@ FLAT_BATCH = 2  # a column's batch of at least this many flat INT32 / INT64 / FL
 
 
 
+def _fit(out: np.ndarray, n: int) -> np.ndarray:
+    """The first `n` bytes of a page buffer (`ChunkEncoder._page_buffer`): malloc's shrunk in place (realloc: no
+    copy, and a page that keeps a view of it keeps no spare bytes; no view of it may exist yet), a slab's cut."""
+    if out.base is None:
+        out.resize(n, refcheck=False)
+        return out
+    return out[:n]
+
+
 def page_sections(levels: tuple[bytes, bytes], values: Section, chunk: ChunkOptions,
                   borrowed: bool = False) -> PageSections:
     """Compress the values section where that makes it smaller (parquet-java keeps the raw bytes
@@ -58,9 +69,8 @@ def page_sections(levels: tuple[bytes, bytes], values: Section, chunk: ChunkOpti
     stored, compressed = values, bool(values)
     body: Section | None = None
     if values and not chunk.identity:
-        if (rep or dfn) and chunk.pack_after is not None:  # levels and compressed values in one buffer
-            body = chunk.pack_after(values, rep + dfn)
-            compressed = body is not None
+        if chunk.pack_after is not None:  # levels (if any) and the values, compressed or not, in one buffer
+            body, compressed = chunk.pack_after(values, rep + dfn)
         else:
             packed = chunk.compress(values)
             if len(packed) < len(values):
@@ -130,10 +140,12 @@ class ChunkOptions:
         return cls.for_leaves([leaf], opts, compress)[0]
 
     @classmethod
-    def for_leaves(cls, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor) -> list[ChunkOptions]:
+    def for_leaves(cls, leaves: Sequence[Leaf], opts: WriteOptions, compress: Compressor,
+                   arena: Arena | None = None) -> list[ChunkOptions]:
         """Each leaf's `for_leaf`, leaves with the same settings sharing one object (a wide table's columns
-        mostly do: one object per column cost more than the rest of the column's options)."""
-        pack, identity = packer_after(opts.compression), opts.compression == "uncompressed"
+        mostly do: one object per column cost more than the rest of the column's options). `arena`: where the
+        compressed pages' buffers come from (`buffers.Arena`; malloc when None)."""
+        pack, identity = packer_after(opts.compression, arena), opts.compression == "uncompressed"
         shared: dict[tuple[bool, BloomSpec | None], ChunkOptions] = {}
         out = []
         for leaf in leaves:
@@ -386,6 +398,15 @@ class ChunkEncoder:
             return own.view(np.uint8).data, True
         return fallback_values(self.leaf, data, va, vb, self.chunk.plain_fallback), False
 
+    def _page_buffer(self, nbytes: int) -> np.ndarray:
+        """A buffer for pages' encoded sections (uint8): from kept slabs (`buffers.page_buffer`) where the codec
+        joins every page's sections into new memory (`ChunkOptions.pack_after`: no page keeps a view of this one, so
+        it is free once the pages are encoded), else from malloc (a page may keep its values section as a view
+        of it: `_fit` then shrinks it in place)."""
+        if self.chunk.pack_after is not None:
+            return buffers.page_buffer(nbytes)
+        return np.empty(nbytes, dtype=np.uint8)
+
     def _dictionary_args(self, n: int) -> tuple[Array, Array, int, int, int, int]:
         """The dictionary's table, keys, size, entry size, byte size and limit as int_page / float_page take
         them (fixed_insert's), with room reserved for `n` more entries; empty ones when it is not in use."""
@@ -437,13 +458,12 @@ class ChunkEncoder:
         borrowed = False
         body: Section
         if self._int_pages:
-            out = np.empty(rle_max_size(rows, 1) + max(rle_max_size(n, 32) + 1, delta_max_size(n)), dtype=np.uint8)
+            out = self._page_buffer(rle_max_size(rows, 1) + max(rle_max_size(n, 32) + 1, delta_max_size(n)))
             levels_end, end, size, byte_size, as_ids, lo, hi = int_page(
                 flags, a, b, self._levels, values, va, vb, use_dictionary, table, keys, size, entry_size, byte_size,
                 limit, ids, self._is32, out)
             dfn = out[:levels_end].tobytes()
-            out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
-            body = out[levels_end:].data
+            body = _fit(out, end)[levels_end:].data
             if use_dictionary:
                 kept = self._after_page(as_ids, size, byte_size, end - levels_end, data, span)
                 if as_ids and not kept:  # the first page, written as ids, did not pay for the dictionary
@@ -453,7 +473,7 @@ class ChunkEncoder:
             stats = self._bounds_stats(nulls, n, int(lo), int(hi))
         else:
             wide = self._wide
-            out = np.empty(rle_max_size(rows, 1) + (rle_max_size(n, 32) + 1 if use_dictionary else 0), dtype=np.uint8)
+            out = self._page_buffer(rle_max_size(rows, 1) + (rle_max_size(n, 32) + 1 if use_dictionary else 0))
             levels_end, end, size, byte_size, as_ids, lo, hi, nans, top, has_top = float_page(
                 flags, a, b, self._levels, values.view(np.int64 if wide else np.int32), va, vb, wide,
                 use_dictionary, table, keys, size, entry_size, byte_size, limit, ids, out)
@@ -466,8 +486,7 @@ class ChunkEncoder:
                 code, body, _ = self._values(data, va, vb)
                 encoding = int(code)
             elif use_dictionary and self._after_page(as_ids, size, byte_size, end - levels_end, data, span):
-                out.resize(end, refcheck=False)  # no view of `out` is left: the page keeps no spare bytes
-                encoding, body = _RLE_DICTIONARY, out[levels_end:].data
+                encoding, body = _RLE_DICTIONARY, _fit(out, end)[levels_end:].data
             else:
                 encoding = self._fallback
                 if nans:
@@ -533,22 +552,20 @@ class ChunkEncoder:
         res = np.empty((len(ranges), R_COUNT), dtype=np.int64)
         bound = rle_max_size(b - a, 1)
         if self._int_pages:
-            out = np.empty(int((bound + np.maximum(rle_max_size(counts, 32) + 1, delta_max_size(counts))).sum()),
-                           dtype=np.uint8)
+            out = self._page_buffer(int((bound + np.maximum(rle_max_size(counts, 32) + 1, delta_max_size(counts))).sum()))
             k = int_pages(flags, a, b, va, vb, self._levels, data.value_array, use_dictionary, table, keys, size,
                           entry_size, byte_size, limit, ids, self._is32, out, res)
         else:
             if use_dictionary:
                 bound = bound + rle_max_size(counts, 32) + 1
-            out = np.empty(int(bound.sum()), dtype=np.uint8)
+            out = self._page_buffer(int(bound.sum()))
             bits = data.value_array.view(np.int64 if self._wide else np.int32)
             k = float_pages(flags, a, b, va, vb, self._levels, bits, self._wide, use_dictionary, table, keys, size,
                             entry_size, byte_size, limit, ids, out, res)
         if k == 0:
             return 0
         results = res[:k].tolist()
-        out.resize(results[-1][2], refcheck=False)  # no view of `out` yet: the pages keep no spare bytes
-        view = out.data
+        view = _fit(out, results[-1][2]).data
         fallback, column, floats = self._fallback, self.leaf.dotted, self._float_pages
         pages = self.pages
         first_row = pages[-1].first_row + pages[-1].span.num_rows if pages else 0

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import cramjam
 import numpy as np
 
 from ..format.enums import CompressionCodec
 from ..options.model import DEFAULT_ZSTD_LEVEL
+
+if TYPE_CHECKING:
+    from ..pipeline.buffers import Arena
 
 CODEC_IDS = {
     "uncompressed": CompressionCodec.UNCOMPRESSED,
@@ -39,33 +43,42 @@ def compressor(codec: str, level: int | None = None) -> Callable[[bytes | memory
     raise ValueError(f"unknown codec {codec!r}")
 
 
-PackAfter = Callable[[bytes | memoryview, bytes], "memoryview | None"]
+PackAfter = Callable[[bytes | memoryview, bytes], "tuple[memoryview, bool]"]
 
 
-def packer_after(codec: str) -> PackAfter | None:
-    """For codecs cramjam compresses into a caller's buffer (snappy, lz4_raw): a function giving `head` then
-    the compressed values in one buffer, or None when compression does not make the values smaller. A page with
-    level sections is then joined without copying its compressed values again (their bytes are the same as
-    `compressor(codec)` gives). None for the other codecs."""
+def packer_after(codec: str, arena: Arena | None = None) -> PackAfter | None:
+    """For codecs cramjam compresses into a caller's buffer (snappy, lz4_raw): a function giving `head` then the
+    values in one buffer, and whether they are compressed there: compressed (the same bytes as
+    `compressor(codec)` gives) when that makes them smaller, else as they are (parquet-java then stores the raw
+    bytes). A page's sections are so joined without copying its compressed values again. The buffers come from
+    `arena` when given (`buffers.Arena`: kept memory), else from malloc. None for the other codecs."""
     if codec == "snappy":
         return lambda values, head: _pack_after(values, head, cramjam.snappy.compress_raw_max_len(values),
-                                                cramjam.snappy.compress_raw_into)
+                                                cramjam.snappy.compress_raw_into, arena)
     if codec == "lz4_raw":
         return lambda values, head: _pack_after(values, head, cramjam.lz4.compress_block_bound(values),
-                                                lambda v, out: cramjam.lz4.compress_block_into(v, out, store_size=False))
+                                                lambda v, out: cramjam.lz4.compress_block_into(v, out, store_size=False),
+                                                arena)
     return None
 
 
 def _pack_after(values: bytes | memoryview, head: bytes, bound: int,
-                into: Callable[[bytes | memoryview, memoryview], int]) -> memoryview | None:
-    """`head` + compressed `values` in one buffer sized by the codec's bound, shrunk in place to what was written
-    (realloc: no copy, and a page keeps no spare bytes); None when the compressed values are not smaller."""
+                into: Callable[[bytes | memoryview, memoryview], int], arena: Arena | None
+                ) -> tuple[memoryview, bool]:
+    """`head` + compressed `values` in one buffer sized by the codec's bound (at least the values' size), or
+    `head` + `values` when compressing does not make them smaller; cut back to what it holds (the arena's next
+    buffer starts there; from malloc, shrunk in place by realloc: no copy, and a page keeps no spare bytes)."""
     h = len(head)
-    out = np.empty(h + bound, dtype=np.uint8)
+    out = np.empty(h + bound, dtype=np.uint8) if arena is None else arena.take(h + bound)
     view = out.data
     view[:h] = head
     n = into(values, view[h:])
-    if n >= len(values):
-        return None
-    out.resize(h + n, refcheck=False)  # no view of `out` is left (cramjam's ended with the call)
-    return out.data
+    compressed = n < len(values)
+    if not compressed:
+        n = len(values)
+        view[h:h + n] = values
+    del view  # (cramjam's view of `out` ended with its call)
+    if arena is not None:
+        return arena.keep(out, h + n).data, compressed
+    out.resize(h + n, refcheck=False)
+    return out.data, compressed

@@ -10,7 +10,9 @@ strings, wide or nested table, varying from one write to the next with what the 
 `enable` (once per process, from the CPU backend) makes every thread allocate from the main heap and raises
 both thresholds, so freed blocks stay there for the next write (nested: 0.099-0.132 s of CPU per write with
 3,600-7,700 faults, 0.090-0.098 s with about 10, same process, polars writes between);
-`trim` (from `api.release_memory`) hands the free memory back at once. Other allocators (jemalloc, musl) have
+`trim` (from `api.release_memory`) hands the free memory back at once, as does any other library's
+`malloc_trim(0)` (DuckDB's idle threads call it): the largest temporaries (compressed pages, page buffers)
+therefore come from kept slabs instead (`buffers.Arena`, `buffers.page_buffer`). Other allocators (jemalloc, musl) have
 no mallopt: nothing changes there. The settings are process-wide (they apply to the user's own allocations too);
 `GPUWRITE_HEAP_TUNING=0` in the environment leaves glibc's defaults untouched.
 """

@@ -169,3 +169,55 @@ def test_slabs_of_another_allocator_are_kept_and_reaped_alike(monkeypatch: pytes
     while slabs.reaper is not None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not slabs.slabs and released == [1]
+
+
+def test_an_arena_cuts_a_thread_s_arrays_back_to_back_and_its_full_slabs_come_free(_fresh: buffers.Slabs) -> None:
+    pages = buffers._PAGE_SLABS
+    arena = buffers.Arena(slab_bytes=buffers.MIN_BYTES)
+    a = arena.take(1000)
+    a = arena.keep(a, 10)  # the other 990 bytes go to the next take
+    b = arena.take(500)
+    assert a.base is b.base and b.__array_interface__["data"][0] == a.__array_interface__["data"][0] + 10
+    first = id(a.base)  # (its id: a reference held here would keep it in use)
+    c = arena.take(buffers.MIN_BYTES)  # does not fit after b: a new slab
+    assert id(c.base) != first and pages.created == 2 and _fresh.created == 0
+    del a, b
+    assert pages.free_bytes() == buffers.kept_bytes() == buffers.MIN_BYTES  # nothing cut from the first slab lives
+    d = buffers.page_buffer(buffers.MIN_BYTES)  # the free slab serves the next request
+    assert id(d.base) == first and pages.created == 2
+    del c, d
+    assert buffers.release_memory() == buffers.MIN_BYTES  # the arena's own slab is in use while the arena lives
+    del arena
+    assert buffers.release_memory() == buffers.MIN_BYTES and buffers.kept_bytes() == 0
+
+
+def test_each_thread_takes_from_a_slab_of_its_own(_fresh: buffers.Slabs) -> None:
+    arena = buffers.Arena(slab_bytes=buffers.MIN_BYTES)
+    taken: dict[str, np.ndarray] = {}
+
+    def take(name: str) -> None:
+        taken[name] = arena.take(100)
+
+    threads = [threading.Thread(target=take, args=(f"t{i}",)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    taken["main"] = arena.take(100)
+    assert len({id(a.base) for a in taken.values()}) == 4
+
+
+def test_compressed_pages_come_from_kept_slabs_and_the_next_write_reuses_them(tmp_path, _fresh: buffers.Slabs) -> None:
+    """Page bodies from malloc went back to the C heap after each write, where another library's malloc_trim
+    (DuckDB's idle threads) handed them to the system: the next write faulted them in afresh."""
+    pages = buffers._PAGE_SLABS
+    rng = np.random.default_rng(3)
+    words = np.array([f"w{i:05d}" for i in range(5000)])
+    table = pa.table({"s": pa.array(words[rng.integers(0, 5000, 100_000)]), "x": pa.array(rng.random(100_000))})
+    assert all(c.nbytes < buffers.MIN_BYTES for c in table.column("x").chunks)  # no conversion slab for these
+    for name in ("a", "b", "c"):  # (which threads encode, so how many slabs the pages take, varies by write)
+        gpuwrite.write_table(table, str(tmp_path / f"{name}.parquet"), compression="snappy")
+        gc.collect()
+        assert 1 <= pages.created <= 2 and pages.free_bytes() == pages.created * buffers.ARENA_SLAB_BYTES
+    assert pages.reused >= 1 and _fresh.created == 0
+    assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "c.parquet").read_bytes()
