@@ -238,7 +238,8 @@ def run_rounds(writers: list[Writer], table: pa.Table, repeats: int, tmp: str) -
             finally:
                 if not keep:
                     _remove(path)
-            kept += [(writer, path)] if keep else []
+            if keep:
+                kept.append((writer, path))
             if not warm_up:
                 writer.samples.append(seconds)
                 writer.cpu_samples.append(cpu)

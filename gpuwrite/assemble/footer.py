@@ -102,12 +102,11 @@ def column_metadata(leaf: Leaf, chunk: EncodedChunk, layout: ChunkLayout, codec:
         total_comp += layout.dictionary_header_len + len(chunk.dictionary.body)
     counts: dict[int, int] = {}
     num_values = 0
-    for page in chunk.pages:  # one pass, fields read directly (the page's properties cost a call each)
+    for page in chunk.pages:  # one pass over the pages
         counts[page.encoding] = counts.get(page.encoding, 0) + 1
-        s, header_len, span = page.sections, len(page.header), page.span
-        total_unc += header_len + s.rep_len + s.def_len + s.values_len
-        total_comp += header_len + len(s.body)
-        num_values += span.eb - span.ea
+        total_unc += len(page.header) + page.uncompressed_size
+        total_comp += page.size
+        num_values += page.num_values
     for enc, n in counts.items():
         if enc not in encodings:
             encodings.append(enc)

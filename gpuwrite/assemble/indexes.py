@@ -76,7 +76,7 @@ def column_index(leaf: Leaf, pages: Sequence[EncodedPage], truncate_length: int)
         pos_zero, neg_zero = _POS_ZERO[leaf.physical], _NEG_ZERO[leaf.physical]
     for page in pages:
         st = page.stats
-        if st.num_values <= 0:  # not st.has_values (a property call a page)
+        if not st.has_values:
             null_pages.append(True)
             mins.append(b"")
             maxs.append(b"")

@@ -244,7 +244,7 @@ def wait_in_order(futures: list[Future], done: Callable[[int], None] | None = No
     wanted = {id(f) for f in futures} if pool is not None else set()
     try:
         for i, future in enumerate(futures):
-            while pool is not None and not future.done() and (job := pool._queues.claim(wanted)) is not None:
+            while pool is not None and not future.done() and (job := pool.claim(wanted)) is not None:
                 _execute(job)
                 del job
             future.result()
@@ -284,6 +284,11 @@ class WorkPool:
                 threading.Thread(target=_serve, args=(self._queues,), daemon=True, name=name).start()
             self._threads += 1
         return future
+
+    def claim(self, wanted: set[int]) -> Job | None:
+        """The first queued job whose future's id is in `wanted`, taken off the queues for the caller to run
+        (`wait_in_order`); None when none of them is queued."""
+        return self._queues.claim(wanted)
 
     @property
     def parallel(self) -> int:

@@ -143,7 +143,7 @@ def merge(pages: list[PageStats]) -> PageStats:
     same = True
     for p in pages:
         nulls += p.null_count
-        if p.num_values > 0:
+        if p.has_values:
             values += p.num_values
             nans += p.nan_count
             same = same and p.all_same and (not filled or p.min_bytes == filled[0].min_bytes)
