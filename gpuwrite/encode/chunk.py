@@ -132,6 +132,7 @@ class ChunkOptions:
     plain_fallback: bool = False  # WriteOptions.fallback_encoding == "plain"
     # levels + compressed values in one buffer (compress.packer_after; same bytes as `compress`), or None
     pack_after: PackAfter | None = None
+    arena: Arena | None = None  # where compressed pages and large dictionary tables come from (None: malloc)
 
     @classmethod
     def for_leaf(cls, leaf: Leaf, opts: WriteOptions, compress: Compressor) -> ChunkOptions:
@@ -144,7 +145,7 @@ class ChunkOptions:
                    arena: Arena | None = None) -> list[ChunkOptions]:
         """Each leaf's `for_leaf`, leaves with the same settings sharing one object (a wide table's columns
         mostly do: one object per column cost more than the rest of the column's options). `arena`: where the
-        compressed pages' buffers come from (`buffers.Arena`; malloc when None)."""
+        compressed pages' buffers and large dictionary tables come from (`buffers.Arena`; malloc when None)."""
         pack, identity = packer_after(opts.compression, arena), opts.compression == "uncompressed"
         shared: dict[tuple[bool, BloomSpec | None], ChunkOptions] = {}
         out = []
@@ -154,7 +155,8 @@ class ChunkOptions:
             options = shared.get(key)
             if options is None:
                 options = shared[key] = cls(key[0], opts.dictionary_page_size, compress, identity,
-                                            opts.page_checksum, key[1], opts.fallback_encoding == "plain", pack)
+                                            opts.page_checksum, key[1], opts.fallback_encoding == "plain", pack,
+                                            arena)
             out.append(options)
         return out
 
@@ -303,7 +305,7 @@ class ChunkEncoder:
         self.chunk = chunk
         self.dictionary: Dictionary | None = None
         if chunk.use_dictionary:
-            self.dictionary = Dictionary(leaf, chunk.dictionary_limit)
+            self.dictionary = Dictionary(leaf, chunk.dictionary_limit, chunk.arena)
         self.dict_entries_used = 0  # entries at the end of the last dictionary-encoded page
         self.fell_back = self.dictionary is None
         self.pages: list[EncodedPage] = []

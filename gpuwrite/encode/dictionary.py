@@ -14,12 +14,14 @@ from gpuwrite.kernels.dictionary.by_page import (
 )
 from gpuwrite.kernels.encode.plain import plain_byte_array
 
+from ..pipeline.buffers import Arena
 from ..pipeline.leafdata import Array, LeafData
 from ..schema import BYTE_ARRAY, Leaf
 from .rules import canonical_bits
 
 # SPEC: DictionaryValuesWriter: an entry costs 4 (INT32/FLOAT), 8 (INT64/DOUBLE), 12 (INT96),
 # the type length (FIXED_LEN_BYTE_ARRAY) or 4 + length (BINARY).
+ARENA_MIN_BYTES = 1 << 16  # smaller tables and keys come from malloc (a chunk's first ones: 256 bytes)
 FIXED_ENTRY_SIZE = {"int32": 4, "float": 4, "int64": 8, "double": 8}
 _PLAIN_DTYPE = {"int32": "<i4", "float": "<i4", "int64": "<i8", "double": "<i8"}
 
@@ -79,9 +81,12 @@ def _next_pow2(n: int) -> int:
 class Dictionary:
     """Entries of one chunk's dictionary and the hash table over them."""
 
-    def __init__(self, leaf: Leaf, limit: int) -> None:
+    def __init__(self, leaf: Leaf, limit: int, arena: Arena | None = None) -> None:
+        """`arena`: where hash tables and fixed-width keys of ARENA_MIN_BYTES or more come from (kept slabs:
+        `buffers.Arena`; malloc when None)."""
         self.leaf = leaf
         self.limit = limit
+        self.arena = arena
         self.fixed = leaf.kind in FIXED_ENTRY_SIZE
         self.size = 0
         self.byte_size = 0
@@ -100,11 +105,14 @@ class Dictionary:
         """Make room for `count` more entries (and `nbytes` more entry bytes)."""
         need = self.size + count
         if 2 * need > len(self.table):
-            self.table = np.full(_next_pow2(2 * need), -1, dtype=np.int32)
+            self.table = self._array(_next_pow2(2 * need), np.int32)
+            self.table.fill(-1)
             self._rehash()
         if self.fixed:
             if need > len(self.keys):
-                self.keys = _grown(self.keys, self.size, _next_pow2(need))
+                keys = self._array(_next_pow2(need), np.int64)
+                keys[:self.size] = self.keys[:self.size]
+                self.keys = keys
             return
         if need > len(self.hashes):
             cap = _next_pow2(need)
@@ -115,6 +123,15 @@ class Dictionary:
         used = int(self.offsets[self.size])
         if used + nbytes > len(self.data):
             self.data = _grown(self.data, used, _next_pow2(used + nbytes))
+
+    def _array(self, count: int, dtype: type) -> Array:
+        """An uninitialised 1-D array for the table or the keys: from the arena when it is ARENA_MIN_BYTES or more
+        (a wide table's 80 first pages made 40 MB of them a write, which another library's malloc_trim handed
+        back to the system between writes: `buffers.Arena`)."""
+        nbytes = count * np.dtype(dtype).itemsize
+        if self.arena is None or nbytes < ARENA_MIN_BYTES:
+            return np.empty(count, dtype=dtype)
+        return self.arena.take(nbytes).view(dtype)
 
     def reserve(self, count: int) -> None:
         """Make room for `count` more fixed-width entries (before fixed_insert is called on them directly)."""

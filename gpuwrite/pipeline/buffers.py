@@ -174,11 +174,13 @@ _PAGE_SLABS = Slabs(name="gpuwrite_page_buffers")
 
 # A thread's arena slab (`Arena`): a few pages of a megabyte each fit one
 ARENA_SLAB_BYTES = 8 << 20
+ARENA_ALIGN = 64  # each take starts at a multiple of this (a cache line: typed views of it are aligned)
 
 
 class Arena:
     """Byte arrays cut one after another from kept slabs, each thread from a slab of its own (no lock), for
-    arrays let go about together: a file's compressed pages, dropped once their row group is written.
+    arrays let go about together: a file's compressed pages and its dictionaries' hash tables, dropped once their
+    row group is written.
 
     From malloc they went back to the C heap after every write, and any library's `malloc_trim(0)` hands the
     heap's free memory to the system: DuckDB's idle worker threads call it, so in a process that also wrote
@@ -191,11 +193,12 @@ class Arena:
         self._local = threading.local()  # this thread's slab and the first byte not taken from it
 
     def take(self, n: int) -> np.ndarray:
-        """`n` uninitialised bytes (uint8) after this thread's last `take`, from a new slab when they do not fit
-        in its slab (the rest of that one stays unused until it is free again)."""
+        """`n` uninitialised bytes (uint8) after this thread's last `take` (from the next multiple of ARENA_ALIGN),
+        from a new slab when they do not fit in its slab (the rest of that one stays unused until it is free
+        again)."""
         local = self._local
         slab: np.ndarray | None = getattr(local, "slab", None)
-        pos: int = local.pos if slab is not None else 0
+        pos: int = -(-local.pos // ARENA_ALIGN) * ARENA_ALIGN if slab is not None else 0
         if slab is None or pos + n > slab.nbytes:
             slab, pos = _PAGE_SLABS.take(max(n, self.slab_bytes)), 0
             local.slab = slab

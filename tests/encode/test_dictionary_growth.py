@@ -11,17 +11,19 @@ import pytest
 
 from gpuwrite.encode.dictionary import Dictionary
 from gpuwrite.options.model import WriteOptions
+from gpuwrite.pipeline import buffers
 from gpuwrite.pipeline.columns import leaf_data
 from gpuwrite.pipeline.rebase import RebaseOptions
 from gpuwrite.schema import FileSchema
 
 
-def _pages(values: pa.Array, page: int) -> tuple[Dictionary, list[int], list[object]]:
+def _pages(values: pa.Array, page: int, arena: buffers.Arena | None = None
+           ) -> tuple[Dictionary, list[int], list[object]]:
     """Insert `values` `page` at a time; (dictionary, every id, the distinct values in first-occurrence order)."""
     opts = WriteOptions()
     leaf = FileSchema.from_arrow(pa.schema([("c", values.type)]), opts).leaves[0]
     data = leaf_data(values, leaf, RebaseOptions.of(opts))
-    d = Dictionary(leaf, 1 << 30)
+    d = Dictionary(leaf, 1 << 30, arena)
     ids: list[int] = []
     for va in range(0, len(values), page):
         got, overflow = d.insert(data, va, min(va + page, len(values)))
@@ -92,3 +94,20 @@ def test_touch_lines_sums_one_byte_of_each_line() -> None:
     data = np.random.default_rng(3).integers(0, 256, 1000, dtype=np.uint8)
     for nbytes in (0, 1, 63, 64, 65, 640, 1000):
         assert touch_lines(data, nbytes) == int(data[:nbytes:64].astype(np.uint64).sum())
+
+
+@pytest.mark.usefixtures("_fresh")
+@pytest.mark.parametrize("page", [1000, 20000])
+def test_large_tables_and_keys_come_from_the_arena_and_hold_the_same_entries(page: int) -> None:
+    """Tables and keys of 64 KiB or more are cut from kept slabs (another library's malloc_trim cannot hand them
+    back between writes); the ids and entries are those of the malloc'd dictionary."""
+    rng = np.random.default_rng(9)
+    values = pa.array(rng.integers(0, 40_000, 60_000), pa.int64())
+    arena = buffers.Arena()
+    kept, ids, distinct = _pages(values, page, arena)
+    plain, plain_ids, _ = _pages(values, page)
+    assert ids == plain_ids and kept.size == plain.size == len(distinct)
+    assert kept.keys[:kept.size].tolist() == plain.keys[:plain.size].tolist() == distinct
+    slabs = [id(s) for s in buffers._PAGE_SLABS.slabs]
+    assert kept.table.nbytes >= 1 << 16 and id(kept.table.base) in slabs and id(kept.keys.base) in slabs
+    assert plain.table.base is None

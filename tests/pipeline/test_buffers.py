@@ -175,9 +175,9 @@ def test_an_arena_cuts_a_thread_s_arrays_back_to_back_and_its_full_slabs_come_fr
     pages = buffers._PAGE_SLABS
     arena = buffers.Arena(slab_bytes=buffers.MIN_BYTES)
     a = arena.take(1000)
-    a = arena.keep(a, 10)  # the other 990 bytes go to the next take
+    a = arena.keep(a, 10)  # the other 990 bytes go to the next take (from the next aligned byte)
     b = arena.take(500)
-    assert a.base is b.base and b.__array_interface__["data"][0] == a.__array_interface__["data"][0] + 10
+    assert a.base is b.base and b.__array_interface__["data"][0] == a.__array_interface__["data"][0] + buffers.ARENA_ALIGN
     first = id(a.base)  # (its id: a reference held here would keep it in use)
     c = arena.take(buffers.MIN_BYTES)  # does not fit after b: a new slab
     assert id(c.base) != first and pages.created == 2 and _fresh.created == 0
