@@ -170,7 +170,9 @@ class CpuBackend:
         return PlannedRowGroup(HostSteps(self.leaves, self.opts, encoders), self.opts)
 
     def close(self) -> None:
-        """Stop the threads."""
+        """Stop the threads, and let go of the chunk options (their arena holds a slab for each thread that
+        encoded: a closed writer the caller keeps would keep them from the reaper and `release_memory`)."""
         if self.pool is not None:
             self.pool.shutdown(wait=True)
             self.pool = None
+        self.chunk_options = []

@@ -19,9 +19,9 @@ from ..pipeline.leafdata import Array, LeafData
 from ..schema import BYTE_ARRAY, Leaf
 from .rules import canonical_bits
 
+ARENA_MIN_BYTES = 1 << 16  # smaller tables and keys come from malloc (a chunk's first ones: 256 bytes)
 # SPEC: DictionaryValuesWriter: an entry costs 4 (INT32/FLOAT), 8 (INT64/DOUBLE), 12 (INT96),
 # the type length (FIXED_LEN_BYTE_ARRAY) or 4 + length (BINARY).
-ARENA_MIN_BYTES = 1 << 16  # smaller tables and keys come from malloc (a chunk's first ones: 256 bytes)
 FIXED_ENTRY_SIZE = {"int32": 4, "float": 4, "int64": 8, "double": 8}
 _PLAIN_DTYPE = {"int32": "<i4", "float": "<i4", "int64": "<i8", "double": "<i8"}
 

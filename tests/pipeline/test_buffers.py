@@ -221,3 +221,18 @@ def test_compressed_pages_come_from_kept_slabs_and_the_next_write_reuses_them(tm
         assert 1 <= pages.created <= 2 and pages.free_bytes() == pages.created * buffers.ARENA_SLAB_BYTES
     assert pages.reused >= 1 and _fresh.created == 0
     assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "c.parquet").read_bytes()
+
+
+def test_a_closed_writer_kept_by_its_caller_holds_no_page_slab(tmp_path, _fresh: buffers.Slabs) -> None:
+    pages = buffers._PAGE_SLABS
+    rng = np.random.default_rng(4)
+    table = pa.table({"x": pa.array(rng.random(300_000)), "y": pa.array(rng.integers(0, 50, 300_000))})
+    writer = gpuwrite.ParquetWriter(str(tmp_path / "a.parquet"), table.schema)
+    writer.write(table)
+    writer.close()
+    gc.collect()
+    assert pages.created >= 1
+    held = sum(s.nbytes for s in pages.slabs)
+    assert pages.free_bytes() == held  # every one free while `writer` lives
+    assert buffers.release_memory() >= held and buffers.kept_bytes() == 0
+    del writer
