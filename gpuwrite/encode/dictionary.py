@@ -3,6 +3,9 @@ and its PLAIN dictionary page (the same bytes whichever backend found the entrie
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from gpuwrite.kernels.dictionary.by_page import (
@@ -62,10 +65,15 @@ def plain_page_of_values(leaf: Leaf, data: LeafData, first: Array) -> bytes:
     return plain_byte_entries(leaf, gathered, raw[picks], len(first))
 
 
-def _grown(array: Array, used: int, capacity: int) -> Array:
+def _grown(array: Array, used: int, capacity: int, empty: Callable[[int, Any], Array] | None = None) -> Array:
     """`array` with room for `capacity` items (rows), its first `used` kept (the rest is never read: no fill,
-    unlike np.resize, which tiles the old items over the new room)."""
-    out = np.empty((capacity, *array.shape[1:]), dtype=array.dtype)
+    unlike np.resize, which tiles the old items over the new room); the new one from `empty(count, dtype)` when
+    given (1-D arrays: `Dictionary._array`, the arena), else from NumPy."""
+    if empty is not None:
+        assert array.ndim == 1, "empty(count, dtype) makes 1-D arrays"
+        out = empty(capacity, array.dtype)
+    else:
+        out = np.empty((capacity, *array.shape[1:]), dtype=array.dtype)
     out[:used] = array[:used]
     return out
 
@@ -110,9 +118,7 @@ class Dictionary:
             self._rehash()
         if self.fixed:
             if need > len(self.keys):
-                keys = self._array(_next_pow2(need), np.int64)
-                keys[:self.size] = self.keys[:self.size]
-                self.keys = keys
+                self.keys = _grown(self.keys, self.size, _next_pow2(need), self._array)
             return
         if need > len(self.hashes):
             cap = _next_pow2(need)
@@ -124,7 +130,7 @@ class Dictionary:
         if used + nbytes > len(self.data):
             self.data = _grown(self.data, used, _next_pow2(used + nbytes))
 
-    def _array(self, count: int, dtype: type) -> Array:
+    def _array(self, count: int, dtype: Any) -> Array:
         """An uninitialised 1-D array for the table or the keys: from the arena when it is ARENA_MIN_BYTES or more
         (a wide table's 80 first pages made 40 MB of them a write, which another library's malloc_trim handed
         back to the system between writes: `buffers.Arena`)."""

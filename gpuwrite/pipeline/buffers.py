@@ -167,10 +167,11 @@ class Slabs:
             time.sleep(min(max(wait, 0.01), RETAIN_SECONDS))
 
 
-_SLABS = Slabs()
 # Page buffers and compressed pages (`page_buffer`, `Arena`): slabs of their own, so that these requests, at
 # times set by the encoding threads, do not take the slabs the conversion's requests of the same sizes reuse
-_PAGE_SLABS = Slabs(name="gpuwrite_page_buffers")
+PAGE_SLABS_NAME = "gpuwrite_page_buffers"
+_SLABS = Slabs()
+_PAGE_SLABS = Slabs(name=PAGE_SLABS_NAME)
 
 # A thread's arena slab (`Arena`): a few pages of a megabyte each fit one
 ARENA_SLAB_BYTES = 8 << 20
@@ -216,7 +217,7 @@ def _after_fork() -> None:
     held by its reaper, which does not exist in the child."""
     global _SLABS, _PAGE_SLABS
     _SLABS = Slabs()
-    _PAGE_SLABS = Slabs(name="gpuwrite_page_buffers")
+    _PAGE_SLABS = Slabs(name=PAGE_SLABS_NAME)
 
 
 if hasattr(os, "register_at_fork"):
@@ -228,19 +229,22 @@ def empty(count: int, dtype: Any, reserve: int = 0) -> np.ndarray:
     `reserve`: elements a later array of the same role is expected to reach (a layout rebuilt as its window
     grows): a large array's slab is asked for that size, so each rebuild fits the slab the last one let go of
     (untouched pages of it cost no memory), rather than a new, larger one per rebuild."""
-    dtype = np.dtype(dtype)
-    need = count * dtype.itemsize
-    if need < MIN_BYTES:
-        return np.empty(count, dtype=dtype)
-    return _SLABS.take(max(need, reserve * dtype.itemsize))[:need].view(dtype)
+    return _cut(_SLABS, count, np.dtype(dtype), reserve)
 
 
 def page_buffer(nbytes: int) -> np.ndarray:
     """An uninitialised uint8 array of `nbytes` for encoding pages into, as `empty` (a kept slab from `MIN_BYTES`),
     from the page slabs: let go once its pages are compressed or copied out of it."""
-    if nbytes < MIN_BYTES:
-        return np.empty(nbytes, dtype=np.uint8)
-    return _PAGE_SLABS.take(nbytes)[:nbytes]
+    return _cut(_PAGE_SLABS, nbytes, np.dtype(np.uint8))
+
+
+def _cut(slabs: Slabs, count: int, dtype: np.dtype, reserve: int = 0) -> np.ndarray:
+    """An uninitialised 1-D array of `count` elements of `dtype`: from NumPy (owning its memory) under
+    `MIN_BYTES`, else the first bytes of a slab of `slabs` big enough for `reserve` elements too."""
+    need = count * dtype.itemsize
+    if need < MIN_BYTES:
+        return np.empty(count, dtype=dtype)
+    return slabs.take(max(need, reserve * dtype.itemsize))[:need].view(dtype)
 
 
 def touch() -> None:

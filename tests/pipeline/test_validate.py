@@ -323,9 +323,11 @@ def test_last_batch_with_a_wide_decimal_fails_at_close_with_its_rows_named(tmp_p
 
 
 def test_last_batch_strings_are_checked_on_the_pool_while_its_columns_encode(tmp_path, monkeypatch):
-    """write_table's last batch (more=False): its UTF-8 check runs on a pool thread, and the columns' encoding
-    starts without waiting for it (a timeseries' one string column was checked on the calling thread, alone,
-    before any column was encoded); the file is the same."""
+    """write_table's last batch (more=False): its UTF-8 check is a pool job, and the columns' encoding starts
+    without waiting for it (a timeseries' one string column was checked on the calling thread, alone, before any
+    column was encoded); the file is the same. Which thread runs the check is not asserted: a pool thread takes
+    it, or the writing thread does while it waits for its jobs (it runs the jobs no thread has taken yet), and
+    on a loaded machine either may come first."""
     import threading
 
     from gpuwrite.backends.cpu import CpuEncoders
@@ -337,7 +339,7 @@ def test_last_batch_strings_are_checked_on_the_pool_while_its_columns_encode(tmp
     real_check, real_encode = validate._check_leaf, CpuEncoders.encode
 
     def check(*args):
-        seen.append((threading.current_thread() is threading.main_thread(), encoding.wait(timeout=5)))
+        seen.append(encoding.wait(timeout=5))
         return real_check(*args)
 
     def encode(self, *args, **kwargs):
@@ -348,7 +350,7 @@ def test_last_batch_strings_are_checked_on_the_pool_while_its_columns_encode(tmp
     monkeypatch.setattr(validate, "_check_leaf", check)
     monkeypatch.setattr(CpuEncoders, "encode", encode)
     gpuwrite.write_table(table, tmp_path / "after.parquet")
-    assert seen == [(False, True)]  # off the calling thread, and still running when the encoding began
+    assert seen == [True]  # checked once, and still running when the encoding began
     assert (tmp_path / "after.parquet").read_bytes() == (tmp_path / "before.parquet").read_bytes()
 
 
