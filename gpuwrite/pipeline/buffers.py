@@ -169,9 +169,9 @@ class Slabs:
 
 # Page buffers and compressed pages (`page_buffer`, `Arena`): slabs of their own, so that these requests, at
 # times set by the encoding threads, do not take the slabs the conversion's requests of the same sizes reuse
-PAGE_SLABS_NAME = "gpuwrite_page_buffers"
+_PAGE_SLABS_NAME = "gpuwrite_page_buffers"
 _SLABS = Slabs()
-_PAGE_SLABS = Slabs(name=PAGE_SLABS_NAME)
+_PAGE_SLABS = Slabs(name=_PAGE_SLABS_NAME)
 
 # A thread's arena slab (`Arena`): a few pages of a megabyte each fit one
 ARENA_SLAB_BYTES = 8 << 20
@@ -217,7 +217,7 @@ def _after_fork() -> None:
     held by its reaper, which does not exist in the child."""
     global _SLABS, _PAGE_SLABS
     _SLABS = Slabs()
-    _PAGE_SLABS = Slabs(name=PAGE_SLABS_NAME)
+    _PAGE_SLABS = Slabs(name=_PAGE_SLABS_NAME)
 
 
 if hasattr(os, "register_at_fork"):
