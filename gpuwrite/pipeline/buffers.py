@@ -167,10 +167,10 @@ class Slabs:
             time.sleep(min(max(wait, 0.01), RETAIN_SECONDS))
 
 
+_SLABS = Slabs()
 # Page buffers and compressed pages (`page_buffer`, `Arena`): slabs of their own, so that these requests, at
 # times set by the encoding threads, do not take the slabs the conversion's requests of the same sizes reuse
 _PAGE_SLABS_NAME = "gpuwrite_page_buffers"
-_SLABS = Slabs()
 _PAGE_SLABS = Slabs(name=_PAGE_SLABS_NAME)
 
 # A thread's arena slab (`Arena`): a few pages of a megabyte each fit one
